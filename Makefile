@@ -1,0 +1,46 @@
+# probee - see README.md. Every target installs what it needs (Debian).
+GO       ?= go
+BIN      := bin/probee
+export CGO_ENABLED := 0
+
+.PHONY: all build test deps fixtures generate generate-check lint bench fuzz clean
+
+all: build
+
+build:
+	$(GO) build -trimpath -o $(BIN) ./cmd/probee
+
+# Debian packages the build, the fixtures and the tests need (no-op when present).
+deps:
+	@tests/install-deps.sh
+
+fixtures: deps
+	$(MAKE) -C tests/fixtures
+
+# Regenerates the committed bpf2go output (clang 14 from Debian).
+generate: deps
+	$(GO) generate ./bpf/...
+
+generate-check: generate
+	@git diff --quiet --exit-code -- bpf/ || { git diff --stat -- bpf/; \
+		echo "generated BPF files differ from the committed ones: run 'make generate' and commit" >&2; exit 1; }
+
+lint:
+	@out="$$(gofmt -l $$(git ls-files '*.go'))"; if [ -n "$$out" ]; then echo "$$out"; \
+		echo "gofmt needed: run 'gofmt -w' on the files above" >&2; exit 1; fi
+	$(GO) vet ./...
+
+test: generate-check lint fixtures build
+	$(GO) test -count=1 -timeout 25m ./...
+
+bench: fixtures build
+	@tests/bench/run.sh
+
+# Short fuzz pass over every fuzz target (FUZZTIME=10m for the long runs).
+FUZZTIME ?= 30s
+fuzz:
+	@tests/fuzz.sh $(FUZZTIME)
+
+clean:
+	rm -rf bin
+	$(MAKE) -C tests/fixtures clean

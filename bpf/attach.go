@@ -1,0 +1,191 @@
+package bpf
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"sync"
+	"syscall"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/features"
+	"github.com/cilium/ebpf/link"
+)
+
+// UprobeTarget is one place to put a uprobe: an instruction in a file.
+type UprobeTarget struct {
+	Path   string // file to probe
+	Offset uint64 // file offset of the instruction
+	Entry  bool   // the instruction is the function's first (not +off, not ret)
+	Ret    bool   // uretprobe
+	Name   string // for messages, e.g. "malloc" or "leaf+0x4"
+}
+
+// Skipped is a target the kernel refused, with its reason.
+type Skipped struct {
+	Target UprobeTarget
+	Err    error
+}
+
+// AttachStats says what an attach did.
+type AttachStats struct {
+	Attached int       // probes placed
+	Links    int       // kernel links created
+	Multi    bool      // uprobe_multi was used
+	Skipped  []Skipped // refused targets, sorted by path and offset
+}
+
+var haveMulti = sync.OnceValue(func() error { return features.HaveBPFLinkUprobeMulti() })
+
+// HaveUprobeMulti reports whether the kernel supports uprobe_multi links.
+func HaveUprobeMulti() bool { return haveMulti() == nil }
+
+// AttachUprobes attaches probe to every target. pid > 0 restricts the links
+// to that process in the kernel (used for -p, where children are not traced).
+// Targets the kernel refuses are skipped and listed in the stats; an error is
+// returned only when nothing could be attached for a reason that is not
+// about single addresses (missing file, no permission, no such process).
+func (s *Session) AttachUprobes(probe uint32, targets []UprobeTarget, pid int, noMulti bool) (AttachStats, error) {
+	var st AttachStats
+	multi := !noMulti && HaveUprobeMulti()
+	st.Multi = multi
+	for _, g := range groupTargets(targets) {
+		ex, err := link.OpenExecutable(g[0].Path)
+		if err != nil {
+			return st, fmt.Errorf("open %s for uprobes: %w", g[0].Path, err)
+		}
+		if multi {
+			err = s.attachMulti(ex, probe, g, pid, &st)
+		} else {
+			err = s.attachSingles(ex, probe, g, pid, &st)
+		}
+		if err != nil {
+			return st, err
+		}
+	}
+	sort.Slice(st.Skipped, func(i, j int) bool {
+		a, b := st.Skipped[i].Target, st.Skipped[j].Target
+		if a.Path != b.Path {
+			return a.Path < b.Path
+		}
+		return a.Offset < b.Offset
+	})
+	return st, nil
+}
+
+// groupTargets splits targets by (path, ret): one uprobe_multi link each.
+func groupTargets(targets []UprobeTarget) [][]UprobeTarget {
+	type key struct {
+		path string
+		ret  bool
+	}
+	idx := map[key]int{}
+	var groups [][]UprobeTarget
+	for _, t := range targets {
+		k := key{t.Path, t.Ret}
+		i, ok := idx[k]
+		if !ok {
+			i = len(groups)
+			idx[k] = i
+			groups = append(groups, nil)
+		}
+		groups[i] = append(groups[i], t)
+	}
+	return groups
+}
+
+func cookie(probe uint32, t UprobeTarget) uint64 {
+	c := uint64(probe)
+	if t.Entry && !t.Ret {
+		c |= 1 << 32
+	}
+	return c
+}
+
+func (s *Session) attachMulti(ex *link.Executable, probe uint32, g []UprobeTarget, pid int, st *AttachStats) error {
+	opts := &link.UprobeMultiOptions{PID: uint32(pid)}
+	for _, t := range g {
+		opts.Addresses = append(opts.Addresses, t.Offset)
+		opts.Cookies = append(opts.Cookies, cookie(probe, t))
+	}
+	attach := ex.UprobeMulti
+	if g[0].Ret {
+		attach = ex.UretprobeMulti
+	}
+	l, err := attach(nil, s.objs.ProbeeUprobeMulti, opts)
+	if err == nil {
+		s.addLink(l)
+		st.Attached += len(g)
+		st.Links++
+		return nil
+	}
+	if fatalAttachError(err) {
+		return fmt.Errorf("attach uprobes to %s: %w", g[0].Path, attachHint(err))
+	}
+	if len(g) == 1 {
+		st.Skipped = append(st.Skipped, Skipped{g[0], err})
+		return nil
+	}
+	half := len(g) / 2
+	if err := s.attachMulti(ex, probe, g[:half], pid, st); err != nil {
+		return err
+	}
+	return s.attachMulti(ex, probe, g[half:], pid, st)
+}
+
+func (s *Session) attachSingles(ex *link.Executable, probe uint32, g []UprobeTarget, pid int, st *AttachStats) error {
+	for _, t := range g {
+		opts := &link.UprobeOptions{Address: t.Offset, Cookie: cookie(probe, t), PID: pid}
+		attach := ex.Uprobe
+		if t.Ret {
+			attach = ex.Uretprobe
+		}
+		l, err := attach("", s.objs.ProbeeUprobe, opts)
+		if err != nil {
+			if fatalAttachError(err) {
+				return fmt.Errorf("attach uprobe to %s: %w", t.Path, attachHint(err))
+			}
+			st.Skipped = append(st.Skipped, Skipped{t, err})
+			continue
+		}
+		s.addLink(l)
+		st.Attached++
+		st.Links++
+	}
+	return nil
+}
+
+// fatalAttachError reports errors that are not about one address: retrying
+// with fewer addresses cannot help.
+func fatalAttachError(err error) bool {
+	return errors.Is(err, os.ErrNotExist) || errors.Is(err, os.ErrPermission) ||
+		errors.Is(err, syscall.ESRCH) || errors.Is(err, syscall.EBADF)
+}
+
+func attachHint(err error) error {
+	if errors.Is(err, os.ErrPermission) {
+		return ErrPermission
+	}
+	if errors.Is(err, syscall.ESRCH) {
+		return fmt.Errorf("%w: the process is gone", err)
+	}
+	return err
+}
+
+// AttachTracepoint attaches probe to the tracepoint category:name.
+func (s *Session) AttachTracepoint(probe uint32, category, name string) error {
+	opts := &link.TracepointOptions{Cookie: uint64(probe)}
+	l, err := link.Tracepoint(category, name, s.objs.ProbeeTracepoint, opts)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("tracepoint %s:%s does not exist: list them with probee --list-probes 'tracepoint:%s:*'", category, name, category)
+		}
+		return fmt.Errorf("attach tracepoint %s:%s: %w", category, name, err)
+	}
+	s.addLink(l)
+	return nil
+}
+
+// Program returns the program used for per-target uprobes (for tests).
+func (s *Session) Program() *ebpf.Program { return s.objs.ProbeeUprobe }

@@ -1,0 +1,54 @@
+package bpf
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/cilium/ebpf/ringbuf"
+)
+
+// EventType is the kind of a process notice from the kernel.
+type EventType uint32
+
+// Process notices.
+const (
+	EventNewProcess EventType = 1 // first event seen from a tgid
+	EventExit       EventType = 2 // a tgid that produced events exited
+)
+
+// ProcessEvent is one notice from the kernel's ring buffer.
+type ProcessEvent struct {
+	Type EventType
+	TGID int
+	PID  int
+}
+
+// Events reads process notices and calls handle for each, from one goroutine,
+// until stop is called. stop waits for the reader goroutine to finish.
+func (s *Session) Events(handle func(ProcessEvent)) (stop func(), err error) {
+	rd, err := ringbuf.NewReader(s.objs.Events)
+	if err != nil {
+		return nil, fmt.Errorf("open event ring buffer: %w", err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			rec, err := rd.Read()
+			if errors.Is(err, ringbuf.ErrClosed) {
+				return
+			}
+			if err != nil || len(rec.RawSample) < 12 {
+				continue
+			}
+			b := rec.RawSample
+			handle(ProcessEvent{
+				Type: EventType(binary.NativeEndian.Uint32(b[0:])),
+				TGID: int(binary.NativeEndian.Uint32(b[4:])),
+				PID:  int(binary.NativeEndian.Uint32(b[8:])),
+			})
+		}
+	}()
+	return func() { rd.Close(); <-done }, nil
+}

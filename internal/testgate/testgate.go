@@ -1,0 +1,66 @@
+// Package testgate gates privileged tests twice, in the manner of cilium/ebpf's
+// testutils: a test that needs root or a kernel feature skips with a reason
+// when it is missing, and when PROBEE_REQUIRE_KERNEL=1 (set by .ci/run) a skip
+// for a feature the running kernel does have becomes a failure, so CI cannot
+// silently stop running the root tests.
+package testgate
+
+import (
+	"os"
+	"testing"
+)
+
+// EnvRequire is the variable that turns unexpected skips into failures.
+const EnvRequire = "PROBEE_REQUIRE_KERNEL"
+
+// Required reports whether skips of available features must fail.
+func Required() bool { return os.Getenv(EnvRequire) == "1" }
+
+// Root skips t unless the test runs as root. Under PROBEE_REQUIRE_KERNEL=1 a
+// non-root run is a failure: CI is root.
+func Root(t testing.TB) {
+	t.Helper()
+	if os.Geteuid() == 0 {
+		return
+	}
+	if Required() {
+		t.Fatalf("%s=1 but not running as root: run the tests as root", EnvRequire)
+	}
+	t.Skip("needs root (CAP_BPF, CAP_PERFMON): run as root")
+}
+
+// Feature skips t when err says the feature is missing. expected tells whether
+// this kernel is known to have the feature (for example uprobe_multi on 6.6+);
+// when it is and PROBEE_REQUIRE_KERNEL=1, the test fails instead of skipping.
+func Feature(t testing.TB, name string, expected bool, err error) {
+	t.Helper()
+	if err == nil {
+		return
+	}
+	if expected && Required() {
+		t.Fatalf("feature %s should be available on this kernel but is not: %v", name, err)
+	}
+	t.Skipf("feature %s not available: %v", name, err)
+}
+
+// Missing skips t with reason when a feature the kernel is not expected to
+// have (kprobes on the CI host) is absent. It never fails: such features are
+// tested in the VM (make vmtest).
+func Missing(t testing.TB, name, reason string) {
+	t.Helper()
+	t.Skipf("feature %s not available here (%s): tested by make vmtest", name, reason)
+}
+
+// Fixture returns path when it exists, and otherwise fails (under
+// PROBEE_REQUIRE_KERNEL=1) or skips with the hint to build the fixtures.
+func Fixture(t testing.TB, path string) string {
+	t.Helper()
+	if _, err := os.Stat(path); err == nil {
+		return path
+	}
+	if Required() {
+		t.Fatalf("fixture %s is missing: run make fixtures", path)
+	}
+	t.Skipf("fixture %s is missing: run make fixtures", path)
+	return ""
+}
