@@ -3,14 +3,14 @@ module github.com/probee/probee
 go 1.26.0
 
 require (
-	github.com/alecthomas/kong v1.17.0 // indirect
-	github.com/alecthomas/participle/v2 v2.1.4 // indirect
-	github.com/chzyer/readline v1.5.1 // indirect
-	github.com/cilium/ebpf v0.22.0 // indirect
-	github.com/gobwas/glob v1.1.0 // indirect
-	github.com/google/pprof v0.0.0-20261016150608-1facf8f91b50 // indirect
-	github.com/ianlancetaylor/demangle v0.0.0-20260724033716-83e58baca724 // indirect
-	golang.org/x/sys v0.43.0 // indirect
+	github.com/alecthomas/participle/v2 v2.1.4
+	github.com/cilium/ebpf v0.22.0
+	github.com/gobwas/glob v1.1.0
+	github.com/google/pprof v0.0.0-20261016150608-1facf8f91b50
+	github.com/ianlancetaylor/demangle v0.0.0-20260724033716-83e58baca724
+	golang.org/x/sys v0.43.0
 )
+
+require github.com/alecthomas/repr v0.5.2 // indirect
 
 tool github.com/cilium/ebpf/cmd/bpf2go

@@ -25,7 +25,8 @@ type ProcessEvent struct {
 }
 
 // Events reads process notices and calls handle for each, from one goroutine,
-// until stop is called. stop waits for the reader goroutine to finish.
+// until stop is called. stop handles the notices still queued, then waits for
+// the reader goroutine to finish.
 func (s *Session) Events(handle func(ProcessEvent)) (stop func(), err error) {
 	rd, err := ringbuf.NewReader(s.objs.Events)
 	if err != nil {
@@ -36,7 +37,7 @@ func (s *Session) Events(handle func(ProcessEvent)) (stop func(), err error) {
 		defer close(done)
 		for {
 			rec, err := rd.Read()
-			if errors.Is(err, ringbuf.ErrClosed) {
+			if errors.Is(err, ringbuf.ErrClosed) || errors.Is(err, ringbuf.ErrFlushed) {
 				return
 			}
 			if err != nil || len(rec.RawSample) < 12 {
@@ -50,5 +51,9 @@ func (s *Session) Events(handle func(ProcessEvent)) (stop func(), err error) {
 			})
 		}
 	}()
-	return func() { rd.Close(); <-done }, nil
+	return func() {
+		rd.Flush() // Read returns what is queued, then ErrFlushed
+		<-done
+		rd.Close()
+	}, nil
 }

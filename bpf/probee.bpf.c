@@ -132,6 +132,14 @@ static __always_inline void announce(__u32 tgid, __u32 pid)
 	bpf_ringbuf_submit(e, 0);
 }
 
+// user_pc reports whether v can be a user-space return address (canonical,
+// above the null page): a frame-pointer walk through code built without
+// frame pointers reads garbage, and must stop there.
+static __always_inline int user_pc(__u64 v)
+{
+	return v >= 0x1000 && v < 0x800000000000ULL;
+}
+
 static __always_inline __u64 mix(__u64 h, __u64 v)
 {
 	h ^= v;
@@ -151,7 +159,7 @@ static __always_inline void fp_walk(struct user_stack *st, __u64 ip, __u64 sp,
 	h = mix(h, ip);
 	if (entry) {
 		__u64 ra = 0;
-		if (bpf_probe_read_user(&ra, sizeof(ra), (void *)sp) == 0 && ra) {
+		if (bpf_probe_read_user(&ra, sizeof(ra), (void *)sp) == 0 && user_pc(ra)) {
 			st->pcs[n++] = ra;
 			h = mix(h, ra);
 		}
@@ -165,7 +173,7 @@ static __always_inline void fp_walk(struct user_stack *st, __u64 ip, __u64 sp,
 		}
 		if (!bp || bpf_probe_read_user(frame, sizeof(frame), (void *)bp))
 			break;
-		if (!frame[1])
+		if (!user_pc(frame[1]))
 			break;
 		st->pcs[n++] = frame[1];
 		h = mix(h, frame[1]);

@@ -11,6 +11,7 @@ have readelf  || need="$need binutils"
 have gcc      || need="$need gcc"
 have g++      || need="$need g++"
 have gdb      || need="$need gdb"
+have chromium || need="$need chromium"
 [ -e /usr/include/bpf/bpf_helpers.h ] || need="$need libbpf-dev"
 [ -e /usr/include/x86_64-linux-gnu/asm/types.h ] || need="$need linux-libc-dev"
 [ -z "$need" ] && exit 0

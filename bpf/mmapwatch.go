@@ -1,0 +1,254 @@
+package bpf
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// MmapEvent is an executable file mapping created by a process, or an exec
+// (Exec set, no mapping) after which the process's earlier mappings are gone.
+//
+// The watcher exists for processes that exit before /proc/PID/maps can be
+// read: the kernel queues a record for every executable mapping as it is
+// created (perf's MMAP2 records on a system-wide dummy software event, the
+// mechanism perf itself uses), so a process's layout is known even when it
+// lived for a millisecond.
+type MmapEvent struct {
+	Time  uint64 // kernel clock; records are handled in this order
+	PID   int
+	Exec  bool
+	Start uint64
+	End   uint64
+	Pgoff uint64
+	Ino   uint64
+	Path  string
+}
+
+const mmapRingPages = 64 // data pages per CPU (256 KiB)
+
+// MmapWatcher reads mapping records from one perf ring per CPU.
+type MmapWatcher struct {
+	fds    []int
+	rings  [][]byte
+	handle func(MmapEvent)
+	lost   atomic.Uint64
+	stop   chan struct{}
+	done   chan struct{}
+	once   sync.Once
+	mu     sync.Mutex
+}
+
+// WatchMmaps starts recording executable mappings system-wide and calls
+// handle for each record from one goroutine, every 10 ms.
+func WatchMmaps(handle func(MmapEvent)) (*MmapWatcher, error) {
+	cpus, err := onlineCPUs()
+	if err != nil {
+		return nil, err
+	}
+	w := &MmapWatcher{handle: handle, stop: make(chan struct{}), done: make(chan struct{})}
+	for _, cpu := range cpus {
+		if err := w.open(cpu); err != nil {
+			w.closeRings()
+			return nil, err
+		}
+	}
+	go w.loop()
+	return w, nil
+}
+
+func (w *MmapWatcher) open(cpu int) error {
+	attr := unix.PerfEventAttr{
+		Type:   unix.PERF_TYPE_SOFTWARE,
+		Config: unix.PERF_COUNT_SW_DUMMY,
+		Size:   uint32(unsafe.Sizeof(unix.PerfEventAttr{})),
+		Bits: unix.PerfBitMmap | unix.PerfBitMmap2 | unix.PerfBitComm | unix.PerfBitCommExec |
+			unix.PerfBitSampleIDAll,
+		Sample_type: unix.PERF_SAMPLE_TIME, // every record ends in its u64 time
+	}
+	fd, err := unix.PerfEventOpen(&attr, -1, cpu, -1, unix.PERF_FLAG_FD_CLOEXEC)
+	if err != nil {
+		return fmt.Errorf("open mmap watcher on cpu %d: %w", cpu, err)
+	}
+	page := os.Getpagesize()
+	ring, err := unix.Mmap(fd, 0, page*(1+mmapRingPages), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	if err != nil {
+		unix.Close(fd)
+		return fmt.Errorf("map mmap watcher ring on cpu %d: %w", cpu, err)
+	}
+	w.fds = append(w.fds, fd)
+	w.rings = append(w.rings, ring)
+	return nil
+}
+
+func (w *MmapWatcher) loop() {
+	defer close(w.done)
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-w.stop:
+			w.readAll()
+			return
+		case <-tick.C:
+			w.readAll()
+		}
+	}
+}
+
+// Flush handles every record queued so far before returning.
+func (w *MmapWatcher) Flush() {
+	select {
+	case <-w.done:
+	default:
+		ch := make(chan struct{})
+		go func() { w.readAll(); close(ch) }()
+		<-ch
+	}
+}
+
+// Lost is the number of records the kernel dropped (rings full).
+func (w *MmapWatcher) Lost() uint64 { return w.lost.Load() }
+
+// Close reads what is left, stops the watcher and frees its rings.
+func (w *MmapWatcher) Close() {
+	w.once.Do(func() {
+		close(w.stop)
+		<-w.done
+		w.closeRings()
+	})
+}
+
+func (w *MmapWatcher) closeRings() {
+	for i := range w.fds {
+		unix.Munmap(w.rings[i])
+		unix.Close(w.fds[i])
+	}
+	w.fds, w.rings = nil, nil
+}
+
+// readAll reads every ring and handles the records in time order: a process
+// can exec on one CPU and map libraries on another.
+func (w *MmapWatcher) readAll() {
+	w.mu.Lock() // readAll runs from the loop and from Flush
+	defer w.mu.Unlock()
+	var batch []MmapEvent
+	for _, ring := range w.rings {
+		batch = w.readRing(ring, batch)
+	}
+	sort.SliceStable(batch, func(i, j int) bool { return batch[i].Time < batch[j].Time })
+	for _, ev := range batch {
+		w.handle(ev)
+	}
+}
+
+func (w *MmapWatcher) readRing(ring []byte, batch []MmapEvent) []MmapEvent {
+	meta := (*unix.PerfEventMmapPage)(unsafe.Pointer(&ring[0]))
+	data := ring[os.Getpagesize():]
+	head := atomic.LoadUint64(&meta.Data_head)
+	tail := atomic.LoadUint64(&meta.Data_tail)
+	for tail+8 <= head {
+		hdr := ringBytes(data, tail, 8)
+		rsize := uint64(binary.NativeEndian.Uint16(hdr[6:]))
+		if rsize < 8 || tail+rsize > head {
+			break
+		}
+		ev, ok := w.record(binary.NativeEndian.Uint32(hdr), binary.NativeEndian.Uint16(hdr[4:]), ringBytes(data, tail+8, rsize-8))
+		if ok {
+			batch = append(batch, ev)
+		}
+		tail += rsize
+	}
+	atomic.StoreUint64(&meta.Data_tail, tail)
+	return batch
+}
+
+// ringBytes copies n bytes at offset off of the circular buffer data.
+func ringBytes(data []byte, off, n uint64) []byte {
+	out := make([]byte, n)
+	start := off % uint64(len(data))
+	k := copy(out, data[start:])
+	copy(out[k:], data)
+	return out
+}
+
+func (w *MmapWatcher) record(typ uint32, misc uint16, b []byte) (MmapEvent, bool) {
+	if len(b) < 16 {
+		return MmapEvent{}, false
+	}
+	ne := binary.NativeEndian
+	time := ne.Uint64(b[len(b)-8:])
+	switch typ {
+	case unix.PERF_RECORD_MMAP2:
+		ev, ok := parseMmap2(b[:len(b)-8])
+		ev.Time = time
+		return ev, ok
+	case unix.PERF_RECORD_COMM:
+		pid := ne.Uint32(b)
+		exec := misc&unix.PERF_RECORD_MISC_COMM_EXEC != 0 && pid == ne.Uint32(b[4:])
+		return MmapEvent{Time: time, PID: int(pid), Exec: true}, exec
+	case unix.PERF_RECORD_LOST:
+		w.lost.Add(ne.Uint64(b[8:]))
+	}
+	return MmapEvent{}, false
+}
+
+// parseMmap2 decodes pid, tid, addr, len, pgoff, maj, min, ino, ino_gen,
+// prot, flags and the file name of an MMAP2 record.
+func parseMmap2(b []byte) (MmapEvent, bool) {
+	const fixed = 4 + 4 + 8*3 + 4 + 4 + 8*2 + 4 + 4
+	if len(b) < fixed {
+		return MmapEvent{}, false
+	}
+	ne := binary.NativeEndian
+	name := b[fixed:]
+	if i := bytes.IndexByte(name, 0); i >= 0 {
+		name = name[:i]
+	}
+	addr, length := ne.Uint64(b[8:]), ne.Uint64(b[16:])
+	ev := MmapEvent{
+		PID: int(ne.Uint32(b)), Start: addr, End: addr + length,
+		Pgoff: ne.Uint64(b[24:]), Ino: ne.Uint64(b[40:]), Path: string(name),
+	}
+	return ev, true
+}
+
+func onlineCPUs() ([]int, error) {
+	b, err := os.ReadFile("/sys/devices/system/cpu/online")
+	if err != nil {
+		return nil, fmt.Errorf("read online cpus: %w", err)
+	}
+	return parseCPUList(strings.TrimSpace(string(b)))
+}
+
+// parseCPUList parses "0-3,5,7-8".
+func parseCPUList(s string) ([]int, error) {
+	var cpus []int
+	for _, part := range strings.Split(s, ",") {
+		lo, hi, found := strings.Cut(part, "-")
+		a, err := strconv.Atoi(lo)
+		if err != nil {
+			return nil, fmt.Errorf("parse cpu list %q: %w", s, err)
+		}
+		b := a
+		if found {
+			if b, err = strconv.Atoi(hi); err != nil || b < a {
+				return nil, fmt.Errorf("parse cpu list %q: bad range %q", s, part)
+			}
+		}
+		for c := a; c <= b; c++ {
+			cpus = append(cpus, c)
+		}
+	}
+	return cpus, nil
+}

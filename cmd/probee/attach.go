@@ -1,0 +1,115 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/probee/probee/bpf"
+	"github.com/probee/probee/probespec"
+	"github.com/probee/probee/resolver"
+)
+
+// attachAll attaches every probe and reports what was attached on stderr.
+func (t *tracer) attachAll() error {
+	start := time.Now()
+	var uprobes, skipped, tps int
+	for id, targets := range t.targets {
+		p := t.cfg.probes[id]
+		if p.spec.Kind == probespec.Tracepoint {
+			for _, tg := range targets {
+				if err := t.sess.AttachTracepoint(uint32(id), tg.Category, tg.Name); err != nil {
+					return fmt.Errorf("%s %s: %w", p.flag, quote(p.text), err)
+				}
+				tps++
+			}
+			continue
+		}
+		st, err := t.sess.AttachUprobes(uint32(id), uprobeTargets(targets), t.cfg.pid, t.cfg.noMulti)
+		if err != nil {
+			return fmt.Errorf("%s %s: %w", p.flag, quote(p.text), err)
+		}
+		uprobes += st.Attached
+		skipped += len(st.Skipped)
+		t.warnSkipped(p, st.Skipped)
+	}
+	if uprobes == 0 && tps == 0 {
+		return fmt.Errorf("the kernel refused every target (%d skipped): nothing to trace", skipped)
+	}
+	t.status.infof("attached %s for %s in %v", attachedText(uprobes, skipped, tps),
+		plural(len(t.targets), "probe"), time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+func attachedText(uprobes, skipped, tps int) string {
+	var parts []string
+	if uprobes > 0 || skipped > 0 {
+		s := plural(uprobes, "uprobe")
+		if skipped > 0 {
+			s += fmt.Sprintf(" (%d skipped)", skipped)
+		}
+		parts = append(parts, s)
+	}
+	if tps > 0 {
+		parts = append(parts, plural(tps, "tracepoint"))
+	}
+	return strings.Join(parts, " and ")
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return fmt.Sprintf("1 %s", word)
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// warnSkipped names the targets the kernel refused (at most 10, then a count).
+func (t *tracer) warnSkipped(p probeArg, skipped []bpf.Skipped) {
+	for i, s := range skipped {
+		if i == 10 {
+			t.status.warnf("%s: ... and %d more refused targets", p.text, len(skipped)-10)
+			return
+		}
+		t.status.warnf("%s: skipped %s:%s (offset 0x%x): the kernel refused it: %v",
+			p.text, s.Target.Path, s.Target.Name, s.Target.Offset, s.Err)
+	}
+}
+
+func uprobeTargets(targets []resolver.Target) []bpf.UprobeTarget {
+	out := make([]bpf.UprobeTarget, 0, len(targets))
+	for _, tg := range targets {
+		name := tg.Symbol
+		if tg.Offset != 0 {
+			name = fmt.Sprintf("%s+0x%x", name, tg.Offset)
+		}
+		out = append(out, bpf.UprobeTarget{
+			Path:   tg.Path,
+			Offset: tg.FileOffset,
+			Entry:  tg.Offset == 0 && tg.Line == 0,
+			Ret:    tg.Ret,
+			Name:   name,
+		})
+	}
+	return out
+}
+
+// kprobeUnavailable is the error for kprobe specs: this kernel has no
+// kprobes, or this build does not attach them yet.
+func kprobeUnavailable(p probeArg) error {
+	if !haveKprobes() {
+		return fmt.Errorf("kprobes are not available on this kernel (CONFIG_KPROBES is not set): try --tracepoint (probee --list-probes 'tracepoint:*') for %s", quote(p.text))
+	}
+	return fmt.Errorf("%s %s: kprobe tracing is not in this build yet: use --tracepoint", p.flag, quote(p.text))
+}
+
+// haveKprobes checks for the kprobe PMU or tracefs kprobe_events (not a
+// program load, which succeeds even without CONFIG_KPROBES).
+func haveKprobes() bool {
+	for _, p := range []string{"/sys/bus/event_source/devices/kprobe", "/sys/kernel/tracing/kprobe_events", "/sys/kernel/debug/tracing/kprobe_events"} {
+		if _, err := os.Stat(p); err == nil {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"io"
+	"slices"
+
+	"github.com/probee/probee/bpf"
+	"github.com/probee/probee/output"
+	"github.com/probee/probee/resolver"
+)
+
+// finish detaches, drains the kernel maps, symbolizes, reports hits and
+// drops on stderr and writes the outputs. It runs on every way out of wait.
+func (t *tracer) finish(stdout io.Writer) error {
+	if err := t.sess.Detach(); err != nil {
+		t.status.warnf("detach: %v", err)
+	}
+	t.stopEv() // handle queued process notices before symbolizing
+	t.stopEv = nil
+	t.mmaps.Flush()
+	snap, err := t.sess.Drain(len(t.targets))
+	if err != nil {
+		return err
+	}
+	prof := t.profile(snap)
+	t.report(snap)
+	return output.Write(prof, t.cfg.outputs, output.Options{Stdout: stdout})
+}
+
+func (t *tracer) profile(snap *bpf.Snapshot) *output.Profile {
+	prof := &output.Profile{Kind: output.KindHits, Drops: map[string]uint64{}}
+	for _, p := range t.cfg.probes {
+		prof.Probes = append(prof.Probes, p.text)
+	}
+	for cause, n := range snap.Drops {
+		prof.Drops[cause.String()] = n
+	}
+	if n := t.mmaps.Lost(); n > 0 {
+		prof.Drops[mmapLost] = n
+	}
+	for _, c := range snap.Counts {
+		prof.Samples = append(prof.Samples, output.Sample{
+			Probe:  t.cfg.probes[c.Probe].text,
+			PID:    c.TGID,
+			Comm:   c.Comm,
+			User:   t.userFrames(c),
+			Kernel: toOutput(t.sym.KernelFrames(lookupPCs(c.Kernel)), true),
+			Count:  c.Count,
+		})
+	}
+	return prof
+}
+
+// lookupPCs turns captured pcs (leaf first) into addresses to symbolize:
+// every frame but the first is a return address, so pc-1 lies in the call
+// instruction (the next instruction may belong to another function or line).
+// Kernel stacks from bpf_get_stackid are all return addresses but the leaf.
+func lookupPCs(pcs []uint64) []uint64 {
+	out := make([]uint64, len(pcs))
+	for i, pc := range pcs {
+		if i > 0 && pc > 0 {
+			pc--
+		}
+		out[i] = pc
+	}
+	return out
+}
+
+func (t *tracer) userFrames(c bpf.Count) []output.Frame {
+	if c.UserLost {
+		return []output.Frame{{Name: "[user stack lost]"}}
+	}
+	frames := toOutput(t.sym.Frames(c.TGID, lookupPCs(c.User)), false)
+	if c.UserTruncated {
+		frames = append([]output.Frame{{Name: "[truncated]"}}, frames...)
+	}
+	return frames
+}
+
+// toOutput converts leaf-first resolver frames to root-first output frames.
+func toOutput(frames []resolver.Frame, kernel bool) []output.Frame {
+	out := make([]output.Frame, 0, len(frames))
+	for _, f := range frames {
+		out = append(out, output.Frame{
+			Name: f.Function, Module: f.Module, Offset: f.ModuleOffset,
+			Kernel: kernel, Address: f.Addr,
+		})
+	}
+	slices.Reverse(out)
+	return out
+}
+
+const mmapLost = "mapping records lost (frames of those processes may show as module+0xOFF)"
+
+// report prints hits per probe and every drop on stderr.
+func (t *tracer) report(snap *bpf.Snapshot) {
+	for id, p := range t.cfg.probes {
+		t.status.infof("%s: %s", p.text, plural(int(snap.Hits[id]), "hit"))
+	}
+	var total uint64
+	for cause, n := range snap.Drops {
+		t.status.warnf("dropped %d: %s", n, cause)
+		total += n
+	}
+	if n := t.mmaps.Lost(); n > 0 {
+		t.status.warnf("lost %d: %s", n, mmapLost)
+		total += n
+	}
+	if total == 0 {
+		t.status.infof("no drops")
+	}
+}

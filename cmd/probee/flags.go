@@ -1,0 +1,202 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/probee/probee/probespec"
+)
+
+// usageError is a bad command line or spec: exit code 2.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error {
+	return &usageError{fmt.Sprintf(format, args...)}
+}
+
+// probeArg is one probe flag as given, in command-line order.
+type probeArg struct {
+	flag string         // "--uprobe", "-e", ...
+	kind probespec.Kind // kind implied by the flag (KindInvalid for -e)
+	text string         // the spec as given: the probe's label
+	spec probespec.Spec
+}
+
+// config is the parsed command line.
+type config struct {
+	probes     []probeArg
+	listSpec   string
+	list       bool
+	json       bool
+	verbose    bool
+	quiet      bool
+	pid        int
+	duration   time.Duration
+	outputs    []string
+	unwind     string
+	sample     bool
+	freq       int
+	noMulti    bool
+	maxStacks  int
+	command    []string
+	help       bool
+	usageTexts string
+}
+
+func newFlagSet(cfg *config, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("probee", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	addProbe := func(name string, kind probespec.Kind) {
+		fs.Func(name, "", func(s string) error {
+			cfg.probes = append(cfg.probes, probeArg{flag: "--" + name, kind: kind, text: s})
+			return nil
+		})
+	}
+	addProbe("uprobe", probespec.Uprobe)
+	addProbe("kprobe", probespec.Kprobe)
+	addProbe("tracepoint", probespec.Tracepoint)
+	addProbe("event", probespec.KindInvalid)
+	addProbe("e", probespec.KindInvalid)
+	fs.Func("list-probes", "", func(s string) error { cfg.list, cfg.listSpec = true, s; return nil })
+	fs.BoolVar(&cfg.json, "json", false, "")
+	fs.BoolVar(&cfg.verbose, "v", false, "")
+	fs.BoolVar(&cfg.verbose, "verbose", false, "")
+	fs.BoolVar(&cfg.quiet, "q", false, "")
+	fs.BoolVar(&cfg.quiet, "quiet", false, "")
+	fs.Func("p", "", func(s string) error { return parsePID(s, &cfg.pid) })
+	fs.Func("pid", "", func(s string) error { return parsePID(s, &cfg.pid) })
+	fs.DurationVar(&cfg.duration, "d", 0, "")
+	fs.DurationVar(&cfg.duration, "duration", 0, "")
+	addOut := func(s string) error { cfg.outputs = append(cfg.outputs, s); return nil }
+	fs.Func("o", "", addOut)
+	fs.Func("output", "", addOut)
+	fs.StringVar(&cfg.unwind, "unwind", "auto", "")
+	fs.BoolVar(&cfg.sample, "sample", false, "")
+	fs.IntVar(&cfg.freq, "F", 99, "")
+	fs.IntVar(&cfg.freq, "frequency", 99, "")
+	fs.BoolVar(&cfg.noMulti, "no-uprobe-multi", false, "")
+	fs.IntVar(&cfg.maxStacks, "max-stacks", 0, "")
+	fs.BoolVar(&cfg.help, "h", false, "")
+	fs.BoolVar(&cfg.help, "help", false, "")
+	return fs
+}
+
+func parsePID(s string, pid *int) error {
+	n, err := strconv.Atoi(s)
+	if err != nil || n <= 0 {
+		return fmt.Errorf("invalid pid %q: want a positive process id", s)
+	}
+	*pid = n
+	return nil
+}
+
+// parseArgs parses and validates args (without the program name).
+func parseArgs(args []string, stderr io.Writer) (*config, error) {
+	cfg := &config{}
+	fs := newFlagSet(cfg, stderr)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			cfg.help = true
+			return cfg, nil
+		}
+		msg := err.Error()
+		if name, ok := strings.CutPrefix(msg, "flag provided but not defined: "); ok {
+			msg = "unknown flag " + name
+		}
+		return nil, usagef("%s (see probee --help)", msg)
+	}
+	cfg.command = fs.Args()
+	if cfg.help {
+		return cfg, nil
+	}
+	if err := cfg.parseSpecs(); err != nil {
+		return nil, err
+	}
+	return cfg, cfg.validate(args)
+}
+
+func (cfg *config) parseSpecs() error {
+	for i := range cfg.probes {
+		p := &cfg.probes[i]
+		var err error
+		if p.kind == probespec.KindInvalid {
+			p.spec, err = probespec.Parse(probespec.Uprobe, p.text)
+		} else {
+			p.spec, err = probespec.ParseFlag(p.kind, p.text)
+		}
+		if err != nil {
+			return specError(p.flag, p.text, err)
+		}
+	}
+	return nil
+}
+
+// specError formats a spec error as `--uprobe 'malloc+0xZZ': 1:8: ...` plus
+// the caret display.
+func specError(flagName, text string, err error) error {
+	msg := fmt.Sprintf("%s %s: %v", flagName, quote(text), err)
+	var pe *probespec.Error
+	if errors.As(err, &pe) {
+		msg += "\n" + pe.Caret()
+	}
+	return &usageError{msg}
+}
+
+func quote(s string) string {
+	if !strings.Contains(s, "'") {
+		return "'" + s + "'"
+	}
+	return strconv.Quote(s)
+}
+
+func (cfg *config) validate(args []string) error {
+	if cfg.pid != 0 && len(cfg.command) > 0 {
+		return usagef("-p and -- CMD both given: trace either a running process (-p PID) or a new command (-- CMD ARGS), not both")
+	}
+	if len(cfg.command) > 0 && !hasDashDash(args) {
+		return usagef("unexpected argument %q: put the command to trace after --, e.g. probee --uprobe malloc -- %s", cfg.command[0], strings.Join(cfg.command, " "))
+	}
+	if cfg.list {
+		if len(cfg.probes) > 0 || cfg.sample {
+			return usagef("--list-probes only lists: drop the --uprobe/--kprobe/--tracepoint/--sample flags")
+		}
+		return nil
+	}
+	if cfg.json {
+		return usagef("--json only applies to --list-probes")
+	}
+	if len(cfg.probes) == 0 && !cfg.sample {
+		return usagef("nothing to trace: give at least one --uprobe, --kprobe, --tracepoint or -e SPEC, or --sample (see probee --help)")
+	}
+	if len(cfg.probes) > maxProbes {
+		return usagef("%d probes given; probee counts at most %d per run", len(cfg.probes), maxProbes)
+	}
+	switch cfg.unwind {
+	case "fp", "dwarf", "auto":
+	default:
+		return usagef("--unwind %q: want fp, dwarf or auto", cfg.unwind)
+	}
+	if cfg.duration < 0 {
+		return usagef("-d %v: want a positive duration such as 5s or 2m", cfg.duration)
+	}
+	if cfg.freq <= 0 || cfg.freq > 10000 {
+		return usagef("-F %d: want a sampling frequency between 1 and 10000 Hz", cfg.freq)
+	}
+	return nil
+}
+
+func hasDashDash(args []string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,45 @@
+package main
+
+const helpText = `probee - who calls this function, and how much?
+
+Usage:
+  probee --uprobe SPEC ... [--kprobe SPEC ...] [--tracepoint SPEC ...] [-e SPEC ...]
+         [-p PID | -- CMD ARGS...] [-d DURATION] [-o PATH ...]
+  probee --list-probes SPEC [-p PID | -- CMD ARGS...] [--json] [-v]
+
+Examples:
+  probee --uprobe 'libc:malloc*' -- ./app        stacks of every malloc* call, per probe
+  probee --uprobe ./app:leaf -o out/ -- ./app     per-probe out/<label>.folded and .svg
+  probee --uprobe 'ret:libc:free' -p 1234 -d 5s   return probe in a running process
+  probee --tracepoint syscalls:sys_enter_openat -d 2s -o opens.svg
+  probee --list-probes 'libc:regex:^mem(cpy|set)$'
+  probee --list-probes 'demangle:ns::Klass::*' -- ./app --json
+
+Probes (repeatable; each spec is one probe with its own output):
+  --uprobe SPEC       user function: [ret:][TARGET:]MATCHER[+OFF] or [TARGET:]file.c:LINE
+  --kprobe SPEC       kernel function: [ret:][MODULE:]MATCHER[+OFF]
+  --tracepoint SPEC   CATEGORY:NAME (globs allowed)
+  -e, --event SPEC    any kind, with a kind prefix (uprobe:, uretprobe:, kprobe:, tracepoint:)
+  MATCHER is exact (malloc), glob (malloc*), regex:RE or /RE/, demangle:ns::K::f, exact:NAME.
+  TARGET is a path (/usr/lib/..., ./app) or a library name (libc, c, pthread, libssl.so.3).
+
+Scope and duration:
+  -p, --pid PID       trace one running process (and only it)
+  -- CMD ARGS...      start CMD, trace it and its children, stop when it exits
+  -d, --duration D    stop after D (e.g. 5s, 2m); Ctrl-C and SIGTERM also stop cleanly
+
+Output (outputs are always written, also on Ctrl-C and -d expiry):
+  -o, --output PATH   x.folded|x.collapsed (all probes, label as root frame), x.svg,
+                      x.pb.gz (pprof), or DIR/ (one <label>.folded + <label>.svg per probe);
+                      repeatable. Without -o: collapsed stacks on stdout.
+  --unwind MODE       fp (frame pointers), dwarf or auto (default auto)
+  --max-stacks N      size of the in-kernel stack and count maps (default 65536)
+  --no-uprobe-multi   one link per function instead of one uprobe_multi link per file
+  -q, --quiet         no status lines on stderr
+
+Listing:
+  --list-probes SPEC  print the resolved targets, one per line, sorted; nothing is attached
+  --json              one JSON object per target;  -v  adds address, size, demangled name
+
+Exit codes: 0 ok, 1 runtime failure or nothing matched, 2 usage or spec error.
+`

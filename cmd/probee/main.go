@@ -1,0 +1,71 @@
+// Command probee traces who calls a function, and how much: it attaches eBPF
+// programs to user functions (uprobes), kernel functions (kprobes) and
+// tracepoints, captures a user + kernel stack at every event, and writes
+// collapsed stacks and flamegraphs per probe.
+//
+// main is a thin shell around run(ctx, args, stdout, stderr) so that every
+// code path is reachable from tests; os.Exit is called only here, after
+// run's deferred detaches have finished.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	if isExecShim() {
+		execShim() // never returns
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(exitCode(err, os.Stderr))
+}
+
+// exitError carries an exit code chosen by run (e.g. no match: 1).
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// exitCode prints err (if any) and maps it to probee's exit codes: 0 ok,
+// 1 runtime failure, 2 usage or spec error.
+func exitCode(err error, stderr io.Writer) int {
+	if err == nil {
+		return 0
+	}
+	fmt.Fprintf(stderr, "probee: %v\n", err)
+	var ue *usageError
+	if errors.As(err, &ue) {
+		return 2
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	return 1
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	cfg, err := parseArgs(args, stderr)
+	if err != nil {
+		return err
+	}
+	if cfg.help {
+		fmt.Fprint(stdout, helpText)
+		return nil
+	}
+	if cfg.list {
+		return listProbes(cfg, stdout)
+	}
+	return trace(ctx, cfg, stdout, stderr)
+}

@@ -1,0 +1,218 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/probee/probee/bpf"
+	"github.com/probee/probee/output"
+	"github.com/probee/probee/probespec"
+	"github.com/probee/probee/resolver"
+)
+
+const maxProbes = bpf.MaxProbes
+
+// tracer is one tracing run: resolved probes, the kernel session, the
+// traced command or pid, and the symbolizer fed by process notices.
+type tracer struct {
+	cfg     *config
+	status  *statusWriter
+	cmd     *tracedCommand
+	sess    *bpf.Session
+	res     *resolver.Resolver
+	sym     *resolver.Symbolizer
+	targets [][]resolver.Target // per probe id
+	stopEv  func()
+	mmaps   *bpf.MmapWatcher
+}
+
+func trace(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
+	if err := checkTraceable(cfg); err != nil {
+		return err
+	}
+	t := &tracer{cfg: cfg, status: newStatus(stderr, cfg.quiet)}
+	scope := resolver.Scope{PID: cfg.pid, Command: cfg.command}
+	t.res = resolver.New(scope)
+	t.sym = resolver.NewSymbolizer(scope, t.res.Index())
+	if err := t.resolveAll(); err != nil {
+		return err
+	}
+	if len(cfg.command) > 0 {
+		tc, err := startPaused(cfg.command)
+		if err != nil {
+			return err
+		}
+		t.cmd = tc
+		defer func() {
+			if tc.gate != nil {
+				tc.abort()
+			}
+		}()
+	}
+	if err := t.open(); err != nil {
+		return err
+	}
+	defer t.close()
+	if err := t.attachAll(); err != nil {
+		return err
+	}
+	t.wait(ctx)
+	return t.finish(stdout)
+}
+
+// checkTraceable rejects what cannot work before anything is started.
+func checkTraceable(cfg *config) error {
+	if cfg.sample {
+		return usagef("--sample is not available in this build yet: trace events with --uprobe or --tracepoint")
+	}
+	if cfg.unwind == "dwarf" {
+		return usagef("--unwind dwarf is not available in this build yet: use --unwind fp (binaries built with -fno-omit-frame-pointer)")
+	}
+	if err := output.Check(cfg.outputs); err != nil {
+		return &usageError{err.Error()}
+	}
+	if len(cfg.command) > 0 {
+		if _, err := startCheck(cfg.command[0]); err != nil {
+			return err
+		}
+	}
+	if cfg.pid != 0 {
+		if _, err := os.Stat(fmt.Sprintf("/proc/%d", cfg.pid)); err != nil {
+			return usagef("no process with pid %d: check the pid (ps -e) or start the program with -- CMD", cfg.pid)
+		}
+	}
+	return nil
+}
+
+// resolveAll turns every probe's spec into targets (pure: files only).
+func (t *tracer) resolveAll() error {
+	for _, p := range t.cfg.probes {
+		if p.spec.Kind == probespec.Kprobe {
+			return kprobeUnavailable(p)
+		}
+		targets, err := t.res.Resolve(p.spec)
+		if err != nil {
+			return &exitError{1, fmt.Errorf("%s %s: %w", p.flag, quote(p.text), err)}
+		}
+		t.targets = append(t.targets, targets)
+	}
+	return nil
+}
+
+func (t *tracer) open() error {
+	filter := t.cfg.pid != 0 || t.cmd != nil
+	s, err := bpf.Open(bpf.Options{FilterPIDs: filter, MaxStacks: t.cfg.maxStacks})
+	if err != nil {
+		return err
+	}
+	t.sess = s
+	if t.mmaps, err = bpf.WatchMmaps(t.onMmap); err != nil {
+		return err
+	}
+	for _, pid := range []int{t.cfg.pid, t.cmdPID()} {
+		if pid != 0 {
+			if err := s.AddPID(pid); err != nil {
+				return err
+			}
+			t.sym.Snapshot(pid)
+		}
+	}
+	t.stopEv, err = s.Events(t.onEvent)
+	return err
+}
+
+func (t *tracer) cmdPID() int {
+	if t.cmd == nil {
+		return 0
+	}
+	return t.cmd.pid()
+}
+
+// onEvent snapshots a process's mappings the first time it hits a probe.
+func (t *tracer) onEvent(ev bpf.ProcessEvent) {
+	if ev.Type == bpf.EventNewProcess {
+		t.sym.Snapshot(ev.TGID)
+	}
+}
+
+// onMmap records executable mappings as the kernel creates them, so that
+// processes which exit before their maps are read still symbolize.
+func (t *tracer) onMmap(ev bpf.MmapEvent) {
+	if ev.Exec {
+		t.sym.ExecReset(ev.PID)
+		return
+	}
+	t.sym.AddMapping(ev.PID, resolver.Mapping{
+		Start: ev.Start, End: ev.End, Perms: "r-xp", Offset: ev.Pgoff, Inode: ev.Ino, Path: ev.Path,
+	})
+}
+
+func (t *tracer) close() {
+	if t.stopEv != nil {
+		t.stopEv()
+	}
+	if t.mmaps != nil {
+		t.mmaps.Close()
+	}
+	start := time.Now()
+	if err := t.sess.Close(); err != nil {
+		t.status.warnf("detach: %v", err)
+	}
+	t.status.debugf("detached in %v", time.Since(start).Round(time.Millisecond))
+}
+
+// wait blocks until Ctrl-C/SIGTERM, -d expiry, or the traced process ends.
+func (t *tracer) wait(ctx context.Context) {
+	var timeout <-chan time.Time
+	if t.cfg.duration > 0 {
+		timer := time.NewTimer(t.cfg.duration)
+		defer timer.Stop()
+		timeout = timer.C
+	}
+	var exited <-chan struct{}
+	switch {
+	case t.cmd != nil:
+		if err := t.cmd.release(); err != nil {
+			t.status.warnf("start command: %v", err)
+		}
+		exited = t.cmd.done
+		t.cmd.gate = nil
+	case t.cfg.pid != 0:
+		exited = watchPID(ctx, t.cfg.pid)
+	}
+	select {
+	case <-ctx.Done():
+		t.status.infof("interrupted: writing outputs")
+	case <-timeout:
+	case <-exited:
+		if t.cmd != nil {
+			t.status.infof("command %s", t.cmd.status())
+		} else {
+			t.status.infof("process %d exited", t.cfg.pid)
+		}
+	}
+}
+
+// watchPID closes the returned channel when pid no longer exists.
+func watchPID(ctx context.Context, pid int) <-chan struct{} {
+	ch := make(chan struct{})
+	go func() {
+		defer close(ch)
+		tick := time.NewTicker(50 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err != nil {
+					return
+				}
+			}
+		}
+	}()
+	return ch
+}

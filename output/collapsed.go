@@ -1,0 +1,124 @@
+package output
+
+import (
+	"bufio"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// frameKind tells the renderer how to color a frame.
+type frameKind uint8
+
+const (
+	kindMeta   frameKind = iota // probe label or comm
+	kindUser                    // user-space function
+	kindInline                  // user-space inlined call
+	kindKernel                  // kernel function
+)
+
+// node is one rendered frame of a stack.
+type node struct {
+	name string
+	kind frameKind
+}
+
+// stack is one merged collapsed line: its frames root..leaf and count.
+type stack struct {
+	key    string // frame names joined by ';'
+	frames []node
+	count  uint64
+}
+
+// collapse turns the samples accepted by keep into merged stacks sorted by
+// key. Samples with a zero count are left out.
+func collapse(p *Profile, opts Options, keep func(*Sample) bool) []stack {
+	idx := map[string]int{}
+	var out []stack
+	for i := range p.Samples {
+		s := &p.Samples[i]
+		if s.Count == 0 || (keep != nil && !keep(s)) {
+			continue
+		}
+		frames := sampleFrames(s, opts)
+		key := joinNames(frames)
+		if j, ok := idx[key]; ok {
+			out[j].count += s.Count
+			continue
+		}
+		idx[key] = len(out)
+		out = append(out, stack{key: key, frames: frames, count: s.Count})
+	}
+	slices.SortFunc(out, func(a, b stack) int { return strings.Compare(a.key, b.key) })
+	return out
+}
+
+// sampleFrames renders one sample's frames root..leaf.
+func sampleFrames(s *Sample, opts Options) []node {
+	frames := make([]node, 0, 2+len(s.User)+len(s.Kernel))
+	if opts.WithProbe {
+		frames = append(frames, node{Sanitize(s.Probe), kindMeta})
+	}
+	frames = append(frames, node{commName(s), kindMeta})
+	for _, f := range s.User {
+		k := kindUser
+		if f.Kernel {
+			k = kindKernel
+		} else if f.Inline {
+			k = kindInline
+		}
+		frames = append(frames, node{FrameName(f, false, opts.Lines), k})
+	}
+	for _, f := range s.Kernel {
+		frames = append(frames, node{FrameName(f, true, opts.Lines), kindKernel})
+	}
+	return frames
+}
+
+func joinNames(frames []node) string {
+	n := 0
+	for _, f := range frames {
+		n += len(f.name) + 1
+	}
+	var b strings.Builder
+	b.Grow(n)
+	for i, f := range frames {
+		if i > 0 {
+			b.WriteByte(';')
+		}
+		b.WriteString(f.name)
+	}
+	return b.String()
+}
+
+// WriteCollapsed writes p as collapsed stacks, one line per distinct stack:
+//
+//	[probe;]comm;user frames root..leaf;kernel frames root..leaf_[k] COUNT
+//
+// Identical lines are merged (counts summed) and lines are sorted bytewise.
+// The probe label is the root frame when opts.WithProbe is set. Frame names
+// follow FrameName; ';' and control characters are sanitized (see Sanitize).
+func WriteCollapsed(w io.Writer, p *Profile, opts Options) error {
+	return writeStacks(w, collapse(p, opts, nil))
+}
+
+func writeStacks(w io.Writer, stacks []stack) error {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	var num []byte
+	for _, s := range stacks {
+		bw.WriteString(s.key)
+		bw.WriteByte(' ')
+		num = strconv.AppendUint(num[:0], s.count, 10)
+		bw.Write(num)
+		if err := bw.WriteByte('\n'); err != nil {
+			return err
+		}
+	}
+	return bw.Flush()
+}
+
+// forProbe returns a filter keeping the samples of one probe label.
+func forProbe(label string) func(*Sample) bool {
+	return func(s *Sample) bool { return s.Probe == label }
+}

@@ -1,0 +1,36 @@
+// Package output turns a probee run into files people read and tools load:
+// collapsed stacks, SVG flamegraphs, pprof profiles, and the per-probe file
+// layout behind the -o flag. It owns no capture logic and never talks to
+// BPF: the capture loop hands it a Profile of plain values (probe labels,
+// processes, symbolized frames and counts) and it writes them.
+//
+// # Formats
+//
+//   - Collapsed stacks (WriteCollapsed): one sorted, merged line per stack,
+//     "[probe;]comm;user root..leaf;kernel root..leaf_[k] COUNT", the format
+//     flamegraph tools and speedscope read. Frame naming is FrameName's, and
+//     Sanitize says how ';' and newlines inside names are replaced.
+//   - SVG flamegraphs (WriteSVG): a self-contained file with hover details,
+//     click-to-zoom and a regular-expression search in a small embedded
+//     script. Widths are proportional to counts, colors are stable hashes of
+//     frame names with a hue band per kind (user, inlined, kernel, meta),
+//     frames under 0.1% of the total are left out, and names are truncated
+//     with an ellipsis to fit. Readable at the default width of 1200 px.
+//   - pprof (WritePprof): gzipped profile.proto through
+//     github.com/google/pprof/profile, with probe/comm/pid labels, mappings
+//     with build-ids, functions with files and lines, and inline frames as
+//     extra lines of one location.
+//   - Layout (Write, Check): the -o rules, atomic writes (temporary file and
+//     rename, nothing left behind on error) and up-front validation.
+//
+// # Why the flamegraph renderer is written here
+//
+// No maintained Go library renders flamegraphs, and the reference
+// implementations (flamegraph.pl, inferno) are CDDL-licensed, so their code
+// must not be ported. This renderer is an independent design: it builds a
+// tree from the merged stacks, lays it out depth-first with children in name
+// order, and writes one <g> (title, rect, text) per frame; the script reads
+// geometry back from those elements, so the SVG stays the single source of
+// truth and there is no second data blob. Only the general idea of a
+// flamegraph and the collapsed format (a de-facto standard) are shared.
+package output

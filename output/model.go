@@ -1,0 +1,195 @@
+package output
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Kinds of Profile.
+const (
+	KindHits    = "hits"    // event-triggered probes: one count per hit
+	KindSamples = "samples" // --sample: one count per CPU-clock sample
+)
+
+// Frame is one symbolized (or not) stack frame. All fields are optional; the
+// more are set, the better the frame renders (see Name for the rules).
+type Frame struct {
+	Name    string // function name, demangled; empty when unsymbolized
+	Module  string // path or name of the ELF object (or kernel module) holding Address
+	Offset  uint64 // Address relative to Module, used for unsymbolized frames
+	File    string // source file, as the resolver reports it
+	Line    int    // source line, 0 when unknown
+	Kernel  bool   // a kernel frame (frames in Sample.Kernel are kernel frames anyway)
+	Inline  bool   // an inlined call, sharing Address with the physical frame rootward of it
+	Address uint64 // absolute address in the process (or kernel)
+	BuildID string // hex build-id of Module, when known
+}
+
+// Sample is one distinct stack of one process under one probe and its count.
+// Stacks are ordered root first (outermost caller) to leaf (where the event
+// fired). Inline frames follow the physical frame they were inlined into.
+type Sample struct {
+	Probe  string  // probe label: the spec as given on the command line
+	PID    int     // process (tgid)
+	Comm   string  // process name
+	User   []Frame // user stack, root..leaf
+	Kernel []Frame // kernel stack, root..leaf (above the user stack)
+	Count  uint64  // hits or samples
+}
+
+// Profile is everything one run produced. Output writers never modify it.
+type Profile struct {
+	Kind        string            // KindHits or KindSamples
+	PeriodNanos int64             // sampling period, for KindSamples
+	Probes      []string          // labels in command-line order, including probes with 0 hits
+	Samples     []Sample          // in any order; writers sort
+	Drops       map[string]uint64 // cause -> count, informational
+}
+
+// Options tune the writers.
+type Options struct {
+	// Lines appends ":file:line" to frames whose source position is known.
+	Lines bool
+	// WithProbe makes the probe label the root frame (WriteCollapsed, WriteSVG).
+	// Write sets it by itself: on for combined outputs, off for per-probe files.
+	WithProbe bool
+	// Stdout receives the combined collapsed stacks when Write has no
+	// destinations; nil means os.Stdout.
+	Stdout io.Writer
+	// Width of SVG flamegraphs in pixels; 0 means 1200.
+	Width int
+}
+
+// unknown is the name of a frame about which nothing is known.
+const unknown = "[unknown]"
+
+// FrameName renders f as it appears in collapsed stacks and flamegraphs:
+//   - Name when set, else "module+0xOFF" (module base name) when Module is
+//     set, else "0xADDR" when Address is set, else "[unknown]";
+//   - " (inlined)" appended for inline frames;
+//   - ":file:line" appended with lines set and File known (":file" without a line);
+//   - "_[k]" appended for kernel frames (kernel true or f.Kernel).
+//
+// The result is sanitized (see Sanitize), so it never holds ';' or newlines.
+func FrameName(f Frame, kernel, lines bool) string {
+	withLine := lines && f.File != ""
+	kernel = kernel || f.Kernel
+	if f.Name != "" && !f.Inline && !withLine && !kernel {
+		return Sanitize(f.Name) // the common case, without copying
+	}
+	b := make([]byte, 0, len(f.Name)+len(f.File)+24)
+	switch {
+	case f.Name != "":
+		b = append(b, f.Name...)
+	case f.Module != "":
+		b = append(b, filepath.Base(f.Module)...)
+		b = strconv.AppendUint(append(b, "+0x"...), f.Offset, 16)
+	case f.Address != 0:
+		b = strconv.AppendUint(append(b, "0x"...), f.Address, 16)
+	default:
+		b = append(b, unknown...)
+	}
+	if f.Inline {
+		b = append(b, " (inlined)"...)
+	}
+	if withLine {
+		b = append(append(b, ':'), f.File...)
+		if f.Line > 0 {
+			b = strconv.AppendInt(append(b, ':'), int64(f.Line), 10)
+		}
+	}
+	if kernel {
+		b = append(b, "_[k]"...)
+	}
+	return Sanitize(string(b))
+}
+
+// Sanitize makes s safe as one frame of a collapsed line: ';' (the frame
+// separator) becomes ',' (so Rust's "[u8; 4]" reads "[u8, 4]"), and CR, LF,
+// tab and other control characters become a space, and invalid UTF-8 (and
+// the non-characters U+FFFE, U+FFFF, which XML forbids) becomes U+FFFD. An
+// empty s becomes "[unknown]". Spaces are kept: readers split the count off
+// at the last space.
+func Sanitize(s string) string {
+	if s == "" {
+		return unknown
+	}
+	if !strings.ContainsFunc(s, needsSanitize) {
+		return s
+	}
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == ';':
+			return ','
+		case r < 0x20 || r == 0x7f:
+			return ' '
+		case r == 0xfffe || r == 0xffff:
+			return utf8.RuneError
+		}
+		return r
+	}, strings.ToValidUTF8(s, "\uFFFD"))
+}
+
+func needsSanitize(r rune) bool {
+	return r == ';' || r < 0x20 || r == 0x7f || r == utf8.RuneError || r == 0xfffe || r == 0xffff
+}
+
+// commName is the frame naming a sample's process.
+func commName(s *Sample) string {
+	if s.Comm != "" {
+		return Sanitize(s.Comm)
+	}
+	if s.PID > 0 {
+		return fmt.Sprintf("[pid %d]", s.PID)
+	}
+	return unknown
+}
+
+// probeLabels returns p.Probes without duplicates, followed (sorted) by
+// labels that samples carry but p.Probes lacks, so no sample is ever lost.
+func probeLabels(p *Profile) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, l := range p.Probes {
+		if !seen[l] {
+			seen[l] = true
+			out = append(out, l)
+		}
+	}
+	var extra []string
+	for i := range p.Samples {
+		l := p.Samples[i].Probe
+		if !seen[l] {
+			seen[l] = true
+			extra = append(extra, l)
+		}
+	}
+	sortStrings(extra)
+	return append(out, extra...)
+}
+
+// unit is the word for counts of this profile's kind.
+func (p *Profile) unit() string {
+	if p.Kind == KindSamples {
+		return "samples"
+	}
+	return "hits"
+}
+
+// total returns the sum of counts of the samples accepted by keep (nil: all).
+func (p *Profile) total(keep func(*Sample) bool) uint64 {
+	var n uint64
+	for i := range p.Samples {
+		if keep == nil || keep(&p.Samples[i]) {
+			n += p.Samples[i].Count
+		}
+	}
+	return n
+}
+
+func sortStrings(s []string) { slices.Sort(s) }

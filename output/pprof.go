@@ -1,0 +1,157 @@
+package output
+
+import (
+	"cmp"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/google/pprof/profile"
+)
+
+// kernelMapping is the pprof mapping name of the kernel image, as perf and
+// pprof's own converters name it.
+const kernelMapping = "[kernel.kallsyms]"
+
+// WritePprof writes p as a gzipped pprof profile (profile.proto) that `go
+// tool pprof` reads:
+//   - sample types hits/count for probes; samples/count and cpu/nanoseconds
+//     (count times PeriodNanos) for sampling;
+//   - labels probe and comm (strings, control characters made spaces) and pid (numeric, unit "pid");
+//   - one mapping per module, build-id and load bias; kernel frames map to
+//     "[kernel.kallsyms]" (or "[module]");
+//   - functions with their source file, lines with their line number; an
+//     inline frame becomes an extra Line of the Location of the physical
+//     frame it was inlined into, innermost first as profile.proto wants;
+//   - unsymbolized frames get a function named like the collapsed frame
+//     ("libfoo.so+0x1234") so reports show them by module and offset;
+//   - comments with the hits per probe (zero included) and the drops.
+//
+// opts is accepted for symmetry; pprof always carries files and lines.
+func WritePprof(w io.Writer, p *Profile, opts Options) error {
+	b := newPprofBuilder(p)
+	for _, i := range sortedSamples(p) {
+		b.add(&p.Samples[i])
+	}
+	orderMappings(b.prof.Mapping)
+	if err := b.prof.CheckValid(); err != nil {
+		return fmt.Errorf("build pprof profile: %w", err)
+	}
+	return b.prof.Write(w)
+}
+
+type pprofBuilder struct {
+	p         *Profile
+	prof      *profile.Profile
+	mappings  map[mapKey]*profile.Mapping
+	functions map[funcKey]*profile.Function
+	locations map[locKey]*profile.Location
+	samples   map[string]*profile.Sample
+	scratch   []byte
+}
+
+func newPprofBuilder(p *Profile) *pprofBuilder {
+	prof := &profile.Profile{
+		SampleType: []*profile.ValueType{{Type: "hits", Unit: "count"}},
+		PeriodType: &profile.ValueType{Type: "hits", Unit: "count"},
+		Period:     1,
+	}
+	if p.Kind == KindSamples {
+		prof.SampleType = []*profile.ValueType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}}
+		prof.PeriodType = &profile.ValueType{Type: "cpu", Unit: "nanoseconds"}
+		prof.Period = p.PeriodNanos
+	}
+	for _, l := range probeLabels(p) {
+		prof.Comments = append(prof.Comments, fmt.Sprintf("probe %s: %d %s", cleanName(l), p.total(forProbe(l)), p.unit()))
+	}
+	if d := p.dropSummary(); d != "" {
+		prof.Comments = append(prof.Comments, d)
+	}
+	return &pprofBuilder{p: p, prof: prof, mappings: map[mapKey]*profile.Mapping{},
+		functions: map[funcKey]*profile.Function{}, locations: map[locKey]*profile.Location{},
+		samples: map[string]*profile.Sample{}}
+}
+
+// sortedSamples orders sample indexes by probe, comm, pid and stack, so the
+// output does not depend on the order of p.Samples.
+func sortedSamples(p *Profile) []int {
+	keys := make([]string, len(p.Samples))
+	idx := make([]int, 0, len(p.Samples))
+	for i := range p.Samples {
+		s := &p.Samples[i]
+		keys[i] = joinNames(sampleFrames(s, Options{WithProbe: true, Lines: true}))
+		idx = append(idx, i)
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		return cmp.Or(strings.Compare(keys[a], keys[b]), cmp.Compare(p.Samples[a].PID, p.Samples[b].PID))
+	})
+	return idx
+}
+
+// add appends one sample, merged with an earlier one of the same probe,
+// process and stack.
+func (b *pprofBuilder) add(s *Sample) {
+	if s.Count == 0 {
+		return
+	}
+	var locs []*profile.Location // leaf first
+	for _, g := range slices.Backward(groupFrames(s.Kernel, true)) {
+		locs = append(locs, b.location(g))
+	}
+	for _, g := range slices.Backward(groupFrames(s.User, false)) {
+		locs = append(locs, b.location(g))
+	}
+	kb := append(b.scratch[:0], s.Probe...)
+	kb = append(append(kb, 0), s.Comm...)
+	kb = binary.AppendVarint(append(kb, 0), int64(s.PID))
+	for _, l := range locs {
+		kb = binary.AppendUvarint(kb, l.ID)
+	}
+	b.scratch = kb
+	key := string(kb)
+	values := []int64{int64(s.Count)}
+	if b.p.Kind == KindSamples {
+		values = append(values, int64(s.Count)*b.p.PeriodNanos)
+	}
+	if prev, ok := b.samples[key]; ok {
+		for i, v := range values {
+			prev.Value[i] += v
+		}
+		return
+	}
+	ps := &profile.Sample{Location: locs, Value: values, Label: map[string][]string{"probe": {cleanName(s.Probe)}}}
+	if s.Comm != "" {
+		ps.Label["comm"] = []string{cleanName(s.Comm)}
+	}
+	if s.PID != 0 {
+		ps.NumLabel = map[string][]int64{"pid": {int64(s.PID)}}
+		ps.NumUnit = map[string][]string{"pid": {"pid"}}
+	}
+	b.samples[key] = ps
+	b.prof.Sample = append(b.prof.Sample, ps)
+}
+
+// frameGroup is one physical frame followed (leafward) by the frames
+// inlined into it; all share one address and become one Location.
+type frameGroup struct {
+	frames []Frame
+	kernel bool
+}
+
+// groupFrames splits a root..leaf stack into frame groups: a frame starts a
+// new group unless it is inline and follows a frame of the same address.
+// Groups are sub-slices of frames.
+func groupFrames(frames []Frame, kernel bool) []frameGroup {
+	var gs []frameGroup
+	start := 0
+	for i := 1; i <= len(frames); i++ {
+		if i < len(frames) && frames[i].Inline && frames[i-1].Address == frames[i].Address {
+			continue
+		}
+		gs = append(gs, frameGroup{frames: frames[start:i], kernel: kernel || frames[start].Kernel})
+		start = i
+	}
+	return gs
+}

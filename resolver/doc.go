@@ -1,0 +1,70 @@
+// Package resolver owns probee's symbol index in both directions.
+//
+// Forward (Resolve): a parsed probespec.Spec becomes the concrete places a
+// probe attaches to — ELF functions (with file offsets for uprobes), source
+// lines through DWARF line tables, kernel functions and tracepoints.
+// Backward (Symbolizer): addresses captured in stacks become frame names,
+// from the same per-run index of ELF objects and /proc/kallsyms.
+//
+// Everything here is a pure function of files: the ELF objects, the
+// ld.so.cache, /proc/PID/maps, tracefs and kallsyms text. Nothing is loaded
+// into or attached to the kernel (that is bpf/'s job); mounting tracefs is
+// left to the caller too.
+//
+// Written in-house, on purpose:
+//   - the ld.so.cache parser (no Go library reads glibc's cache format);
+//   - the DT_NEEDED closure (glibc's search order: RPATH, RUNPATH with
+//     $ORIGIN/$LIB/$PLATFORM, ld.so.cache, default directories);
+//   - /proc/PID/maps and kallsyms parsers (tiny, and they must never panic).
+//
+// ELF and DWARF come from the standard library (debug/elf, debug/dwarf),
+// always behind a panic-to-error guard (safeELF) because debug/elf has
+// panicked on hostile input in the past. Demangling uses
+// github.com/ianlancetaylor/demangle (C++, Rust legacy and v0), globs use
+// github.com/gobwas/glob.
+//
+// # Decisions (documented once, here)
+//
+// Library names (TargetLib): a name containing ".so" is a file name and
+// matches a library whose base name is that name or starts with it followed
+// by "." (libssl.so.3 matches libssl.so.3 and libssl.so.3.0). Any other name
+// is a stem: "c", "libc", "pthread". The stems tried are the name and, unless
+// it starts with "lib", "lib"+name; a file matches a stem when its base name
+// continues after the stem with ".so" (libc.so.6) or with "-" and a digit
+// (libc-2.31.so, libLLVM-14.so.1). So libc never matches libcrypto, libcap
+// or libc_malloc_debug. Without -p/-- CMD, libraries are looked up in the
+// ld.so.cache (entries for this machine's architecture) and, when it has no
+// match, the standard directories.
+//
+// Debug files: separate debug files found by build-id under
+// <root>/usr/lib/debug/.build-id/xx/yyyy.debug (or by .gnu_debuglink under
+// /usr/lib/debug) ARE consulted when present; their .symtab adds the local
+// functions a stripped library lacks and their .debug_line serves file:line
+// specs. Target.SymbolFrom names the file a symbol came from, so
+// --list-probes -v shows when a match exists only because libc6-dbg (or a
+// -dbgsym package) is installed.
+//
+// Functions: only defined STT_FUNC and STT_GNU_IFUNC symbols in an
+// executable section with a non-zero address count. Symbols at one address
+// are one target (aliases such as malloc/__libc_malloc): it is reported
+// under the name that matched, preferring, when several matched, a global
+// name, then fewer leading underscores, then the shorter, then the
+// alphabetically first. A probe on a GNU_IFUNC symbol fires in the IFUNC
+// resolver, as with every uprobe tool.
+//
+// Fragments: symbols whose raw name carries a ".cold" or ".part.N" suffix
+// are pieces of another function, not entry points; demangled matches skip
+// them (exact, glob and regex matches on the raw name still see them).
+// Clones such as ".isra.N" and ".constprop.N" are real entry points.
+//
+// Source lines: only is_stmt rows that are not end_sequence count; every
+// address of the line is a target (inlined copies, split hot/cold code), but
+// consecutive rows of the same line within one sequence collapse into the
+// first. Files match by path suffix on "/" boundaries; two different files
+// matching is an error listing them.
+//
+// Frames: Symbolizer.Frames looks up exactly the addresses given. Callers
+// pass pc-1 for return addresses (every frame but the leaf) themselves.
+// Unsymbolized addresses are named module+0xOFF, OFF being the file offset
+// (as in /proc/PID/maps), never a bare [unknown] when the module is known.
+package resolver

@@ -1,0 +1,211 @@
+package resolver
+
+import (
+	"debug/dwarf"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/probee/probee/probespec"
+)
+
+// lineHit is one address of a source line.
+type lineHit struct {
+	file string
+	addr uint64
+}
+
+// resolveSource turns "file:line" into one target per address of the line.
+func (r *Resolver) resolveSource(spec probespec.Spec, objs []*Object, where string) ([]Target, error) {
+	var ts []Target
+	files := map[string]bool{}
+	var near []int
+	for _, o := range objs {
+		hits, nearby, err := lineAddrs(o, spec.Source.File, spec.Source.Line)
+		if err != nil {
+			return nil, err
+		}
+		near = append(near, nearby...)
+		for _, h := range hits {
+			files[h.file] = true
+			ts = append(ts, o.lineTarget(h, spec))
+		}
+	}
+	if len(files) > 1 {
+		return nil, fmt.Errorf("source file %q is ambiguous, it matches: %s: give more of its path",
+			spec.Source.File, strings.Join(sortedKeys(files), ", "))
+	}
+	if len(ts) == 0 {
+		msg := fmt.Sprintf("no code at %s:%d in %s", spec.Source.File, spec.Source.Line, where)
+		if len(near) > 0 {
+			msg += fmt.Sprintf("; lines with code nearby: %s", nearestLines(near, spec.Source.Line))
+		} else {
+			msg += " (no line table names that file: was it built with -g?)"
+		}
+		return nil, errors.New(msg)
+	}
+	return ts, nil
+}
+
+// lineTarget names the function around a line address.
+func (o *Object) lineTarget(h lineHit, spec probespec.Spec) Target {
+	t := Target{Kind: probespec.Uprobe, Path: o.Path, BuildID: o.BuildID, Address: h.addr,
+		SourceFile: h.file, Line: spec.Source.Line, SymbolFrom: o.Path}
+	if i := o.funcAt(h.addr); i >= 0 {
+		s := o.Funcs[i]
+		t.Symbol, t.Demangled, t.Address, t.Offset, t.Size = s.Name, s.Demangled, s.Addr, h.addr-s.Addr, s.Size
+		if s.from == fromDebug {
+			t.SymbolFrom = o.DebugFile
+		}
+	}
+	t.FileOffset, _ = o.FileOffset(t.Address)
+	return t
+}
+
+// lineAddrs returns the is_stmt addresses of want:line in o's line tables
+// (its own, or its debug file's), and the lines with code in files that
+// match want (for the error message).
+func lineAddrs(o *Object, want string, line int) (hits []lineHit, near []int, err error) {
+	for _, p := range []string{o.Path, o.DebugFile} {
+		if p == "" {
+			continue
+		}
+		d, err := openDWARF(p)
+		if err != nil || d == nil {
+			continue
+		}
+		err = safeELF(p, func() error {
+			hits, near = scanLines(d, want, line)
+			return nil
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(hits) > 0 || len(near) > 0 {
+			return hits, near, nil
+		}
+	}
+	return nil, nil, nil
+}
+
+func openDWARF(path string) (*dwarf.Data, error) {
+	f, fh, err := openELF(path)
+	if err != nil {
+		return nil, err
+	}
+	defer fh.Close()
+	var d *dwarf.Data
+	err = safeELF(path, func() (e error) {
+		if f.Section(".debug_line") == nil {
+			return nil
+		}
+		d, e = f.DWARF()
+		return e
+	})
+	return d, err
+}
+
+// scanLines walks every compile unit's line table.
+func scanLines(d *dwarf.Data, want string, line int) (hits []lineHit, near []int) {
+	want = filepath.Clean(want)
+	rd := d.Reader()
+	for {
+		cu, err := rd.Next()
+		if err != nil || cu == nil {
+			return hits, near
+		}
+		rd.SkipChildren()
+		if cu.Tag != dwarf.TagCompileUnit {
+			continue
+		}
+		lr, err := d.LineReader(cu)
+		if err != nil || lr == nil {
+			continue
+		}
+		dir, _ := cu.Val(dwarf.AttrCompDir).(string)
+		h, n := scanUnit(lr, dir, want, line)
+		hits, near = append(hits, h...), append(near, n...)
+	}
+}
+
+// scanUnit collects the first address of each run of rows for the line
+// within a sequence.
+func scanUnit(lr *dwarf.LineReader, compDir, want string, line int) (hits []lineHit, near []int) {
+	var e dwarf.LineEntry
+	inRun := false
+	matches := map[*dwarf.LineFile]bool{} // per file entry, not per row
+	match := func(f *dwarf.LineFile) bool {
+		m, ok := matches[f]
+		if !ok {
+			m = pathSuffix(fullName(f.Name, compDir), want)
+			matches[f] = m
+		}
+		return m
+	}
+	for {
+		if err := lr.Next(&e); err != nil {
+			return hits, near // io.EOF or a corrupt table: keep what we have
+		}
+		if e.EndSequence {
+			inRun = false
+			continue
+		}
+		if e.File == nil || !match(e.File) {
+			inRun = false
+			continue
+		}
+		if e.Line != line {
+			if e.IsStmt {
+				near = append(near, e.Line)
+			}
+			inRun = false
+			continue
+		}
+		if e.IsStmt && !inRun {
+			hits = append(hits, lineHit{file: filepath.Clean(fullName(e.File.Name, compDir)), addr: e.Address})
+		}
+		inRun = true
+	}
+}
+
+func fullName(name, compDir string) string {
+	if !filepath.IsAbs(name) && compDir != "" {
+		return filepath.Join(compDir, name)
+	}
+	return name
+}
+
+// pathSuffix reports whether name is want or ends with "/"+want.
+func pathSuffix(name, want string) bool {
+	name = filepath.Clean(name)
+	return name == want || strings.HasSuffix(name, "/"+want)
+}
+
+// nearestLines lists up to 3 lines with code before and after line.
+func nearestLines(lines []int, line int) string {
+	sort.Ints(lines)
+	var uniq []int
+	for i, l := range lines {
+		if i == 0 || l != lines[i-1] {
+			uniq = append(uniq, l)
+		}
+	}
+	i := sort.SearchInts(uniq, line)
+	lo, hi := max(0, i-3), min(len(uniq), i+3)
+	var s []string
+	for _, l := range uniq[lo:hi] {
+		s = append(s, fmt.Sprint(l))
+	}
+	return strings.Join(s, ", ")
+}
+
+func sortedKeys(m map[string]bool) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,43 @@
+package resolver
+
+import (
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"github.com/probee/probee/internal/testgate"
+	"github.com/probee/probee/probespec"
+)
+
+// fixture returns the path of a fixture binary, skipping when missing.
+func fixture(t testing.TB, name string) string {
+	t.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	p, _ := filepath.Abs(filepath.Join(filepath.Dir(file), "..", "tests", "fixtures", "bin", name))
+	return testgate.Fixture(t, p)
+}
+
+func uspec(target probespec.Target, kind probespec.MatcherKind, pattern string) probespec.Spec {
+	return probespec.Spec{Kind: probespec.Uprobe, Target: target, Matcher: probespec.Matcher{Kind: kind, Pattern: pattern}}
+}
+
+func pathT(p string) probespec.Target { return probespec.Target{Kind: probespec.TargetPath, Name: p} }
+func libT(n string) probespec.Target  { return probespec.Target{Kind: probespec.TargetLib, Name: n} }
+
+func symbols(ts []Target) []string {
+	var out []string
+	for _, t := range ts {
+		out = append(out, t.Symbol)
+	}
+	return out
+}
+
+// resolveOK resolves or fails the test.
+func resolveOK(t *testing.T, spec probespec.Spec, scope Scope) []Target {
+	t.Helper()
+	ts, err := Resolve(spec, scope)
+	if err != nil {
+		t.Fatalf("Resolve(%+v): %v", spec, err)
+	}
+	return ts
+}

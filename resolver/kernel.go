@@ -1,0 +1,194 @@
+package resolver
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/gobwas/glob"
+	"github.com/probee/probee/probespec"
+)
+
+// kernelFuncs is the list of traceable kernel functions.
+type kernelFuncs struct {
+	funcs     []KernelSymbol
+	source    string // file the list came from
+	blacklist map[string]bool
+}
+
+// ErrNoTracefs means tracefs is not mounted where we looked.
+var ErrNoTracefs = fmt.Errorf("tracefs not mounted: mount it with 'mount -t tracefs tracefs /sys/kernel/tracing'")
+
+// tracefs returns the tracefs directory of the scope, or "".
+func (r *Resolver) tracefs() string {
+	if r.scope.Tracefs != "" {
+		return r.scope.Tracefs
+	}
+	for _, d := range []string{"/sys/kernel/tracing", "/sys/kernel/debug/tracing"} {
+		p := r.rootPath(d)
+		if _, err := os.Stat(filepath.Join(p, "events")); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// kernelList reads available_filter_functions, or the kallsyms text
+// symbols when tracefs or that file is missing, plus the kprobe blacklist.
+func (r *Resolver) kernelList() (*kernelFuncs, error) {
+	r.kernOnce.Do(func() {
+		k := &kernelFuncs{}
+		if t := r.tracefs(); t != "" {
+			p := filepath.Join(t, "available_filter_functions")
+			if f, err := os.Open(p); err == nil {
+				k.funcs, r.kernErr = ParseFilterFunctions(f)
+				k.source = p
+				f.Close()
+			}
+		}
+		if k.source == "" {
+			r.kernErr = r.kernelFromKallsyms(k)
+		}
+		k.blacklist = r.readBlacklist()
+		r.kern = k
+	})
+	return r.kern, r.kernErr
+}
+
+func (r *Resolver) kernelFromKallsyms(k *kernelFuncs) error {
+	p := r.scope.Kallsyms
+	if p == "" {
+		p = r.rootPath("/proc/kallsyms")
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return fmt.Errorf("list kernel functions: no available_filter_functions (%w) and %v", ErrNoTracefs, err)
+	}
+	defer f.Close()
+	syms, err := ParseKallsyms(f)
+	if err != nil {
+		return err
+	}
+	seen := map[KernelSymbol]bool{}
+	for _, s := range syms {
+		key := KernelSymbol{Name: s.Name, Module: s.Module}
+		if !seen[key] {
+			seen[key] = true
+			k.funcs = append(k.funcs, key)
+		}
+	}
+	k.source = p
+	return nil
+}
+
+func (r *Resolver) readBlacklist() map[string]bool {
+	p := r.scope.KprobeBlacklist
+	if p == "" {
+		p = r.rootPath("/sys/kernel/debug/kprobes/blacklist")
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	bl, _ := ParseKprobeBlacklist(f)
+	return bl
+}
+
+// resolveKernel resolves kprobe and kretprobe specs.
+func (r *Resolver) resolveKernel(spec probespec.Spec) ([]Target, error) {
+	if spec.IsSource() {
+		return nil, fmt.Errorf("kprobes take function names, not source lines")
+	}
+	k, err := r.kernelList()
+	if err != nil {
+		return nil, err
+	}
+	m, err := compileMatcher(spec.Matcher)
+	if err != nil {
+		return nil, err
+	}
+	mod, where := moduleFilter(spec.Target, k.source)
+	var ts []Target
+	var names []string
+	blocked := 0
+	for _, f := range k.funcs {
+		if mod != nil && *mod != f.Module {
+			continue
+		}
+		names = append(names, f.Name)
+		if !m.matchName(f.Name) {
+			continue
+		}
+		if k.blacklist[f.Name] {
+			blocked++
+			continue
+		}
+		ts = append(ts, Target{Kind: probespec.Kprobe, Ret: spec.Ret, Symbol: f.Name, Module: f.Module, Offset: spec.Offset})
+	}
+	if len(ts) == 0 && blocked > 0 {
+		return nil, fmt.Errorf("every kernel function matching %q (%d) is on the kprobe blacklist", spec.Matcher.Pattern, blocked)
+	}
+	if len(ts) == 0 {
+		return nil, &NoMatchError{What: "kernel function", Pattern: spec.Matcher.Pattern, Where: where, Suggestions: suggest(spec.Matcher.Pattern, names)}
+	}
+	return ts, nil
+}
+
+// moduleFilter returns the module to keep (nil: all; "" is vmlinux).
+func moduleFilter(t probespec.Target, source string) (*string, string) {
+	if t.Kind != probespec.TargetModule && t.Kind != probespec.TargetLib {
+		return nil, source
+	}
+	m := t.Name
+	if m == "vmlinux" {
+		m = ""
+	}
+	return &m, fmt.Sprintf("module %s (%s)", t.Name, source)
+}
+
+// resolveTracepoints lists tracefs events/<category>/<name> matching the
+// spec's globs.
+func (r *Resolver) resolveTracepoints(spec probespec.Spec) ([]Target, error) {
+	t := r.tracefs()
+	if t == "" {
+		return nil, ErrNoTracefs
+	}
+	cg, err := glob.Compile(spec.Tracepoint.Category)
+	if err != nil {
+		return nil, fmt.Errorf("bad tracepoint category %q: %w", spec.Tracepoint.Category, err)
+	}
+	ng, err := glob.Compile(spec.Tracepoint.Name)
+	if err != nil {
+		return nil, fmt.Errorf("bad tracepoint name %q: %w", spec.Tracepoint.Name, err)
+	}
+	events := filepath.Join(t, "events")
+	cats, err := os.ReadDir(events)
+	if err != nil {
+		return nil, fmt.Errorf("list tracepoints: %w", err)
+	}
+	var ts []Target
+	var all []string
+	for _, c := range cats {
+		if !c.IsDir() {
+			continue
+		}
+		evs, _ := os.ReadDir(filepath.Join(events, c.Name()))
+		for _, e := range evs {
+			if !e.IsDir() {
+				continue
+			}
+			all = append(all, c.Name()+":"+e.Name())
+			if cg.Match(c.Name()) && ng.Match(e.Name()) {
+				ts = append(ts, Target{Kind: probespec.Tracepoint, Category: c.Name(), Name: e.Name()})
+			}
+		}
+	}
+	if len(ts) == 0 {
+		pat := spec.Tracepoint.Category + ":" + spec.Tracepoint.Name
+		sort.Strings(all)
+		return nil, &NoMatchError{What: "tracepoint", Pattern: pat, Where: events, Suggestions: suggest(pat, all)}
+	}
+	return ts, nil
+}

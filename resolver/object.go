@@ -1,0 +1,302 @@
+package resolver
+
+import (
+	"bytes"
+	"cmp"
+	"debug/elf"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+)
+
+// Symbol source files, in increasing order of how far we had to look.
+const (
+	fromDynsym = iota
+	fromSymtab
+	fromDebug
+)
+
+// Symbol is one function symbol of an Object.
+type Symbol struct {
+	Name      string // raw (mangled) name
+	Demangled string // full demangled name, "" when not mangled
+	Short     string // demangled without parameters, "" when not mangled
+	Addr      uint64 // st_value
+	Size      uint64
+	Global    bool // STB_GLOBAL or STB_WEAK
+	Fragment  bool // .cold / .part.N piece of another function
+	from      uint8
+}
+
+// segment is one PT_LOAD program header.
+type segment struct {
+	vaddr, memsz, off, filesz uint64
+	exec                      bool
+}
+
+// Object is the symbol view of one ELF file: its functions, sorted by
+// address, and what is needed to turn addresses into file offsets.
+type Object struct {
+	Path      string // the file as opened
+	BuildID   string // hex, "" when the file has none
+	DebugFile string // separate debug file whose symbols were merged, or ""
+	Soname    string
+	Needed    []string
+	Rpath     []string
+	Runpath   []string
+	Interp    string
+	Funcs     []Symbol // sorted by Addr, then Name
+
+	loads     []segment
+	debuglink string
+}
+
+// ErrNotELF is returned for files that are not ELF objects (linker
+// scripts such as libc.so, text files): callers skip them.
+var ErrNotELF = errors.New("not an ELF file")
+
+// safeELF runs fn, turning a panic inside debug/elf or debug/dwarf on
+// hostile input into an error.
+func safeELF(path string, fn func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("malformed ELF file %s: %v", path, r)
+		}
+	}()
+	return fn()
+}
+
+// openELF opens path with debug/elf behind the panic guard.
+func openELF(path string) (*elf.File, *os.File, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	var magic [4]byte
+	if _, err := fh.ReadAt(magic[:], 0); err != nil || string(magic[:]) != elf.ELFMAG {
+		fh.Close()
+		return nil, nil, fmt.Errorf("%s: %w", path, ErrNotELF)
+	}
+	var f *elf.File
+	err = safeELF(path, func() (e error) { f, e = elf.NewFile(fh); return e })
+	if err != nil {
+		fh.Close()
+		return nil, nil, fmt.Errorf("read ELF %s: %w", path, err)
+	}
+	return f, fh, nil
+}
+
+// LoadObject reads the function symbols of the ELF file at path. debugRoot,
+// when not "", is the directory holding separate debug files
+// (normally /usr/lib/debug).
+func LoadObject(path, debugRoot string) (*Object, error) {
+	f, fh, err := openELF(path)
+	if err != nil {
+		return nil, err
+	}
+	defer fh.Close()
+	var o *Object
+	err = safeELF(path, func() (e error) { o, e = newObject(path, f); return e })
+	if err != nil {
+		return nil, err
+	}
+	if debugRoot != "" {
+		o.mergeDebugFile(debugRoot)
+	}
+	if err := safeELF(path, func() error { o.finish(); return nil }); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+// NewObject reads the function symbols from r (no debug-file lookup). It is
+// what the fuzz target drives.
+func NewObject(name string, r io.ReaderAt) (*Object, error) {
+	var o *Object
+	err := safeELF(name, func() error {
+		f, err := elf.NewFile(r)
+		if err != nil {
+			return err
+		}
+		o, err = newObject(name, f)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := safeELF(name, func() error { o.finish(); return nil }); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+func newObject(path string, f *elf.File) (*Object, error) {
+	o := &Object{Path: path, BuildID: buildID(f)}
+	for _, p := range f.Progs {
+		switch p.Type {
+		case elf.PT_LOAD:
+			o.loads = append(o.loads, segment{p.Vaddr, p.Memsz, p.Off, p.Filesz, p.Flags&elf.PF_X != 0})
+		case elf.PT_INTERP:
+			o.Interp = readInterp(p)
+		}
+	}
+	o.readDynamic(f)
+	o.debuglink = debuglink(f)
+	dyn, _ := f.DynamicSymbols()
+	o.addSymbols(f, dyn, fromDynsym)
+	tab, _ := f.Symbols()
+	o.addSymbols(f, tab, fromSymtab)
+	return o, nil
+}
+
+func readInterp(p *elf.Prog) string {
+	if p.Filesz > 4096 {
+		return ""
+	}
+	b := make([]byte, p.Filesz)
+	if _, err := p.ReadAt(b, 0); err != nil {
+		return ""
+	}
+	return string(bytes.TrimRight(b, "\x00"))
+}
+
+func (o *Object) readDynamic(f *elf.File) {
+	if s, _ := f.DynString(elf.DT_SONAME); len(s) > 0 {
+		o.Soname = s[0]
+	}
+	o.Needed, _ = f.DynString(elf.DT_NEEDED)
+	for _, s := range dynStrings(f, elf.DT_RPATH) {
+		o.Rpath = append(o.Rpath, strings.Split(s, ":")...)
+	}
+	for _, s := range dynStrings(f, elf.DT_RUNPATH) {
+		o.Runpath = append(o.Runpath, strings.Split(s, ":")...)
+	}
+}
+
+func dynStrings(f *elf.File, tag elf.DynTag) []string {
+	s, _ := f.DynString(tag)
+	return s
+}
+
+// addSymbols keeps defined functions with code.
+func (o *Object) addSymbols(f *elf.File, syms []elf.Symbol, from uint8) {
+	for _, s := range syms {
+		t := elf.ST_TYPE(s.Info)
+		if t != elf.STT_FUNC && t != elf.STT_GNU_IFUNC {
+			continue
+		}
+		if s.Value == 0 || s.Section == elf.SHN_UNDEF || s.Name == "" || !execSection(f, s.Section) {
+			continue
+		}
+		b := elf.ST_BIND(s.Info)
+		o.Funcs = append(o.Funcs, Symbol{
+			Name: s.Name, Addr: s.Value, Size: s.Size, from: from,
+			Global: b == elf.STB_GLOBAL || b == elf.STB_WEAK,
+		})
+	}
+}
+
+func execSection(f *elf.File, idx elf.SectionIndex) bool {
+	if idx == elf.SHN_ABS {
+		return false
+	}
+	if int(idx) >= len(f.Sections) {
+		return false
+	}
+	return f.Sections[idx].Flags&elf.SHF_EXECINSTR != 0
+}
+
+// finish sorts, deduplicates (name, addr) pairs and demangles.
+func (o *Object) finish() {
+	slices.SortFunc(o.Funcs, func(a, b Symbol) int {
+		if c := cmp.Compare(a.Addr, b.Addr); c != 0 {
+			return c
+		}
+		if c := strings.Compare(a.Name, b.Name); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.from, b.from)
+	})
+	out := o.Funcs[:0]
+	for i, s := range o.Funcs {
+		if i > 0 && s.Addr == out[len(out)-1].Addr && s.Name == out[len(out)-1].Name {
+			if s.Size > out[len(out)-1].Size {
+				out[len(out)-1].Size = s.Size
+			}
+			continue
+		}
+		s.Demangled, s.Short = demangleName(s.Name)
+		s.Fragment = isFragment(s.Name)
+		out = append(out, s)
+	}
+	o.Funcs = out
+}
+
+// buildID returns the GNU build-id note as hex.
+func buildID(f *elf.File) string {
+	if s := f.Section(".note.gnu.build-id"); s != nil {
+		if b, err := s.Data(); err == nil {
+			return parseBuildIDNote(b, f.ByteOrder)
+		}
+	}
+	for _, p := range f.Progs {
+		if p.Type != elf.PT_NOTE || p.Filesz > 1<<16 {
+			continue
+		}
+		b := make([]byte, p.Filesz)
+		if _, err := p.ReadAt(b, 0); err == nil {
+			if id := parseBuildIDNote(b, f.ByteOrder); id != "" {
+				return id
+			}
+		}
+	}
+	return ""
+}
+
+// parseBuildIDNote walks ELF notes looking for NT_GNU_BUILD_ID (3, "GNU").
+func parseBuildIDNote(b []byte, bo binary.ByteOrder) string {
+	for len(b) >= 12 {
+		namesz, descsz, typ := bo.Uint32(b), bo.Uint32(b[4:]), bo.Uint32(b[8:])
+		nameEnd := 12 + align4(uint64(namesz))
+		descEnd := nameEnd + align4(uint64(descsz))
+		if descEnd > uint64(len(b)) || nameEnd < 12 {
+			return ""
+		}
+		name := b[12 : 12+uint64(namesz)]
+		if typ == 3 && string(bytes.TrimRight(name, "\x00")) == "GNU" {
+			return hex.EncodeToString(b[nameEnd : nameEnd+uint64(descsz)])
+		}
+		b = b[descEnd:]
+	}
+	return ""
+}
+
+func align4(n uint64) uint64 { return (n + 3) &^ 3 }
+
+// FileOffset converts a virtual address (st_value) into the offset in the
+// file, which is what the kernel's uprobe API takes. ok is false when no
+// PT_LOAD segment holds the address.
+func (o *Object) FileOffset(addr uint64) (uint64, bool) {
+	for _, s := range o.loads {
+		if addr >= s.vaddr && addr-s.vaddr < s.filesz {
+			return addr - s.vaddr + s.off, true
+		}
+	}
+	return 0, false
+}
+
+// VirtAddr converts a file offset (from /proc/PID/maps arithmetic) into a
+// virtual address of the ELF file.
+func (o *Object) VirtAddr(off uint64) (uint64, bool) {
+	for _, s := range o.loads {
+		if off >= s.off && off-s.off < s.filesz {
+			return off - s.off + s.vaddr, true
+		}
+	}
+	return 0, false
+}

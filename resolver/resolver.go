@@ -1,0 +1,145 @@
+package resolver
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/probee/probee/probespec"
+)
+
+// Scope says where Resolve looks.
+type Scope struct {
+	// PID, when > 0, restricts user-space lookups to the ELF objects the
+	// process maps executable (read through /proc/PID/root).
+	PID int
+	// Command is the argv of "-- CMD ARGS": lookups cover the command's
+	// binary, its interpreter and its DT_NEEDED closure.
+	Command []string
+	// Root is prefixed to system paths (/etc/ld.so.cache, library dirs,
+	// /proc, /usr/lib/debug) for tests with a fake file system. "" is "/".
+	Root string
+	// Tracefs is the tracefs mount; "" tries /sys/kernel/tracing then
+	// /sys/kernel/debug/tracing (under Root).
+	Tracefs string
+	// Kallsyms is the kallsyms file; "" is /proc/kallsyms (under Root).
+	Kallsyms string
+	// KprobeBlacklist is debugfs' kprobes/blacklist; "" is
+	// /sys/kernel/debug/kprobes/blacklist (under Root). Unreadable is empty.
+	KprobeBlacklist string
+	// DebugDir holds separate debug files; "" is /usr/lib/debug (under
+	// Root), "-" disables debug files.
+	DebugDir string
+	// Warn receives non-fatal problems (missing DT_NEEDED libraries, an
+	// unreadable ld.so.cache). nil discards them.
+	Warn io.Writer
+}
+
+// Resolver resolves specs within one Scope, reading each file once. It is
+// safe for concurrent use.
+type Resolver struct {
+	scope Scope
+	idx   *Index
+
+	ldOnce sync.Once
+	ld     []LdCacheEntry
+
+	kernOnce sync.Once
+	kern     *kernelFuncs
+	kernErr  error
+}
+
+// New returns a Resolver for scope with a fresh per-run Index.
+func New(scope Scope) *Resolver {
+	if scope.Root == "" {
+		scope.Root = "/"
+	}
+	debug := scope.DebugDir
+	switch debug {
+	case "":
+		debug = filepath.Join(scope.Root, DefaultDebugDir)
+	case "-":
+		debug = ""
+	}
+	return &Resolver{scope: scope, idx: NewIndex(debug)}
+}
+
+// Index returns the resolver's object cache, to share with a Symbolizer.
+func (r *Resolver) Index() *Index { return r.idx }
+
+// Resolve is New(scope).Resolve(spec).
+func Resolve(spec probespec.Spec, scope Scope) ([]Target, error) {
+	return New(scope).Resolve(spec)
+}
+
+// Resolve returns the targets of spec, sorted by String() and address,
+// one per address (aliases merged). No match is a *NoMatchError.
+func (r *Resolver) Resolve(spec probespec.Spec) ([]Target, error) {
+	var ts []Target
+	var err error
+	switch spec.Kind {
+	case probespec.Uprobe:
+		ts, err = r.resolveUser(spec)
+	case probespec.Kprobe:
+		ts, err = r.resolveKernel(spec)
+	case probespec.Tracepoint:
+		ts, err = r.resolveTracepoints(spec)
+	default:
+		return nil, fmt.Errorf("resolve: spec has no kind (%v)", spec.Kind)
+	}
+	if err != nil {
+		return nil, err
+	}
+	SortTargets(ts)
+	return ts, nil
+}
+
+// SortTargets sorts targets by their canonical line, then address. Keys
+// are computed once: String() per comparison dominated listing libc.
+func SortTargets(ts []Target) {
+	type key struct {
+		line string
+		addr uint64
+		i    int
+	}
+	keys := make([]key, len(ts))
+	for i := range ts {
+		keys[i] = key{ts[i].String(), ts[i].Address, i}
+	}
+	slices.SortStableFunc(keys, func(a, b key) int {
+		if c := strings.Compare(a.line, b.line); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.addr, b.addr)
+	})
+	sorted := make([]Target, len(ts))
+	for i, k := range keys {
+		sorted[i] = ts[k.i]
+	}
+	copy(ts, sorted)
+}
+
+func (r *Resolver) rootPath(p string) string {
+	if r.scope.Root == "/" || r.scope.Root == "" {
+		return p
+	}
+	return filepath.Join(r.scope.Root, p)
+}
+
+func (r *Resolver) warnf(format string, args ...any) {
+	if r.scope.Warn != nil {
+		fmt.Fprintf(r.scope.Warn, "warning: "+format+"\n", args...)
+	}
+}
+
+// statSame reports whether a and b name the same file.
+func statSame(a, b string) bool {
+	sa, err1 := os.Stat(a)
+	sb, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
+}

@@ -1,0 +1,225 @@
+package resolver
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+)
+
+// Frame is one symbolized address.
+type Frame struct {
+	Addr         uint64
+	Function     string // demangled name (raw when not mangled); "" when unknown
+	Symbol       string // raw symbol name
+	Offset       uint64 // Addr minus the function's start
+	Module       string // file path, "[vdso]"-style name, or "[ext4]" / "[kernel]" for kernel frames
+	ModuleOffset uint64 // offset in the module's file (user) or 0
+	Kernel       bool
+}
+
+// Name is the frame's display name: the function, else module+0xOFF (base
+// name of the module), else "[unknown]".
+func (f Frame) Name() string {
+	switch {
+	case f.Function != "":
+		return f.Function
+	case f.Module != "":
+		return fmt.Sprintf("%s+0x%x", filepath.Base(f.Module), f.ModuleOffset)
+	}
+	return "[unknown]"
+}
+
+// procMaps is a snapshot of one process's executable mappings.
+type procMaps struct {
+	maps []Mapping          // executable mappings, sorted by Start
+	open map[string]*Object // mapping path -> loaded object (nil: unreadable)
+}
+
+// Symbolizer turns addresses into frames. Processes are snapshotted when
+// first seen and kept after they exit. Objects are shared through the
+// Index (one read per file and build-id). Safe for concurrent use.
+type Symbolizer struct {
+	idx      *Index
+	r        *Resolver // for rootPath and pidFile
+	kallsyms string
+
+	mu    sync.Mutex
+	procs map[int]*procMaps
+
+	kernOnce sync.Once
+	ksyms    []KernelSymbol
+}
+
+// NewSymbolizer returns a Symbolizer over scope's root and kallsyms. idx
+// may be a Resolver's Index to share already-read objects, or nil.
+func NewSymbolizer(scope Scope, idx *Index) *Symbolizer {
+	r := New(scope)
+	if idx != nil {
+		r.idx = idx
+	}
+	ks := scope.Kallsyms
+	if ks == "" {
+		ks = r.rootPath("/proc/kallsyms")
+	}
+	return &Symbolizer{idx: r.idx, r: r, kallsyms: ks, procs: map[int]*procMaps{}}
+}
+
+// Snapshot reads pid's mappings and loads their ELF objects now, so the
+// process can be symbolized after it exits. Calling it again refreshes the
+// snapshot (new mappings after dlopen); mappings already known and not
+// overlapped by the new snapshot are kept.
+func (s *Symbolizer) Snapshot(pid int) error {
+	maps, err := s.r.readMaps(pid)
+	if err != nil {
+		return err
+	}
+	p := &procMaps{open: map[string]*Object{}}
+	var paths, keys []string
+	for _, m := range maps {
+		if !m.Exec() {
+			continue
+		}
+		p.maps = append(p.maps, m)
+		if m.File() && !m.Deleted {
+			if _, ok := p.open[m.Path]; !ok {
+				p.open[m.Path] = nil
+				keys = append(keys, m.Path)
+				paths = append(paths, s.r.pidFile(pid, m.Path))
+			}
+		}
+	}
+	objs, _ := s.idx.LoadAll(paths)
+	for i, k := range keys {
+		p.open[k] = objs[i]
+	}
+	sort.Slice(p.maps, func(i, j int) bool { return p.maps[i].Start < p.maps[j].Start })
+	s.mu.Lock()
+	s.merge(pid, p)
+	s.mu.Unlock()
+	return nil
+}
+
+// merge adds a snapshot to what is known of pid (mappings recorded as they
+// were created, see AddMapping): the snapshot wins where they overlap. A
+// process read while it exits shows no mappings; it keeps the recorded ones.
+func (s *Symbolizer) merge(pid int, p *procMaps) {
+	old := s.procs[pid]
+	if old == nil {
+		s.procs[pid] = p
+		return
+	}
+	for _, m := range p.maps {
+		old.insert(m)
+	}
+	for k, o := range p.open {
+		if old.open[k] == nil {
+			old.open[k] = o
+		}
+	}
+}
+
+// Forget drops pid's snapshot.
+func (s *Symbolizer) Forget(pid int) {
+	s.mu.Lock()
+	delete(s.procs, pid)
+	s.mu.Unlock()
+}
+
+// Frames symbolizes user addresses of pid, exactly as given: callers pass
+// pc-1 for return addresses. A pid never seen is snapshotted first.
+func (s *Symbolizer) Frames(pid int, addrs []uint64) []Frame {
+	s.mu.Lock()
+	p := s.procs[pid]
+	s.mu.Unlock()
+	if p == nil {
+		_ = s.Snapshot(pid)
+		s.mu.Lock()
+		p = s.procs[pid]
+		s.mu.Unlock()
+	}
+	if p != nil {
+		s.loadMissing(p)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Frame, len(addrs))
+	for i, a := range addrs {
+		out[i] = p.frame(a)
+	}
+	return out
+}
+
+func (p *procMaps) frame(addr uint64) Frame {
+	f := Frame{Addr: addr}
+	if p == nil {
+		return f
+	}
+	i := sort.Search(len(p.maps), func(i int) bool { return p.maps[i].End > addr })
+	if i == len(p.maps) || addr < p.maps[i].Start {
+		return f
+	}
+	m := p.maps[i]
+	f.Module = m.Path
+	if m.Path == "" {
+		f.Module = "[anon]"
+	}
+	f.ModuleOffset = addr - m.Start
+	if !m.File() {
+		return f
+	}
+	f.ModuleOffset += m.Offset
+	if o := p.open[m.Path]; o != nil {
+		o.symbolize(&f)
+	}
+	return f
+}
+
+// symbolize fills f's function from the file offset in f.ModuleOffset.
+func (o *Object) symbolize(f *Frame) {
+	va, ok := o.VirtAddr(f.ModuleOffset)
+	if !ok {
+		return
+	}
+	if i := o.funcAt(va); i >= 0 {
+		s := &o.Funcs[i]
+		f.Symbol, f.Function, f.Offset = s.Name, s.Name, va-s.Addr
+		if s.Demangled != "" {
+			f.Function = s.Demangled
+		}
+	}
+}
+
+// KernelFrames symbolizes kernel addresses from kallsyms. Frames of
+// modules carry Module "[name]"; without readable addresses (not root)
+// frames are "[kernel]+0xADDR".
+func (s *Symbolizer) KernelFrames(addrs []uint64) []Frame {
+	s.kernOnce.Do(func() {
+		f, err := os.Open(s.kallsyms)
+		if err != nil {
+			return
+		}
+		defer f.Close()
+		s.ksyms, _ = ParseKallsyms(f)
+	})
+	out := make([]Frame, len(addrs))
+	for i, a := range addrs {
+		out[i] = kernelFrame(s.ksyms, a)
+	}
+	return out
+}
+
+func kernelFrame(ks []KernelSymbol, addr uint64) Frame {
+	f := Frame{Addr: addr, Kernel: true, Module: "[kernel]", ModuleOffset: addr}
+	i := sort.Search(len(ks), func(i int) bool { return ks[i].Addr > addr }) - 1
+	if i < 0 || ks[i].Addr == 0 {
+		return f
+	}
+	k := ks[i]
+	f.Function, f.Symbol, f.Offset, f.ModuleOffset = k.Name, k.Name, addr-k.Addr, 0
+	if k.Module != "" {
+		f.Module = "[" + k.Module + "]"
+	}
+	return f
+}

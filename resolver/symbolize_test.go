@@ -1,0 +1,109 @@
+package resolver
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/probee/probee/probespec"
+)
+
+// startSpin runs spin-nofp for a few seconds and returns its pid.
+func startSpin(t *testing.T) (*exec.Cmd, string) {
+	bin := fixture(t, "spin-nofp")
+	cmd := exec.Command(bin, "10")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	// Wait until the dynamic loader has mapped libc.
+	maps := filepath.Join("/proc", strconv.Itoa(cmd.Process.Pid), "maps")
+	for i := 0; i < 100; i++ {
+		if b, _ := os.ReadFile(maps); strings.Contains(string(b), "libc.so.6") {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return cmd, bin
+}
+
+func TestPIDScope(t *testing.T) {
+	cmd, bin := startSpin(t)
+	scope := Scope{PID: cmd.Process.Pid}
+	ts := resolveOK(t, uspec(probespec.Target{}, probespec.MatchExact, "spin_leaf"), scope)
+	if len(ts) != 1 || ts[0].Path != bin {
+		t.Fatalf("spin_leaf in pid = %v", lines(ts))
+	}
+	ts = resolveOK(t, uspec(libT("libc"), probespec.MatchExact, "malloc"), scope)
+	if len(ts) != 1 || filepath.Base(ts[0].Path) != "libc.so.6" {
+		t.Fatalf("libc:malloc in pid = %v", lines(ts))
+	}
+	if _, err := Resolve(uspec(libT("fx"), probespec.MatchExact, "x"), scope); err == nil {
+		t.Error("library not mapped by the pid resolved")
+	}
+	if _, err := Resolve(uspec(libT("c"), probespec.MatchExact, "x"), Scope{PID: 1 << 30}); err == nil {
+		t.Error("nonexistent pid resolved")
+	}
+}
+
+func TestSymbolizerAfterExit(t *testing.T) {
+	cmd, bin := startSpin(t)
+	pid := cmd.Process.Pid
+	sym := NewSymbolizer(Scope{}, nil)
+	if err := sym.Snapshot(pid); err != nil {
+		t.Fatal(err)
+	}
+	leaf := resolveOK(t, uspec(pathT(bin), probespec.MatchExact, "spin_leaf"), Scope{})[0]
+	malloc := resolveOK(t, uspec(libT("c"), probespec.MatchExact, "malloc"), Scope{})[0]
+	base := func(path string, fileOff uint64) uint64 {
+		for _, m := range sym.procs[pid].maps {
+			if statSame(m.Path, path) && fileOff >= m.Offset && fileOff-m.Offset < m.End-m.Start {
+				return m.Start + fileOff - m.Offset
+			}
+		}
+		t.Fatalf("%s+0x%x not mapped", path, fileOff)
+		return 0
+	}
+	addrs := []uint64{base(bin, leaf.FileOffset) + 3, base(malloc.Path, malloc.FileOffset), 0x10}
+	cmd.Process.Kill()
+	cmd.Wait()
+	fs := sym.Frames(pid, addrs)
+	if fs[0].Function != "spin_leaf" || fs[0].Offset != 3 || fs[1].Function != "malloc" || fs[2].Name() != "[unknown]" {
+		t.Errorf("frames = %+v", fs)
+	}
+}
+
+func TestFrameNames(t *testing.T) {
+	o, err := LoadObject(fixture(t, "cxx"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &procMaps{maps: []Mapping{{Start: 0x1000, End: 0x100000, Perms: "r-xp", Path: o.Path}, {Start: 0x200000, End: 0x201000, Perms: "r-xp", Path: "[vdso]"}},
+		open: map[string]*Object{o.Path: o}}
+	var method uint64
+	for _, s := range o.Funcs {
+		if s.Demangled == "ns::Klass::method(int)" {
+			method = s.Addr
+		}
+	}
+	off, _ := o.FileOffset(method)
+	got := []string{p.frame(0x1000 + off - 0).Name(), p.frame(0x200010).Name(), p.frame(0x1000 + 0x5).Name(), p.frame(0x5).Name()}
+	want := []string{"ns::Klass::method(int)", "[vdso]+0x10", "cxx+0x5", "[unknown]"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("names = %q, want %q", got, want)
+	}
+}
+
+func TestKernelFrames(t *testing.T) {
+	sym := NewSymbolizer(Scope{Kallsyms: "testdata/kallsyms"}, nil)
+	fs := sym.KernelFrames([]uint64{0xffffffff81100010, 0xffffffffc0000104, 0x10})
+	if fs[0].Name() != "vfs_read" || fs[0].Offset != 0x10 || fs[0].Module != "[kernel]" ||
+		fs[1].Name() != "ext4_file_read_iter" || fs[1].Module != "[ext4]" || fs[2].Name() != "[kernel]+0x10" {
+		t.Errorf("kernel frames = %+v", fs)
+	}
+}

@@ -1,0 +1,180 @@
+package resolver
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/probee/probee/probespec"
+)
+
+// resolveUser resolves uprobe and uretprobe specs.
+func (r *Resolver) resolveUser(spec probespec.Spec) ([]Target, error) {
+	if spec.IsSource() && spec.Ret {
+		return nil, fmt.Errorf("%s:%d: a return probe cannot be placed on a source line: use uretprobe on the function instead", spec.Source.File, spec.Source.Line)
+	}
+	paths, where, err := r.userObjects(spec.Target)
+	if err != nil {
+		return nil, err
+	}
+	objs, err := r.loadObjects(spec.Target, paths)
+	if err != nil {
+		return nil, err
+	}
+	if spec.IsSource() {
+		return r.resolveSource(spec, objs, where)
+	}
+	m, err := compileMatcher(spec.Matcher)
+	if err != nil {
+		return nil, err
+	}
+	var ts []Target
+	for _, o := range objs {
+		got, err := matchObject(o, m, spec)
+		if err != nil {
+			return nil, err
+		}
+		ts = append(ts, got...)
+	}
+	if len(ts) == 0 {
+		return nil, &NoMatchError{What: "function", Pattern: spec.Matcher.Pattern, Where: where,
+			Suggestions: suggest(spec.Matcher.Pattern, objectNames(objs, spec.Matcher.Kind))}
+	}
+	return ts, nil
+}
+
+// loadObjects reads paths in parallel. An explicit path must be a readable
+// ELF file; files found by searching that are not ELF are skipped.
+func (r *Resolver) loadObjects(t probespec.Target, paths []string) ([]*Object, error) {
+	objs, errs := r.idx.LoadAll(paths)
+	var out []*Object
+	for i, err := range errs {
+		switch {
+		case err == nil:
+			out = append(out, objs[i])
+		case t.Kind == probespec.TargetPath:
+			return nil, fmt.Errorf("resolve %s: %w", t.Name, err)
+		case !errors.Is(err, ErrNotELF):
+			r.warnf("skipping %s: %v", paths[i], err)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no readable ELF file among %s", strings.Join(paths, ", "))
+	}
+	return out, nil
+}
+
+// userObjects lists the ELF files a user-space spec searches and a short
+// description of them for messages.
+func (r *Resolver) userObjects(t probespec.Target) ([]string, string, error) {
+	var all []string
+	var where string
+	var err error
+	switch {
+	case t.Kind == probespec.TargetPath:
+		p, err := filepath.Abs(t.Name)
+		if err != nil {
+			return nil, "", err
+		}
+		if _, err := os.Stat(p); err != nil {
+			return nil, "", fmt.Errorf("resolve %s: %w", t.Name, err)
+		}
+		return []string{p}, filepath.Base(p), nil
+	case r.scope.PID > 0:
+		all, err = r.pidObjects(r.scope.PID)
+		where = fmt.Sprintf("pid %d", r.scope.PID)
+	case len(r.scope.Command) > 0:
+		var exe string
+		if exe, err = r.commandPath(r.scope.Command[0]); err == nil {
+			all, err = r.neededClosure(exe)
+		}
+		where = filepath.Base(r.scope.Command[0]) + " and its libraries"
+	case t.Kind == probespec.TargetLib:
+		all = r.systemLibs(t.Name)
+		if len(all) == 0 {
+			return nil, "", fmt.Errorf("library %q not found in the ld.so.cache or %s: give its path (/path/to/lib%s.so)",
+				t.Name, strings.Join(defaultLibDirs, ", "), strings.TrimPrefix(t.Name, "lib"))
+		}
+		return all, describe(all), nil
+	default:
+		all = r.allCachedLibs()
+		return all, fmt.Sprintf("the %d libraries of the ld.so.cache", len(all)), nil
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	if t.Kind != probespec.TargetLib {
+		return all, where, nil
+	}
+	return filterLib(t.Name, all, where)
+}
+
+func filterLib(name string, all []string, where string) ([]string, string, error) {
+	var out, bases []string
+	for _, p := range all {
+		bases = append(bases, filepath.Base(p))
+		if LibNameMatches(name, filepath.Base(p)) {
+			out = append(out, p)
+		}
+	}
+	if len(out) == 0 {
+		return nil, "", fmt.Errorf("library %q is not loaded by %s (it has: %s)", name, where, strings.Join(bases, ", "))
+	}
+	return out, describe(out), nil
+}
+
+// describe names a list of files briefly.
+func describe(paths []string) string {
+	var b []string
+	for _, p := range paths {
+		b = append(b, filepath.Base(p))
+	}
+	if len(b) > 4 {
+		return fmt.Sprintf("%d files (%s, ...)", len(b), strings.Join(b[:4], ", "))
+	}
+	return strings.Join(b, ", ")
+}
+
+// pidObjects lists the files pid maps executable, as paths probee can
+// open: the path the process sees when it is the same file for us,
+// otherwise the path through /proc/PID/root (containers).
+func (r *Resolver) pidObjects(pid int) ([]string, error) {
+	maps, err := r.readMaps(pid)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, m := range maps {
+		if !m.Exec() || !m.File() || seen[m.Path] {
+			continue
+		}
+		seen[m.Path] = true
+		out = append(out, r.pidFile(pid, m.Path))
+	}
+	return uniqueFiles(out), nil
+}
+
+func (r *Resolver) readMaps(pid int) ([]Mapping, error) {
+	p := r.rootPath(fmt.Sprintf("/proc/%d/maps", pid))
+	f, err := os.Open(p)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("no process with pid %d: check the pid", pid)
+		}
+		return nil, fmt.Errorf("read %s: %w (run as root)", p, err)
+	}
+	defer f.Close()
+	return ParseMaps(f)
+}
+
+func (r *Resolver) pidFile(pid int, path string) string {
+	inside := r.rootPath(fmt.Sprintf("/proc/%d/root%s", pid, path))
+	host := r.rootPath(path)
+	if _, err := os.Stat(inside); err != nil || statSame(inside, host) {
+		return host
+	}
+	return inside
+}

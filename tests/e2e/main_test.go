@@ -1,0 +1,94 @@
+// Package e2e runs the real probee binary, as root, against the fixture
+// programs built by `make fixtures` (tests/fixtures), checking stacks, counts,
+// outputs, errors and clean-up end to end.
+package e2e
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/probee/probee/internal/testgate"
+)
+
+var probee string // path of the binary under test
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "probee-e2e")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	probee = filepath.Join(dir, "probee")
+	build := exec.Command("go", "build", "-o", probee, "../../cmd/probee")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build probee: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// fixture returns the absolute path of a fixture binary.
+func fixture(t *testing.T, name string) string {
+	t.Helper()
+	p, _ := filepath.Abs(filepath.Join("..", "fixtures", "bin", name))
+	return testgate.Fixture(t, p)
+}
+
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+// run runs probee with args in dir (or the test's temp dir when empty).
+func run(t *testing.T, dir string, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(probee, args...)
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	cmd.Dir = dir
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	r := result{out.String(), errb.String(), 0}
+	if ee, ok := err.(*exec.ExitError); ok {
+		r.code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("run probee: %v", err)
+	}
+	t.Logf("probee %s\nexit %d\nstderr:\n%s", strings.Join(args, " "), r.code, r.stderr)
+	return r
+}
+
+// folded parses collapsed stacks into stack -> count.
+func folded(t *testing.T, text string) map[string]uint64 {
+	t.Helper()
+	m := map[string]uint64{}
+	for _, line := range strings.Split(strings.TrimSpace(text), "\n") {
+		if line == "" {
+			continue
+		}
+		i := strings.LastIndexByte(line, ' ')
+		var n uint64
+		if _, err := fmt.Sscan(line[i+1:], &n); i < 0 || err != nil {
+			t.Fatalf("bad collapsed line %q", line)
+		}
+		m[line[:i]] += n
+	}
+	return m
+}
+
+func total(m map[string]uint64) (n uint64) {
+	for _, v := range m {
+		n += v
+	}
+	return n
+}

@@ -1,0 +1,166 @@
+package unwind
+
+import (
+	"debug/elf"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+)
+
+// Cache builds each ELF file's table once and shares it between processes.
+// Tables are keyed by GNU build-id; files without one are keyed by path,
+// device, inode, size and mtime. It is safe for concurrent use.
+type Cache struct {
+	mu     sync.Mutex
+	byID   map[string]*cacheEntry
+	byFile map[fileKey]*cacheEntry
+}
+
+type cacheEntry struct {
+	once sync.Once
+	t    *Table
+	err  error
+}
+
+type fileKey struct {
+	path       string
+	dev, ino   uint64
+	size, mtim int64
+}
+
+// NewCache returns an empty cache.
+func NewCache() *Cache {
+	return &Cache{byID: map[string]*cacheEntry{}, byFile: map[fileKey]*cacheEntry{}}
+}
+
+// Len is the number of distinct tables held.
+func (c *Cache) Len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	seen := map[*cacheEntry]bool{}
+	for _, e := range c.byFile {
+		seen[e] = true
+	}
+	return len(seen)
+}
+
+// Get returns the table of the ELF file at path, building it on first use.
+func (c *Cache) Get(path string) (*Table, error) {
+	key, err := statKey(path)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	e := c.byFile[key]
+	c.mu.Unlock()
+	if e == nil {
+		if e, err = c.entryFor(path, key); err != nil {
+			return nil, err
+		}
+	}
+	e.once.Do(func() { e.t, e.err = BuildFile(path) })
+	return e.t, e.err
+}
+
+// entryFor reads the build-id of path and returns the shared entry for it,
+// registering a new one when the build-id (or file) is unknown.
+func (c *Cache) entryFor(path string, key fileKey) (*cacheEntry, error) {
+	id, err := fileBuildID(path)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e := c.byFile[key]; e != nil {
+		return e, nil
+	}
+	e := c.byID[id]
+	if e == nil || id == "" {
+		e = &cacheEntry{}
+	}
+	if id != "" {
+		c.byID[id] = e
+	}
+	c.byFile[key] = e
+	return e, nil
+}
+
+func statKey(path string) (fileKey, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fileKey{}, fmt.Errorf("unwind table: %w", err)
+	}
+	k := fileKey{path: path, size: fi.Size(), mtim: fi.ModTime().UnixNano()}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		k.dev, k.ino = uint64(st.Dev), st.Ino
+	}
+	return k, nil
+}
+
+func fileBuildID(path string) (id string, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			id, err = "", fmt.Errorf("%s: malformed ELF file: %v", path, p)
+		}
+	}()
+	f, err := elf.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("unwind table: %w", err)
+	}
+	defer f.Close()
+	return BuildID(f), nil
+}
+
+// Module is one executable file mapping of a process with its table.
+type Module struct {
+	Start, End uint64
+	Bias       uint64 // runtime address = ELF virtual address + Bias
+	Path       string
+	Table      *Table // no entries: the file has no CFI (frame pointers only)
+}
+
+// Modules resolves the executable file mappings in maps. Files are opened
+// under root (for example /proc/PID/root; "" for the caller's view).
+// Mappings that cannot be resolved are left out and reported in errs.
+func (c *Cache) Modules(maps []Mapping, root string) (mods []Module, errs []error) {
+	for _, m := range maps {
+		if !m.Exec() || !filepath.IsAbs(m.Path) {
+			continue // anonymous, [vdso], [uprobes], JIT code
+		}
+		path := m.Path
+		if root != "" {
+			path = filepath.Join(root, m.Path)
+		}
+		mod, err := c.module(m, path)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		mods = append(mods, mod)
+	}
+	return mods, errs
+}
+
+func (c *Cache) module(m Mapping, path string) (Module, error) {
+	t, err := c.Get(path)
+	if err != nil {
+		return Module{}, err
+	}
+	bias, err := LoadBias(t.Loads, m)
+	if err != nil {
+		return Module{}, err
+	}
+	return Module{Start: m.Start, End: m.End, Bias: bias, Path: m.Path, Table: t}, nil
+}
+
+// Process reads /proc/PID/maps and resolves the process's modules.
+func (c *Cache) Process(pid int) ([]Module, []error, error) {
+	maps, err := ReadMaps(pid)
+	if err != nil {
+		return nil, nil, err
+	}
+	mods, errs := c.Modules(maps, fmt.Sprintf("/proc/%d/root", pid))
+	return mods, errs, nil
+}

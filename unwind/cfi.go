@@ -1,0 +1,291 @@
+package unwind
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Section names understood by ParseFrames.
+const (
+	EhFrame    = ".eh_frame"
+	DebugFrame = ".debug_frame"
+)
+
+// CIE is a parsed Common Information Entry.
+type CIE struct {
+	Offset       int64 // offset of the record in its section
+	Version      uint8
+	Augmentation string
+	CodeAlign    uint64
+	DataAlign    int64
+	RAReg        uint64
+	FDEEncoding  byte // 'R', absptr when absent
+	LSDAEncoding byte // 'L', DW_EH_PE_omit when absent
+	Signal       bool // 'S': FDEs using this CIE describe signal frames
+	AddrSize     int
+	Initial      []byte // initial instructions
+
+	init    *frameState // state after Initial, computed on first use
+	initErr error
+	bases   Bases
+}
+
+// FDE is a parsed Frame Description Entry covering [Start, End).
+type FDE struct {
+	Offset       int64
+	CIE          *CIE
+	Start, End   uint64
+	Instructions []byte
+	instrAddr    uint64 // virtual address of Instructions[0], for pc-relative set_loc
+}
+
+// Frames is the parsed content of one CFI section.
+type Frames struct {
+	Section string
+	CIEs    []*CIE
+	FDEs    []FDE
+}
+
+type frameParser struct {
+	name  string
+	data  []byte
+	b     Bases
+	eh    bool
+	cies  map[int64]*CIE
+	order []*CIE
+}
+
+// ParseFrames parses a .eh_frame or .debug_frame section (chosen by name)
+// whose first byte is at virtual address b.Section. It never panics on
+// malformed input: errors are *FormatError with the section and offset.
+func ParseFrames(name string, data []byte, b Bases) (*Frames, error) {
+	p := &frameParser{name: name, data: data, b: b, eh: name != DebugFrame, cies: map[int64]*CIE{}}
+	out := &Frames{Section: name, FDEs: make([]FDE, 0, len(data)/48)}
+	for off := 0; off < len(data); {
+		next, fde, err := p.record(off)
+		if err != nil {
+			out.CIEs = p.order
+			return out, err
+		}
+		if next < 0 { // .eh_frame zero terminator
+			break
+		}
+		if fde.CIE != nil {
+			out.FDEs = append(out.FDEs, fde)
+		}
+		off = next
+	}
+	out.CIEs = p.order
+	return out, nil
+}
+
+func (p *frameParser) errf(off int, format string, args ...any) error {
+	return &FormatError{Section: p.name, Offset: int64(off), Msg: fmt.Sprintf(format, args...)}
+}
+
+// header reads a record's length and id fields. It returns the record body
+// reader (positioned after the id), the id, the offset of the id field, and
+// whether the record uses the 64-bit DWARF format.
+func (p *frameParser) header(off int) (r reader, id uint64, idOff int, is64 bool, end int, err error) {
+	h := reader{buf: p.data, pos: off}
+	length := uint64(h.u32())
+	if length == 0xffffffff {
+		is64 = true
+		length = h.u64()
+	}
+	if h.err {
+		return r, 0, 0, false, 0, p.errf(off, "truncated record length")
+	}
+	if length == 0 {
+		return r, 0, 0, false, off + 4, nil
+	}
+	if length > uint64(h.left()) {
+		return r, 0, 0, false, 0, p.errf(off, "record length %#x runs past the section end (%#x bytes left)", length, h.left())
+	}
+	end = h.pos + int(length)
+	idOff = h.pos
+	r = reader{buf: p.data[:end], pos: h.pos}
+	if is64 {
+		id = r.u64()
+	} else {
+		id = uint64(r.u32())
+	}
+	if r.err {
+		return r, 0, 0, false, 0, p.errf(off, "record too short for its id")
+	}
+	return r, id, idOff, is64, end, nil
+}
+
+// record parses the record at off, returning the next offset (-1 at an
+// .eh_frame terminator) and the FDE when the record is one.
+func (p *frameParser) record(off int) (int, FDE, error) {
+	var none FDE
+	r, id, idOff, is64, end, err := p.header(off)
+	if err != nil {
+		return 0, none, err
+	}
+	if r.buf == nil { // zero length
+		if p.eh {
+			return -1, none, nil
+		}
+		return end, none, nil
+	}
+	if p.isCIE(id, is64) {
+		if _, err := p.cie(int64(off)); err != nil {
+			return 0, none, err
+		}
+		return end, none, nil
+	}
+	cieOff := int64(id)
+	if p.eh {
+		cieOff = int64(idOff) - int64(id)
+	}
+	if cieOff < 0 || cieOff >= int64(len(p.data)) {
+		return 0, none, p.errf(off, "FDE points to CIE at %#x, outside the section", cieOff)
+	}
+	cie, err := p.cie(cieOff)
+	if err != nil {
+		return 0, none, err
+	}
+	fde, err := p.fde(&r, off, cie)
+	return end, fde, err
+}
+
+func (p *frameParser) isCIE(id uint64, is64 bool) bool {
+	if p.eh {
+		return id == 0
+	}
+	if is64 {
+		return id == ^uint64(0)
+	}
+	return id == 0xffffffff
+}
+
+func (p *frameParser) cie(off int64) (*CIE, error) {
+	if c, ok := p.cies[off]; ok {
+		if c == nil {
+			return nil, p.errf(int(off), "CIE refers to itself")
+		}
+		return c, nil
+	}
+	p.cies[off] = nil
+	r, id, _, is64, _, err := p.header(int(off))
+	if err != nil {
+		return nil, err
+	}
+	if r.buf == nil || !p.isCIE(id, is64) {
+		return nil, p.errf(int(off), "FDE's CIE pointer does not point to a CIE")
+	}
+	c, err := p.parseCIE(&r, off)
+	if err != nil {
+		return nil, err
+	}
+	p.cies[off] = c
+	p.order = append(p.order, c)
+	return c, nil
+}
+
+func (p *frameParser) parseCIE(r *reader, off int64) (*CIE, error) {
+	c := &CIE{Offset: off, AddrSize: 8, LSDAEncoding: peOmit, FDEEncoding: pePtr, bases: p.b}
+	c.Version = r.u8()
+	if c.Version != 1 && c.Version != 3 && c.Version != 4 {
+		return nil, p.errf(int(off), "unsupported CIE version %d (want 1, 3 or 4)", c.Version)
+	}
+	c.Augmentation = r.cstring()
+	if strings.Contains(c.Augmentation, "eh") {
+		r.u64() // GCC 2.x eh_ptr
+	}
+	if c.Version >= 4 {
+		c.AddrSize = int(r.u8())
+		r.u8() // segment selector size
+		if c.AddrSize != 4 && c.AddrSize != 8 {
+			return nil, p.errf(int(off), "unsupported address size %d", c.AddrSize)
+		}
+	}
+	c.CodeAlign = r.uleb()
+	c.DataAlign = r.sleb()
+	if c.Version == 1 {
+		c.RAReg = uint64(r.u8())
+	} else {
+		c.RAReg = r.uleb()
+	}
+	if r.err {
+		return nil, p.errf(int(off), "CIE: %s", errTruncated)
+	}
+	if err := p.augmentation(r, c); err != nil {
+		return nil, err
+	}
+	c.Initial = r.buf[r.pos:]
+	return c, nil
+}
+
+// augmentation decodes the 'z' augmentation data (R, P, L, S).
+func (p *frameParser) augmentation(r *reader, c *CIE) error {
+	aug := c.Augmentation
+	if !strings.HasPrefix(aug, "z") {
+		if aug != "" && aug != "eh" {
+			return p.errf(int(c.Offset), "unknown CIE augmentation %q without 'z'", aug)
+		}
+		return nil
+	}
+	n := r.uleb()
+	data := r.bytes(n)
+	if r.err {
+		return p.errf(int(c.Offset), "CIE augmentation data: %s", errTruncated)
+	}
+	ar := &reader{buf: data}
+	b := p.b
+	b.Section += uint64(r.pos) - uint64(len(data))
+	b.Deref = nil // the personality routine's address is not needed
+	for _, ch := range aug[1:] {
+		switch ch {
+		case 'R':
+			c.FDEEncoding = ar.u8()
+		case 'L':
+			c.LSDAEncoding = ar.u8()
+		case 'P':
+			enc := ar.u8()
+			if _, err := readEncoded(ar, enc&^peIndir, &b, 0, c.AddrSize); err != nil {
+				return p.errf(int(c.Offset), "CIE personality: %v", err)
+			}
+		case 'S':
+			c.Signal = true
+		case 'B', 'G': // aarch64 BTI / MTE markers: no data
+		default:
+			return nil // unknown: the 'z' length lets us skip the rest
+		}
+		if ar.err {
+			return p.errf(int(c.Offset), "CIE augmentation %q: %s", aug, errTruncated)
+		}
+	}
+	return nil
+}
+
+func (p *frameParser) fde(r *reader, off int, c *CIE) (FDE, error) {
+	b := p.b
+	enc := c.FDEEncoding
+	if !p.eh {
+		enc = pePtr
+		c.FDEEncoding = pePtr
+	}
+	start, err := readEncoded(r, enc, &b, 0, c.AddrSize)
+	if err != nil {
+		return FDE{}, p.errf(off, "FDE initial location: %v", err)
+	}
+	rng, err := readEncoded(r, enc&0x0f, &b, 0, c.AddrSize)
+	if err != nil {
+		return FDE{}, p.errf(off, "FDE address range: %v", err)
+	}
+	if p.eh && strings.HasPrefix(c.Augmentation, "z") {
+		r.bytes(r.uleb())
+	}
+	if r.err {
+		return FDE{}, p.errf(off, "FDE: %s", errTruncated)
+	}
+	end := start + rng
+	if end < start {
+		return FDE{}, p.errf(off, "FDE range %#x+%#x overflows", start, rng)
+	}
+	return FDE{Offset: int64(off), CIE: c, Start: start, End: end,
+		Instructions: r.buf[r.pos:], instrAddr: p.b.Section + uint64(r.pos)}, nil
+}

@@ -1,0 +1,95 @@
+// Package unwind turns an ELF file's call-frame information (.eh_frame,
+// .debug_frame) into the compact x86_64 unwind tables the BPF DWARF
+// unwinder searches, and resolves a process's executable mappings to those
+// tables with their load biases. It is pure: files in, values out; writing
+// the tables into BPF maps belongs to package bpf.
+//
+// # Why in-house
+//
+// No Go library evaluates .eh_frame row tables correctly and fast enough to
+// build libc's table in milliseconds (delve's pkg/dwarf/frame misreads
+// clang's version-4 .debug_frame CIEs; debug/dwarf has no CFI support). The
+// parser is checked row by row against `readelf --debug-dump=frames-interp`
+// (oracle_test.go), and the reference unwinder (Unwind) against gdb's
+// backtrace on the no-frame-pointer fixtures (gdb_test.go).
+//
+// # Rules
+//
+// Every CFI row is reduced to a Rule: the CFA is rsp+off, rbp+off, the .plt
+// expression, a signal frame (CIE augmentation 'S'), end of stack (return
+// address undefined) or unsupported (stop); the return address must be at
+// CFA-8 (anything else is unsupported); the caller's rbp is unchanged,
+// loaded from CFA+off, or undefined. Rows whose rules are equal merge.
+// Each FDE ends with a CFANone entry so a pc between functions never uses
+// a stale rule, except where the next FDE starts after mere alignment
+// padding (less than 16 bytes, 16-aligned start), which is never executed.
+//
+// # Lookup
+//
+// Entry pcs are relative to Table.Base, itself an ELF virtual address:
+//
+//	table_pc = runtime_pc - (load_bias + Base)   // runtime_pc-1 for return addresses
+//	page     = table_pc >> 16
+//	if page >= npages: no rule
+//	search Entries[Pages[page] : Pages[page+1]] for the last entry with
+//	    pc_low <= (table_pc & 0xffff); if there is none, take entry
+//	    Pages[page]-1 (the last entry of an earlier page); none at all (index
+//	    -1): no rule
+//	rule = Rules[entry.rule]; CFANone means no rule
+//
+// At most 17 binary-search steps (a page holds at most 65536 entries);
+// libc averages about 1000 entries per page, so about 10.
+// After a CFASignal frame the next pc is exact (it was interrupted, not a
+// return address): look it up without the -1.
+//
+// # Byte layout (little endian), as MarshalBinary writes it
+//
+//	header, HeaderSize = 32 bytes:
+//	  0  [4]u8  magic "PBUW"
+//	  4  u32    format version (1)
+//	  8  u64    base         ELF virtual address of table pc 0
+//	  16 u32    npages       the page index has npages+1 elements
+//	  20 u32    nentries
+//	  24 u32    nrules
+//	  28 u32    reserved, 0
+//	page index: (npages+1) x u32, PageSize = 4 bytes each
+//	  Pages[p] = index of the first entry whose table_pc >> 16 >= p;
+//	  Pages[npages] = nentries
+//	entries: nentries x EntrySize = 4 bytes, sorted by table pc
+//	  0 u16 pc_low   table_pc & 0xffff (the page comes from the index)
+//	  2 u16 rule     index into the rules
+//	rules: nrules x RuleSize = 12 bytes
+//	  0 u8  cfa_type       CFAType: 0 none, 1 rsp, 2 rbp, 3 plt, 4 signal,
+//	                       5 unsupported, 6 end of stack
+//	  1 u8  rbp_type       RBPType: 0 same, 1 offset, 2 undefined
+//	  2 u8  plt_threshold  plt: cfa = rsp + cfa_offset + ((rip & 15) >= plt_threshold ? 8 : 0)
+//	  3 u8  reserved, 0
+//	  4 i32 cfa_offset     rsp/rbp/plt: cfa = reg + cfa_offset
+//	  8 i32 rbp_offset     rbp_type offset: caller rbp = *(u64 *)(cfa + rbp_offset)
+//	return address: *(u64 *)(cfa - 8) for rsp, rbp and plt rules.
+//	signal frame: rsp points at the ucontext; rip, rsp and rbp of the
+//	interrupted frame are at rsp+SigcontextRIP (168), +SigcontextRSP (160)
+//	and +SigcontextRBP (120).
+//
+// Rules[0] is always the CFANone rule. The BPF side keeps one rule array
+// for all binaries: RuleSet.Add returns the remapping that AppendEntries
+// applies, and AppendPages/AppendEntries/AppendRules write each part alone
+// for loaders that store them in separate maps or chunks.
+//
+// In C:
+//
+//	struct unwind_entry { __u16 pc_low; __u16 rule; };
+//	struct unwind_rule {
+//		__u8 cfa_type, rbp_type, plt_threshold, reserved;
+//		__s32 cfa_offset, rbp_offset;
+//	};
+//
+// # Processes
+//
+// ParseMaps/ReadMaps read /proc/PID/maps; LoadBias computes a mapping's
+// bias from the PT_LOAD segment holding its file offset (never assuming one
+// p_vaddr - p_offset for the whole file); Cache builds each file's table
+// once, keyed by build-id (path, inode, size and mtime without one), and
+// Cache.Modules resolves a process's executable mappings. A Table with no
+// entries means the file has no CFI: unwind it with frame pointers.
+package unwind

@@ -1,0 +1,200 @@
+package unwind
+
+import (
+	"debug/elf"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+// Segment is a PT_LOAD program header.
+type Segment struct {
+	Vaddr, Offset, Filesz, Memsz uint64
+	Flags                        elf.ProgFlag
+}
+
+// BuildFile builds the table of the ELF file at path.
+func BuildFile(path string) (*Table, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	t, err := BuildReader(f)
+	if err != nil {
+		return nil, fmt.Errorf("unwind table of %s: %w", path, err)
+	}
+	return t, nil
+}
+
+// BuildReader builds the table of the ELF file read from r. debug/elf
+// panics on some hostile inputs; such panics become errors.
+func BuildReader(r io.ReaderAt) (t *Table, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			t, err = nil, fmt.Errorf("malformed ELF file: %v", p)
+		}
+	}()
+	f, err := elf.NewFile(r)
+	if err != nil {
+		return nil, err
+	}
+	return BuildELF(f)
+}
+
+// BuildELF builds the table from an opened x86_64 ELF file: .eh_frame
+// (located through PT_GNU_EH_FRAME when section headers are stripped) and
+// .debug_frame (FDEs .eh_frame lacks).
+func BuildELF(f *elf.File) (*Table, error) {
+	if f.Machine != elf.EM_X86_64 {
+		return nil, fmt.Errorf("unsupported machine %v: only x86_64 unwind rules are evaluated", f.Machine)
+	}
+	var frames []*Frames
+	for _, name := range []string{EhFrame, DebugFrame} {
+		data, addr, err := frameSection(f, name)
+		if err != nil {
+			return nil, err
+		}
+		if data == nil {
+			continue
+		}
+		fr, err := ParseFrames(name, data, bases(f, addr))
+		if err != nil {
+			return nil, err
+		}
+		frames = append(frames, fr)
+	}
+	// No CFI at all gives an empty table: the unwinder uses frame pointers.
+	t, err := Build(frames...)
+	if err != nil {
+		return nil, err
+	}
+	t.BuildID = BuildID(f)
+	t.Loads = loads(f)
+	return t, nil
+}
+
+func frameSection(f *elf.File, name string) ([]byte, uint64, error) {
+	s := f.Section(name)
+	if s == nil || s.Type == elf.SHT_NOBITS {
+		if name == EhFrame {
+			return ehFrameFromHeader(f)
+		}
+		return nil, 0, nil
+	}
+	data, err := s.Data()
+	if err != nil {
+		return nil, 0, fmt.Errorf("read %s: %w", name, err)
+	}
+	return data, s.Addr, nil
+}
+
+// ehFrameFromHeader finds .eh_frame through PT_GNU_EH_FRAME (.eh_frame_hdr:
+// version u8, eh_frame_ptr_enc u8, fde_count_enc u8, table_enc u8,
+// eh_frame_ptr). The section runs to its terminator or the segment's end.
+func ehFrameFromHeader(f *elf.File) ([]byte, uint64, error) {
+	var hdr *elf.Prog
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_GNU_EH_FRAME {
+			hdr = p
+		}
+	}
+	if hdr == nil {
+		return nil, 0, nil
+	}
+	buf := make([]byte, min(hdr.Filesz, 64))
+	if _, err := hdr.ReadAt(buf, 0); err != nil || len(buf) < 8 || buf[0] != 1 {
+		return nil, 0, &FormatError{Section: ".eh_frame_hdr", Offset: 0, Msg: "unreadable or unknown version"}
+	}
+	r := &reader{buf: buf, pos: 4}
+	ptr, err := readEncoded(r, buf[1], &Bases{Section: hdr.Vaddr}, 0, 8)
+	if err != nil {
+		return nil, 0, &FormatError{Section: ".eh_frame_hdr", Offset: 4, Msg: err.Error()}
+	}
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_LOAD && ptr >= p.Vaddr && ptr < p.Vaddr+p.Filesz {
+			data := make([]byte, p.Vaddr+p.Filesz-ptr)
+			if _, err := p.ReadAt(data, int64(ptr-p.Vaddr)); err != nil {
+				return nil, 0, fmt.Errorf("read .eh_frame at %#x: %w", ptr, err)
+			}
+			return data, ptr, nil
+		}
+	}
+	return nil, 0, &FormatError{Section: ".eh_frame_hdr", Offset: 4, Msg: fmt.Sprintf("eh_frame_ptr %#x is in no PT_LOAD segment", ptr)}
+}
+
+func bases(f *elf.File, addr uint64) Bases {
+	b := Bases{Section: addr}
+	if s := f.Section(".text"); s != nil {
+		b.Text = s.Addr
+	}
+	if s := f.Section(".got"); s != nil {
+		b.Data = s.Addr
+	}
+	b.Deref = func(a uint64) (uint64, bool) {
+		for _, p := range f.Progs {
+			if p.Type == elf.PT_LOAD && a >= p.Vaddr && a+8 <= p.Vaddr+p.Filesz {
+				var v [8]byte
+				if _, err := p.ReadAt(v[:], int64(a-p.Vaddr)); err != nil {
+					return 0, false
+				}
+				return binary.LittleEndian.Uint64(v[:]), true
+			}
+		}
+		return 0, false
+	}
+	return b
+}
+
+func loads(f *elf.File) []Segment {
+	var out []Segment
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_LOAD {
+			out = append(out, Segment{Vaddr: p.Vaddr, Offset: p.Off, Filesz: p.Filesz, Memsz: p.Memsz, Flags: p.Flags})
+		}
+	}
+	return out
+}
+
+// BuildID returns the hex GNU build-id of f, or "".
+func BuildID(f *elf.File) string {
+	for _, p := range f.Progs {
+		if p.Type != elf.PT_NOTE || p.Filesz > 1<<16 {
+			continue
+		}
+		buf := make([]byte, p.Filesz)
+		if _, err := p.ReadAt(buf, 0); err != nil && !errors.Is(err, io.EOF) {
+			continue
+		}
+		if id := findBuildID(buf, p.Align); id != "" {
+			return id
+		}
+	}
+	return ""
+}
+
+// findBuildID scans ELF notes (namesz, descsz, type, name, desc; fields
+// padded to 4 bytes, 8 for 8-aligned note segments) for NT_GNU_BUILD_ID.
+func findBuildID(buf []byte, align uint64) string {
+	pad := uint64(4)
+	if align == 8 {
+		pad = 8
+	}
+	up := func(n uint64) uint64 { return (n + pad - 1) &^ (pad - 1) }
+	r := &reader{buf: buf}
+	for r.left() >= 12 {
+		namesz, descsz, typ := uint64(r.u32()), uint64(r.u32()), r.u32()
+		name := r.bytes(up(namesz))
+		desc := r.bytes(up(descsz))
+		if r.err {
+			return ""
+		}
+		if typ == 3 && namesz == 4 && string(name[:3]) == "GNU" && uint64(len(desc)) >= descsz {
+			return hex.EncodeToString(desc[:descsz])
+		}
+	}
+	return ""
+}

@@ -1,0 +1,46 @@
+package unwind
+
+// Row is the rule in force from PC (a virtual address of the ELF file) up to
+// the next row's PC or the FDE's end.
+type Row struct {
+	PC   uint64
+	Rule Rule
+}
+
+// Rows evaluates the FDE's instructions and appends its rows to dst, one per
+// distinct location (when several rows share a location the last wins, as
+// in readelf). On error the rows decoded so far are returned with it.
+func (f *FDE) Rows(dst []Row) ([]Row, error) {
+	var in interp
+	return in.rows(f, dst)
+}
+
+// rows is Rows with a reusable interpreter (its state stack is kept).
+func (in *interp) rows(f *FDE, dst []Row) ([]Row, error) {
+	init, err := f.CIE.initialState()
+	if err != nil {
+		return dst, err
+	}
+	*in = interp{cie: f.CIE, st: *init, init: init, loc: f.Start, base: f.instrAddr,
+		stack: in.stack[:0], fde: f, out: dst, first: len(dst)}
+	err = in.run(f.Instructions)
+	if err == nil {
+		in.emitRow(in.loc, &in.st)
+	}
+	dst, in.out, in.fde = in.out, nil, nil
+	return dst, err
+}
+
+// emitRow records the row in force at loc (called before every advance).
+func (in *interp) emitRow(loc uint64, st *frameState) {
+	f := in.fde
+	if f == nil || loc >= f.End || loc < f.Start {
+		return
+	}
+	r := toRule(st, f.CIE.Signal)
+	if n := len(in.out); n > in.first && in.out[n-1].PC == loc {
+		in.out[n-1].Rule = r
+		return
+	}
+	in.out = append(in.out, Row{PC: loc, Rule: r})
+}

@@ -1,0 +1,176 @@
+package unwind
+
+import (
+	"fmt"
+	"math"
+)
+
+// CFAType says how to compute the canonical frame address (the caller's rsp).
+type CFAType uint8
+
+const (
+	// CFANone: no unwind information covers this pc (a gap between FDEs or
+	// past a function's end). Lookup reports false for it.
+	CFANone CFAType = iota
+	// CFARSP: CFA = rsp + CFAOffset.
+	CFARSP
+	// CFARBP: CFA = rbp + CFAOffset.
+	CFARBP
+	// CFAPLT: CFA = rsp + CFAOffset + ((rip & 15) >= PLTThreshold ? 8 : 0),
+	// the expression GNU ld emits for .plt stubs.
+	CFAPLT
+	// CFASignal: a signal trampoline (__restore_rt, CIE augmentation 'S'):
+	// rsp points at the kernel's ucontext; the interrupted rip, rsp and rbp
+	// are read from its sigcontext (see SigcontextRIP etc.).
+	CFASignal
+	// CFAUnsupported: CFI exists but uses a rule probee does not evaluate
+	// (another CFA register, an unknown expression, RA not at CFA-8). The
+	// unwinder stops and marks the stack truncated.
+	CFAUnsupported
+	// CFAEndOfStack: the return address is undefined (DW_CFA_undefined rip,
+	// as in _start and thread entry): this is the outermost frame.
+	CFAEndOfStack
+)
+
+// RBPType says how to recover the caller's rbp.
+type RBPType uint8
+
+const (
+	RBPSame      RBPType = iota // rbp is unchanged in the caller
+	RBPOffset                   // caller's rbp = *(CFA + RBPOffset)
+	RBPUndefined                // caller's rbp is unknown
+)
+
+// Offsets of the interrupted registers from rsp inside a signal frame on
+// x86_64 Linux: rsp points at struct ucontext (uc_flags, uc_link, uc_stack =
+// 40 bytes) followed by struct sigcontext (r8..r15, rdi, rsi, rbp, rbx, rdx,
+// rax, rcx, rsp, rip).
+const (
+	SigcontextRBP = 40 + 10*8
+	SigcontextRSP = 40 + 15*8
+	SigcontextRIP = 40 + 16*8
+)
+
+// Rule is one distinct unwind rule. Its encoding is RuleSize bytes (see doc.go).
+type Rule struct {
+	CFA          CFAType
+	RBP          RBPType
+	PLTThreshold uint8 // CFAPLT only: 11 or 10
+	_            uint8
+	CFAOffset    int32
+	RBPOffset    int32 // RBPOffset only: offset from the CFA
+}
+
+func (r Rule) String() string {
+	var cfa string
+	switch r.CFA {
+	case CFANone:
+		return "none"
+	case CFARSP:
+		cfa = fmt.Sprintf("rsp%+d", r.CFAOffset)
+	case CFARBP:
+		cfa = fmt.Sprintf("rbp%+d", r.CFAOffset)
+	case CFAPLT:
+		cfa = fmt.Sprintf("plt(rsp%+d,%d)", r.CFAOffset, r.PLTThreshold)
+	case CFASignal:
+		return "signal"
+	case CFAUnsupported:
+		return "unsupported"
+	case CFAEndOfStack:
+		return "end"
+	default:
+		cfa = fmt.Sprintf("cfa?%d", r.CFA)
+	}
+	switch r.RBP {
+	case RBPOffset:
+		return fmt.Sprintf("%s rbp=c%+d", cfa, r.RBPOffset)
+	case RBPUndefined:
+		return cfa + " rbp=u"
+	}
+	return cfa
+}
+
+var (
+	ruleUnsupported = Rule{CFA: CFAUnsupported}
+	ruleEnd         = Rule{CFA: CFAEndOfStack}
+	ruleSignal      = Rule{CFA: CFASignal}
+)
+
+// toRule reduces a CFI row to an x86_64 rule.
+func toRule(st *frameState, signal bool) Rule {
+	if signal {
+		return ruleSignal
+	}
+	switch st.ra.kind {
+	case regUndef:
+		return ruleEnd
+	case regOffset:
+		if st.ra.off != -8 {
+			return ruleUnsupported
+		}
+	default:
+		return ruleUnsupported
+	}
+	r, ok := cfaRuleOf(&st.cfa)
+	if !ok {
+		return ruleUnsupported
+	}
+	switch st.rbp.kind {
+	case regUnspec, regSame:
+		r.RBP = RBPSame
+	case regOffset:
+		if st.rbp.off < math.MinInt32 || st.rbp.off > math.MaxInt32 {
+			return ruleUnsupported
+		}
+		r.RBP, r.RBPOffset = RBPOffset, int32(st.rbp.off)
+	default:
+		r.RBP = RBPUndefined
+	}
+	return r
+}
+
+func cfaRuleOf(c *cfaRule) (Rule, bool) {
+	if c.expr != nil {
+		off, thr, ok := matchPLT(c.expr)
+		return Rule{CFA: CFAPLT, PLTThreshold: thr, CFAOffset: off}, ok
+	}
+	if c.off < math.MinInt32 || c.off > math.MaxInt32 {
+		return Rule{}, false
+	}
+	switch c.reg {
+	case regRSP:
+		return Rule{CFA: CFARSP, CFAOffset: int32(c.off)}, true
+	case regRBP:
+		return Rule{CFA: CFARBP, CFAOffset: int32(c.off)}, true
+	}
+	return Rule{}, false
+}
+
+// matchPLT recognises the .plt CFA expression
+//
+//	DW_OP_breg7 (rsp) N; DW_OP_breg16 (rip) 0; DW_OP_lit15; DW_OP_and;
+//	DW_OP_lit11|lit10; DW_OP_ge; DW_OP_lit3; DW_OP_shl; DW_OP_plus
+//
+// and returns N and the threshold.
+func matchPLT(e []byte) (int32, uint8, bool) {
+	r := &reader{buf: e}
+	if r.u8() != 0x77 { // DW_OP_breg7
+		return 0, 0, false
+	}
+	off := r.sleb()
+	if r.u8() != 0x80 || r.sleb() != 0 || r.u8() != 0x3f || r.u8() != 0x1a {
+		return 0, 0, false
+	}
+	lit := r.u8()
+	if lit != 0x3b && lit != 0x3a { // DW_OP_lit11, DW_OP_lit10
+		return 0, 0, false
+	}
+	tail := r.bytes(4)
+	if r.err || r.left() != 0 || tail[0] != 0x2a || tail[1] != 0x33 || tail[2] != 0x24 || tail[3] != 0x22 {
+		return 0, 0, false
+	}
+	if off < math.MinInt32 || off > math.MaxInt32 {
+		return 0, 0, false
+	}
+	return int32(off), lit - 0x30, true
+}

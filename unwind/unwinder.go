@@ -1,0 +1,181 @@
+package unwind
+
+import "encoding/binary"
+
+// Regs are the registers an unwind starts from.
+type Regs struct{ RIP, RSP, RBP uint64 }
+
+// Memory reads the target's memory.
+type Memory interface {
+	Read64(addr uint64) (uint64, bool)
+}
+
+// StackCopy is a copy of stack memory starting at Addr.
+type StackCopy struct {
+	Addr uint64
+	Data []byte
+}
+
+// Read64 reads a little-endian word inside the copy.
+func (s StackCopy) Read64(addr uint64) (uint64, bool) {
+	if addr < s.Addr || addr-s.Addr > uint64(len(s.Data)) || uint64(len(s.Data))-(addr-s.Addr) < 8 {
+		return 0, false
+	}
+	off := addr - s.Addr
+	return binary.LittleEndian.Uint64(s.Data[off:]), true
+}
+
+// StopReason says why an unwind ended.
+type StopReason uint8
+
+const (
+	StopEndOfStack  StopReason = iota // outermost frame (RA undefined) or zero return address
+	StopNoModule                      // pc outside every known module
+	StopNoRule                        // pc in a module but not covered by its CFI
+	StopUnsupported                   // a CFAUnsupported rule
+	StopMemory                        // a stack read failed
+	StopBadFrame                      // the stack pointer did not move up
+	StopMaxFrames
+)
+
+var stopNames = [...]string{"end of stack", "no module", "no unwind rule", "unsupported rule", "memory read failed", "bad frame", "max frames"}
+
+func (s StopReason) String() string {
+	if int(s) < len(stopNames) {
+		return stopNames[s]
+	}
+	return "unknown"
+}
+
+// Frame is one unwound frame. PC is the instruction pointer (a return
+// address for every frame but the first and frames interrupted by signals).
+type Frame struct {
+	PC     uint64
+	Module int  // index into the modules, -1 when unknown
+	Exact  bool // PC is not a return address: symbolize PC, not PC-1
+}
+
+// Unwind walks the stack from regs the way the BPF unwinder does: find the
+// module, look up pc (pc-1 for return addresses) in its table, compute the
+// CFA, read the return address at CFA-8 and rbp by its rule. Modules
+// without CFI are walked with frame pointers.
+func Unwind(regs Regs, mem Memory, mods []Module, maxFrames int) ([]Frame, StopReason) {
+	u := unwinder{regs: regs, mem: mem, mods: mods, exact: true}
+	var frames []Frame
+	for len(frames) < maxFrames {
+		mi := findModule(mods, u.regs.RIP)
+		frames = append(frames, Frame{PC: u.regs.RIP, Module: mi, Exact: u.exact})
+		if mi < 0 {
+			return frames, StopNoModule
+		}
+		if stop, done := u.step(&mods[mi]); done {
+			return frames, stop
+		}
+	}
+	return frames, StopMaxFrames
+}
+
+func findModule(mods []Module, pc uint64) int {
+	for i := range mods {
+		if pc >= mods[i].Start && pc < mods[i].End {
+			return i
+		}
+	}
+	return -1
+}
+
+type unwinder struct {
+	regs  Regs
+	mem   Memory
+	mods  []Module
+	exact bool
+}
+
+// step moves regs to the caller's frame; done reports the end of the walk.
+func (u *unwinder) step(m *Module) (StopReason, bool) {
+	if len(m.Table.Entries) == 0 {
+		return u.fpStep()
+	}
+	pc := u.regs.RIP - m.Bias
+	if !u.exact {
+		pc--
+	}
+	r, ok := m.Table.Lookup(pc)
+	if !ok {
+		return StopNoRule, true
+	}
+	var cfa uint64
+	switch r.CFA {
+	case CFARSP:
+		cfa = u.regs.RSP + uint64(int64(r.CFAOffset))
+	case CFARBP:
+		cfa = u.regs.RBP + uint64(int64(r.CFAOffset))
+	case CFAPLT:
+		cfa = u.regs.RSP + uint64(int64(r.CFAOffset))
+		if u.regs.RIP&15 >= uint64(r.PLTThreshold) {
+			cfa += 8
+		}
+	case CFASignal:
+		return u.signalStep()
+	case CFAEndOfStack:
+		return StopEndOfStack, true
+	default:
+		return StopUnsupported, true
+	}
+	return u.finish(cfa, r)
+}
+
+func (u *unwinder) finish(cfa uint64, r Rule) (StopReason, bool) {
+	ra, ok := u.mem.Read64(cfa - 8)
+	if !ok {
+		return StopMemory, true
+	}
+	switch r.RBP {
+	case RBPOffset:
+		if u.regs.RBP, ok = u.mem.Read64(cfa + uint64(int64(r.RBPOffset))); !ok {
+			return StopMemory, true
+		}
+	case RBPUndefined:
+		u.regs.RBP = 0
+	}
+	return u.move(ra, cfa)
+}
+
+func (u *unwinder) move(ra, cfa uint64) (StopReason, bool) {
+	if ra == 0 {
+		return StopEndOfStack, true
+	}
+	if cfa <= u.regs.RSP {
+		return StopBadFrame, true
+	}
+	u.regs.RIP, u.regs.RSP, u.exact = ra, cfa, false
+	return 0, false
+}
+
+func (u *unwinder) fpStep() (StopReason, bool) {
+	fp := u.regs.RBP
+	if fp == 0 {
+		return StopEndOfStack, true
+	}
+	ra, ok1 := u.mem.Read64(fp + 8)
+	next, ok2 := u.mem.Read64(fp)
+	if !ok1 || !ok2 {
+		return StopMemory, true
+	}
+	u.regs.RBP = next
+	return u.move(ra, fp+16)
+}
+
+// signalStep restores the interrupted registers from the sigcontext.
+func (u *unwinder) signalStep() (StopReason, bool) {
+	sp := u.regs.RSP
+	rip, ok1 := u.mem.Read64(sp + SigcontextRIP)
+	rsp, ok2 := u.mem.Read64(sp + SigcontextRSP)
+	rbp, ok3 := u.mem.Read64(sp + SigcontextRBP)
+	if !ok1 || !ok2 || !ok3 {
+		return StopMemory, true
+	}
+	u.regs = Regs{RIP: rip, RSP: rsp, RBP: rbp}
+	u.exact = true
+	return 0, false
+}

@@ -1,0 +1,94 @@
+package unwind
+
+import (
+	"encoding/binary"
+	"testing"
+)
+
+// tableOf builds a table from (pc, rule) pairs; the last pc ends the function.
+func tableOf(t *testing.T, pcs []uint64, rules []Rule) *Table {
+	t.Helper()
+	b := newBuilder()
+	for i, pc := range pcs {
+		r := Rule{}
+		if i < len(rules) {
+			r = rules[i]
+		}
+		if err := b.add(pc, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tab, err := b.finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tab
+}
+
+// stack is a fake stack at 0x7000 with words written by address.
+type fakeStack map[uint64]uint64
+
+func (s fakeStack) Read64(a uint64) (uint64, bool) { v, ok := s[a]; return v, ok }
+
+func TestUnwindSynthetic(t *testing.T) {
+	// Module A at bias 0x1000_0000: f [0x1000,0x1100) CFA=rsp+16; plt [0x2000,0x2010) plt rule;
+	// sig [0x3000,0x3010) signal; start [0x4000,0x4010) end of stack.
+	tab := tableOf(t,
+		[]uint64{0x1000, 0x1100, 0x2000, 0x2010, 0x3000, 0x3010, 0x4000, 0x4010},
+		[]Rule{{CFA: CFARSP, CFAOffset: 16, RBP: RBPOffset, RBPOffset: -16}, {}, {CFA: CFAPLT, CFAOffset: 8, PLTThreshold: 11}, {}, ruleSignal, {}, ruleEnd})
+	nofp := &Table{Pages: []uint32{0}}
+	const bias = 0x10000000
+	mods := []Module{{Start: bias, End: bias + 0x10000, Bias: bias, Table: tab}, {Start: 0x50000000, End: 0x50001000, Table: nofp}}
+	mem := fakeStack{
+		0x7008: bias + 0x200b, // f's return address: into the plt stub at offset 11 (>= threshold)
+		0x7000: 0xbbbb,        // f saved rbp at CFA-16
+		// plt frame: rsp = 0x7010, rip&15 = 11 -> CFA = 0x7010+8+8 = 0x7020; RA at 0x7018
+		0x7018: bias + 0x3005, // into the signal trampoline
+		// signal frame at rsp=0x7020
+		0x7020 + SigcontextRIP: 0x50000100, // interrupted pc in the no-CFI module
+		0x7020 + SigcontextRSP: 0x7400,
+		0x7020 + SigcontextRBP: 0x7500,
+		// frame-pointer frame: [rbp] = next rbp, [rbp+8] = RA
+		0x7500: 0x7600,
+		0x7508: bias + 0x4004, // into _start-like end of stack
+	}
+	frames, stop := Unwind(Regs{RIP: bias + 0x1050, RSP: 0x7000, RBP: 1}, mem, mods, 16)
+	want := []Frame{
+		{PC: bias + 0x1050, Module: 0, Exact: true},
+		{PC: bias + 0x200b, Module: 0},
+		{PC: bias + 0x3005, Module: 0},
+		{PC: 0x50000100, Module: 1, Exact: true},
+		{PC: bias + 0x4004, Module: 0},
+	}
+	if stop != StopEndOfStack || len(frames) != len(want) {
+		t.Fatalf("stop %v, frames %+v", stop, frames)
+	}
+	for i := range want {
+		if frames[i] != want[i] {
+			t.Errorf("frame %d = %+v, want %+v", i, frames[i], want[i])
+		}
+	}
+}
+
+func TestUnwindStops(t *testing.T) {
+	tab := tableOf(t, []uint64{0x1000, 0x1100, 0x1200, 0x1300}, []Rule{{CFA: CFARSP, CFAOffset: 8}, {}, ruleUnsupported})
+	mods := []Module{{Start: 0x1000, End: 0x2000, Table: tab}}
+	buf := make([]byte, 64)
+	binary.LittleEndian.PutUint64(buf[0:], 0x1150) // RA into the gap
+	tests := []struct {
+		name string
+		regs Regs
+		want StopReason
+	}{
+		{"no module", Regs{RIP: 0x9000}, StopNoModule},
+		{"gap between functions", Regs{RIP: 0x1010, RSP: 0x8000}, StopNoRule},
+		{"unsupported", Regs{RIP: 0x1250, RSP: 0x8000}, StopUnsupported},
+		{"memory", Regs{RIP: 0x1010, RSP: 0x100}, StopMemory},
+	}
+	for _, tt := range tests {
+		_, stop := Unwind(tt.regs, StackCopy{Addr: 0x8000, Data: buf}, mods, 8)
+		if stop != tt.want {
+			t.Errorf("%s: stop = %v, want %v", tt.name, stop, tt.want)
+		}
+	}
+}
