@@ -45,6 +45,10 @@ type config struct {
 	freq       int
 	noMulti    bool
 	maxStacks  int
+	noTail     bool // --no-tail-calls: DWARF unwinding with the inline loop only
+	idle       bool // --include-idle: keep idle samples with --sample
+	lines      bool // --lines: append :file:line to frames
+	noInline   bool // --no-inline: no inline frames from DWARF
 	command    []string
 	help       bool
 	usageTexts string
@@ -83,6 +87,10 @@ func newFlagSet(cfg *config, stderr io.Writer) *flag.FlagSet {
 	fs.IntVar(&cfg.freq, "frequency", 99, "")
 	fs.BoolVar(&cfg.noMulti, "no-uprobe-multi", false, "")
 	fs.IntVar(&cfg.maxStacks, "max-stacks", 0, "")
+	fs.BoolVar(&cfg.noTail, "no-tail-calls", false, "")
+	fs.BoolVar(&cfg.idle, "include-idle", false, "")
+	fs.BoolVar(&cfg.lines, "lines", false, "")
+	fs.BoolVar(&cfg.noInline, "no-inline", false, "")
 	fs.BoolVar(&cfg.help, "h", false, "")
 	fs.BoolVar(&cfg.help, "help", false, "")
 	return fs
