@@ -3,7 +3,7 @@ GO       ?= go
 BIN      := bin/probee
 export CGO_ENABLED := 0
 
-.PHONY: all build test deps fixtures generate generate-check lint bench fuzz clean
+.PHONY: all build test deps fixtures generate generate-check lint bench fuzz clean vmtest
 
 all: build
 
@@ -35,6 +35,13 @@ test: generate-check lint fixtures build
 
 bench: fixtures build
 	@tests/bench/run.sh
+
+# Kernel-probe e2e tests inside Debian's kernel under qemu (the host has no
+# kprobes): see tests/vm/doc.go. The first run downloads the kernel into
+# tests/vm/cache/. VMTEST_FLAGS: e.g. -run 'TestKprobe.*' or -timeout 15m.
+VMTEST_FLAGS ?=
+vmtest: deps
+	$(GO) run ./tests/vm $(VMTEST_FLAGS)
 
 # Short fuzz pass over every fuzz target (FUZZTIME=10m for the long runs).
 FUZZTIME ?= 30s

@@ -50,6 +50,7 @@ func (s *Session) AttachUprobes(probe uint32, targets []UprobeTarget, pid int, n
 	var st AttachStats
 	multi := !noMulti && HaveUprobeMulti()
 	st.Multi = multi
+	targets, st.Skipped = prefilter(targets)
 	for _, g := range groupTargets(targets) {
 		ex, err := link.OpenExecutable(g[0].Path)
 		if err != nil {

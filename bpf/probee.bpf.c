@@ -14,6 +14,7 @@
 #include <linux/types.h>
 #include <linux/bpf.h>
 #include <linux/ptrace.h>
+#include <linux/bpf_perf_event.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include "probee.h"
@@ -165,9 +166,9 @@ static __always_inline void fp_walk(struct user_stack *st, __u64 ip, __u64 sp,
 		}
 	}
 	st->flags = 0;
-	for (int i = 0; i < MAX_STACK; i++) {
+	for (int i = 0; i < MAX_USTACK; i++) {
 		__u64 frame[2] = {}; // saved rbp, return address
-		if (n >= MAX_STACK) {
+		if (n >= MAX_USTACK) {
 			st->flags |= STACK_TRUNCATED;
 			break;
 		}
@@ -223,59 +224,174 @@ static __always_inline void add_count(struct count_key *k)
 		count_drop(DROP_COUNTS_FULL);
 }
 
-// record handles one event with the user registers regs and, for contexts
-// that have a kernel stack, ctx for bpf_get_stackid (NULL otherwise).
-static __always_inline int record(void *ctx, __u64 cookie, __u64 ip, __u64 sp,
-				  __u64 bp, int with_kstack)
+#include "unwind.h"
+
+// begin_event handles the filter and the bookkeeping of one event and fills
+// the count key (probe, tgid, comm, kernel stack).
+static __always_inline int begin_event(void *ctx, __u64 cookie, int with_kstack,
+				       struct count_key *k)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tgid = id >> 32, zero = 0;
-	__u32 probe = (__u32)cookie;
+	__u32 tgid = id >> 32;
 
 	if (!pid_allowed(tgid))
 		return 0;
-	count_hit(probe);
+	count_hit((__u32)cookie);
 	announce(tgid, (__u32)id);
-
-	struct count_key k = {};
-	k.probe = probe;
-	k.tgid = tgid;
-	k.kstack = -1;
-	bpf_get_current_comm(k.comm, sizeof(k.comm));
-
-	struct user_stack *st = bpf_map_lookup_elem(&scratch, &zero);
-	if (!st)
-		return 0;
-	fp_walk(st, ip, sp, bp, (cookie >> 32) & COOKIE_ENTRY);
-	k.ustack = store_user_stack(st);
+	k->probe = (__u32)cookie;
+	k->tgid = tgid;
+	k->kstack = -1;
+	bpf_get_current_comm(k->comm, sizeof(k->comm));
 	if (with_kstack) {
 		long kid = bpf_get_stackid(ctx, &kstacks, 0);
 		if (kid >= 0)
-			k.kstack = kid;
+			k->kstack = kid;
 		else
 			count_drop(kid == -17 ? DROP_KSTACK_COLLISION : DROP_KSTACK_ERROR);
 	}
-	add_count(&k);
+	return 1;
+}
+
+// record_fp counts an event with a frame-pointer walk of the user stack.
+static __always_inline int record_fp(struct count_key *k, __u64 ip, __u64 sp,
+				     __u64 bp, int entry)
+{
+	__u32 zero = 0;
+	struct user_stack *st = bpf_map_lookup_elem(&scratch, &zero);
+
+	if (!st)
+		return 0;
+	if (user_pc(ip)) {
+		fp_walk(st, ip, sp, bp, entry);
+	} else { // a kernel thread (sampling): no user stack
+		st->len = 0;
+		st->flags = 0;
+		st->hash = 2;
+	}
+	k->ustack = store_user_stack(st);
+	add_count(k);
 	return 0;
 }
 
-static __always_inline int on_uprobe(struct pt_regs *regs)
+// unwind_begin starts a DWARF walk in the state slot of this context kind;
+// NULL when the event was handled with frame pointers instead (FP mode, no
+// tables for the process yet, a kernel thread).
+static __always_inline struct unwind_state *unwind_begin(void *ctx, __u64 cookie,
+		__u64 ip, __u64 sp, __u64 bp, int with_kstack, __u32 slot)
+{
+	struct count_key k = {};
+	int entry = (cookie >> 32) & COOKIE_ENTRY;
+
+	if (!begin_event(ctx, cookie, with_kstack, &k))
+		return NULL;
+	if (unwind_mode == UNWIND_FP || !user_pc(ip)) {
+		record_fp(&k, ip, sp, bp, entry);
+		return NULL;
+	}
+	struct unwind_state *s = bpf_map_lookup_elem(&unwind_states, &slot);
+	if (!s || !bpf_map_lookup_elem(&proc_maps, &k.tgid)) {
+		count_drop(DROP_NO_TABLES);
+		record_fp(&k, ip, sp, bp, entry);
+		return NULL;
+	}
+	s->key = k;
+	s->ip = ip;
+	s->sp = sp;
+	s->bp = bp;
+	s->exact = 1;
+	s->calls = 0;
+	s->st.len = 0;
+	s->st.flags = 0;
+	s->st.hash = 0xcbf29ce484222325ULL;
+	uretprobe_init(s);
+	return s;
+}
+
+// unwind_finish stores the walked stack and counts the event.
+static __always_inline int unwind_finish(struct unwind_state *s)
+{
+	if (!s->st.hash)
+		s->st.hash = 1;
+	s->key.ustack = store_user_stack(&s->st);
+	add_count(&s->key);
+	return 0;
+}
+
+// record handles one event: user registers (ip, sp, bp), ctx for
+// bpf_get_stackid when with_kstack, the state slot of the context kind, and
+// the prog array and index of its step program. Kernel-probe programs call
+// it as record(ctx, cookie, ip, sp, bp, 1, SLOT_KPROBE, steps_kprobe, STEP_KPROBE).
+#define record(ctx, cookie, ip, sp, bp, with_kstack, slot, steps, idx)                    \
+	({                                                                                 \
+		struct unwind_state *s_ =                                                  \
+			unwind_begin(ctx, cookie, ip, sp, bp, with_kstack, slot);          \
+		if (s_) {                                                                  \
+			if (use_tail_calls)                                                \
+				bpf_tail_call(ctx, &steps, idx);                           \
+			unwind_inline(s_); /* no tail calls, or the call failed */         \
+			unwind_finish(s_);                                                 \
+		}                                                                          \
+		0;                                                                         \
+	})
+
+// step_program runs STEP_FRAMES frames of the walk in slot and tail-calls
+// itself until the walk ends or the tail-call budget is spent.
+#define step_program(ctx, slot, steps, idx)                                               \
+	({                                                                                 \
+		__u32 slot_ = slot;                                                        \
+		struct unwind_state *s_ = bpf_map_lookup_elem(&unwind_states, &slot_);    \
+		if (s_) {                                                                  \
+			int done_ = run_steps(s_, STEP_FRAMES);                            \
+			if (!done_ && s_->calls < MAX_TAIL_CALLS - 1) {                    \
+				s_->calls++;                                               \
+				bpf_tail_call(ctx, &steps, idx);                           \
+			}                                                                  \
+			if (!done_)                                                        \
+				s_->st.flags |= STACK_TRUNCATED;                           \
+			unwind_finish(s_);                                                 \
+		}                                                                          \
+		0;                                                                         \
+	})
+
+static __always_inline int on_uprobe(struct pt_regs *regs, __u32 slot)
 {
 	__u64 cookie = bpf_get_attach_cookie(regs);
+
+	if (slot == SLOT_UPROBE_MULTI)
+		return record(regs, cookie, PT_REGS_IP(regs), PT_REGS_SP(regs),
+			      PT_REGS_FP(regs), 0, SLOT_UPROBE_MULTI, steps_multi, 0);
 	return record(regs, cookie, PT_REGS_IP(regs), PT_REGS_SP(regs),
-		      PT_REGS_FP(regs), 0);
+		      PT_REGS_FP(regs), 0, SLOT_UPROBE, steps_kprobe, STEP_UPROBE);
 }
 
 SEC("uprobe")
 int probee_uprobe(struct pt_regs *regs)
 {
-	return on_uprobe(regs);
+	return on_uprobe(regs, SLOT_UPROBE);
 }
 
 SEC("uprobe.multi")
 int probee_uprobe_multi(struct pt_regs *regs)
 {
-	return on_uprobe(regs);
+	return on_uprobe(regs, SLOT_UPROBE_MULTI);
+}
+
+SEC("uprobe")
+int probee_step_uprobe(struct pt_regs *regs)
+{
+	return step_program(regs, SLOT_UPROBE, steps_kprobe, STEP_UPROBE);
+}
+
+SEC("kprobe")
+int probee_step_kprobe(struct pt_regs *regs)
+{
+	return step_program(regs, SLOT_KPROBE, steps_kprobe, STEP_KPROBE);
+}
+
+SEC("uprobe.multi")
+int probee_step_uprobe_multi(struct pt_regs *regs)
+{
+	return step_program(regs, SLOT_UPROBE_MULTI, steps_multi, 0);
 }
 
 // Tracepoints run in kernel context: the user registers come from the task.
@@ -289,14 +405,71 @@ int probee_tracepoint(void *ctx)
 	if (bpf_probe_read_kernel(&regs, sizeof(regs), uregs))
 		return 0;
 	return record(ctx, cookie, PT_REGS_IP(&regs), PT_REGS_SP(&regs),
-		      PT_REGS_FP(&regs), 1);
+		      PT_REGS_FP(&regs), 1, SLOT_TRACEPOINT, steps_tp, 0);
 }
 
-// Minimal CO-RE view of the kernel's task_struct (relocated through BTF).
-struct task_struct {
-	int pid;
-	int tgid;
-} __attribute__((preserve_access_index));
+SEC("tracepoint")
+int probee_step_tracepoint(void *ctx)
+{
+	return step_program(ctx, SLOT_TRACEPOINT, steps_tp, 0);
+}
+
+// Set by the loader for --sample (rodata).
+const volatile __u32 sample_probe = 0; // the probe id samples are counted under
+const volatile __u32 include_idle = 0; // 1: keep samples of the idle task
+
+// CPU sampling: the interrupted registers are the user's when the sample hit
+// user mode; otherwise the user registers come from the task.
+SEC("perf_event")
+int probee_perf(struct bpf_perf_event_data *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct pt_regs regs = {};
+	int user = (ctx->regs.cs & 3) == 3;
+
+	if (id == 0 && !include_idle)
+		return 0; // the idle task (pid 0)
+	if (user) {
+		regs = ctx->regs;
+	} else {
+		struct pt_regs *uregs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+		if (bpf_probe_read_kernel(&regs, sizeof(regs), uregs))
+			return 0;
+	}
+	return record(ctx, sample_probe, PT_REGS_IP(&regs), PT_REGS_SP(&regs), PT_REGS_FP(&regs), !user, SLOT_PERF,
+		      steps_perf, 0);
+}
+
+SEC("perf_event")
+int probee_step_perf(struct bpf_perf_event_data *ctx)
+{
+	return step_program(ctx, SLOT_PERF, steps_perf, 0);
+}
+
+// The exec gate: a uprobe on a traced command's entry point stops the
+// process (SIGSTOP) and tells user space, which loads the unwind tables of
+// every mapping (the binary and the libraries ld.so mapped) and sends
+// SIGCONT, so that no event of the command is unwound without tables.
+SEC("uprobe")
+int probee_gate(struct pt_regs *regs)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32;
+
+	if (!filter_pids || !bpf_map_lookup_elem(&pids, &tgid))
+		return 0;
+	struct event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		count_drop(DROP_EVENT_LOST);
+		return 0;
+	}
+	e->type = EVENT_GATE;
+	e->tgid = tgid;
+	e->pid = (__u32)id;
+	bpf_ringbuf_submit(e, 0);
+	bpf_send_signal(19 /* SIGSTOP */);
+	return 0;
+}
 
 // Children of traced processes are traced too (-p PID, -- CMD).
 SEC("tp_btf/sched_process_fork")
@@ -321,6 +494,7 @@ int probee_exit(void *ctx)
 
 	if ((__u32)id != tgid) // a thread exiting, not the process
 		return 0;
+	bpf_map_delete_elem(&proc_maps, &tgid); // free its unwind mappings
 	if (!bpf_map_lookup_elem(&seen, &tgid))
 		return 0;
 	struct event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);

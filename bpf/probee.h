@@ -2,7 +2,8 @@
 #ifndef PROBEE_H
 #define PROBEE_H
 
-#define MAX_STACK 127
+#define MAX_STACK 127   // kernel stacks (the kernel's perf_event_max_stack default)
+#define MAX_USTACK 256  // user stacks; a power of two (indexes are masked)
 #define MAX_PROBES 1024
 
 #define COOKIE_ENTRY 1 // bit 32 of the cookie: probe at a function's first instruction
@@ -16,12 +17,15 @@ enum drop_cause {
 	DROP_KSTACK_ERROR = 3,    // bpf_get_stackid failed
 	DROP_KSTACK_COLLISION = 4,// kernel stack map bucket taken (-EEXIST)
 	DROP_EVENT_LOST = 5,      // ring buffer full: a process notice was lost
-	DROP_MAX = 6,
+	DROP_NO_TABLES = 6,       // DWARF mode: process had no unwind tables yet (FP walk used)
+	DROP_UNKNOWN_PC = 7,      // DWARF mode: stack cut at a pc outside every known mapping
+	DROP_MAX = 8,
 };
 
 enum event_type {
 	EVENT_NEW_PROCESS = 1,
 	EVENT_EXIT = 2,
+	EVENT_GATE = 3, // a traced command reached its entry point and was stopped (SIGSTOP)
 };
 
 struct event {
@@ -44,7 +48,45 @@ struct user_stack {
 	__u64 hash;
 	__u32 len;
 	__u32 flags;
-	__u64 pcs[MAX_STACK];
+	__u64 pcs[MAX_USTACK];
+};
+
+// Unwind tables (layout in unwind/doc.go, storage in bpf/doc.go).
+#define MAX_MAPPINGS 256 // executable mappings per process; a power of two
+#define MAPPING_TABLE 1  // unwind_mapping.flags: the file has a DWARF table
+
+struct unwind_rule {
+	__u8 cfa_type;
+	__u8 rbp_type;
+	__u8 plt_threshold;
+	__u8 reserved;
+	__s32 cfa_offset;
+	__s32 rbp_offset;
+};
+
+enum cfa_type {
+	CFA_NONE = 0, CFA_RSP = 1, CFA_RBP = 2, CFA_PLT = 3,
+	CFA_SIGNAL = 4, CFA_UNSUPPORTED = 5, CFA_END = 6,
+};
+
+enum rbp_type { RBP_SAME = 0, RBP_OFFSET = 1, RBP_UNDEFINED = 2 };
+
+// One executable mapping of a process. table_pc = pc - bias.
+struct unwind_mapping {
+	__u64 start;
+	__u64 end;
+	__u64 bias;        // load bias + Table.Base
+	__u32 pages_off;   // index of the table's Pages[0] in unwind_pages
+	__u32 npages;      // the table has npages+1 page index elements
+	__u32 entries_off; // index of the table's Entries[0] in unwind_entries
+	__u32 flags;       // MAPPING_TABLE: 0 means walk frame pointers here
+};
+
+// A process's executable mappings, sorted by start.
+struct proc_info {
+	__u32 n;
+	__u32 pad;
+	struct unwind_mapping maps[MAX_MAPPINGS];
 };
 
 #endif

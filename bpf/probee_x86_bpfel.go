@@ -31,34 +31,98 @@ type probeeEvent struct {
 	Pad  uint32
 }
 
+type probeeProcInfo struct {
+	_    structs.HostLayout
+	N    uint32
+	Pad  uint32
+	Maps [256]probeeUnwindMapping
+}
+
+type probeeUnwindMapping struct {
+	_          structs.HostLayout
+	Start      uint64
+	End        uint64
+	Bias       uint64
+	PagesOff   uint32
+	Npages     uint32
+	EntriesOff uint32
+	Flags      uint32
+}
+
+type probeeUnwindRule struct {
+	_            structs.HostLayout
+	CfaType      uint8
+	RbpType      uint8
+	PltThreshold uint8
+	Reserved     uint8
+	CfaOffset    int32
+	RbpOffset    int32
+}
+
+type probeeUnwindState struct {
+	_     structs.HostLayout
+	Ip    uint64
+	Sp    uint64
+	Bp    uint64
+	Tramp uint64
+	Ri    uint64
+	Exact uint32
+	Calls uint32
+	Done  uint32
+	Pad   uint32
+	Key   probeeCountKey
+	St    probeeUserStack
+}
+
 type probeeUserStack struct {
 	_     structs.HostLayout
 	Hash  uint64
 	Len   uint32
 	Flags uint32
-	Pcs   [127]uint64
+	Pcs   [256]uint64
 }
 
 // Names of all BPF objects in the ELF.
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
-	probeeMapCounts             = "counts"
-	probeeMapDrops              = "drops"
-	probeeMapEvents             = "events"
-	probeeMapHits               = "hits"
-	probeeMapKstacks            = "kstacks"
-	probeeMapPids               = "pids"
-	probeeMapScratch            = "scratch"
-	probeeMapSeen               = "seen"
-	probeeMapUstacks            = "ustacks"
-	probeeProgProbeeExit        = "probee_exit"
-	probeeProgProbeeFork        = "probee_fork"
-	probeeProgProbeeTracepoint  = "probee_tracepoint"
-	probeeProgProbeeUprobe      = "probee_uprobe"
-	probeeProgProbeeUprobeMulti = "probee_uprobe_multi"
-	probeeVarFilterPids         = "filter_pids"
-	probeeVarUnusedEvent        = "unused_event"
+	probeeMapCounts                 = "counts"
+	probeeMapDrops                  = "drops"
+	probeeMapEvents                 = "events"
+	probeeMapHits                   = "hits"
+	probeeMapKstacks                = "kstacks"
+	probeeMapPids                   = "pids"
+	probeeMapProcMaps               = "proc_maps"
+	probeeMapScratch                = "scratch"
+	probeeMapSeen                   = "seen"
+	probeeMapStepsKprobe            = "steps_kprobe"
+	probeeMapStepsMulti             = "steps_multi"
+	probeeMapStepsPerf              = "steps_perf"
+	probeeMapStepsTp                = "steps_tp"
+	probeeMapUnwindEntries          = "unwind_entries"
+	probeeMapUnwindPages            = "unwind_pages"
+	probeeMapUnwindRules            = "unwind_rules"
+	probeeMapUnwindStates           = "unwind_states"
+	probeeMapUstacks                = "ustacks"
+	probeeProgProbeeExit            = "probee_exit"
+	probeeProgProbeeFork            = "probee_fork"
+	probeeProgProbeeGate            = "probee_gate"
+	probeeProgProbeePerf            = "probee_perf"
+	probeeProgProbeeStepKprobe      = "probee_step_kprobe"
+	probeeProgProbeeStepPerf        = "probee_step_perf"
+	probeeProgProbeeStepTracepoint  = "probee_step_tracepoint"
+	probeeProgProbeeStepUprobe      = "probee_step_uprobe"
+	probeeProgProbeeStepUprobeMulti = "probee_step_uprobe_multi"
+	probeeProgProbeeTracepoint      = "probee_tracepoint"
+	probeeProgProbeeUprobe          = "probee_uprobe"
+	probeeProgProbeeUprobeMulti     = "probee_uprobe_multi"
+	probeeVarFilterPids             = "filter_pids"
+	probeeVarHaveBpfLoop            = "have_bpf_loop"
+	probeeVarIncludeIdle            = "include_idle"
+	probeeVarSampleProbe            = "sample_probe"
+	probeeVarUnusedEvent            = "unused_event"
+	probeeVarUnwindMode             = "unwind_mode"
+	probeeVarUseTailCalls           = "use_tail_calls"
 )
 
 // loadProbee returns the embedded CollectionSpec for probee.
@@ -103,34 +167,55 @@ type probeeSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type probeeProgramSpecs struct {
-	ProbeeExit        *ebpf.ProgramSpec `ebpf:"probee_exit"`
-	ProbeeFork        *ebpf.ProgramSpec `ebpf:"probee_fork"`
-	ProbeeTracepoint  *ebpf.ProgramSpec `ebpf:"probee_tracepoint"`
-	ProbeeUprobe      *ebpf.ProgramSpec `ebpf:"probee_uprobe"`
-	ProbeeUprobeMulti *ebpf.ProgramSpec `ebpf:"probee_uprobe_multi"`
+	ProbeeExit            *ebpf.ProgramSpec `ebpf:"probee_exit"`
+	ProbeeFork            *ebpf.ProgramSpec `ebpf:"probee_fork"`
+	ProbeeGate            *ebpf.ProgramSpec `ebpf:"probee_gate"`
+	ProbeePerf            *ebpf.ProgramSpec `ebpf:"probee_perf"`
+	ProbeeStepKprobe      *ebpf.ProgramSpec `ebpf:"probee_step_kprobe"`
+	ProbeeStepPerf        *ebpf.ProgramSpec `ebpf:"probee_step_perf"`
+	ProbeeStepTracepoint  *ebpf.ProgramSpec `ebpf:"probee_step_tracepoint"`
+	ProbeeStepUprobe      *ebpf.ProgramSpec `ebpf:"probee_step_uprobe"`
+	ProbeeStepUprobeMulti *ebpf.ProgramSpec `ebpf:"probee_step_uprobe_multi"`
+	ProbeeTracepoint      *ebpf.ProgramSpec `ebpf:"probee_tracepoint"`
+	ProbeeUprobe          *ebpf.ProgramSpec `ebpf:"probee_uprobe"`
+	ProbeeUprobeMulti     *ebpf.ProgramSpec `ebpf:"probee_uprobe_multi"`
 }
 
 // probeeMapSpecs contains maps before they are loaded into the kernel.
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type probeeMapSpecs struct {
-	Counts  *ebpf.MapSpec `ebpf:"counts"`
-	Drops   *ebpf.MapSpec `ebpf:"drops"`
-	Events  *ebpf.MapSpec `ebpf:"events"`
-	Hits    *ebpf.MapSpec `ebpf:"hits"`
-	Kstacks *ebpf.MapSpec `ebpf:"kstacks"`
-	Pids    *ebpf.MapSpec `ebpf:"pids"`
-	Scratch *ebpf.MapSpec `ebpf:"scratch"`
-	Seen    *ebpf.MapSpec `ebpf:"seen"`
-	Ustacks *ebpf.MapSpec `ebpf:"ustacks"`
+	Counts        *ebpf.MapSpec `ebpf:"counts"`
+	Drops         *ebpf.MapSpec `ebpf:"drops"`
+	Events        *ebpf.MapSpec `ebpf:"events"`
+	Hits          *ebpf.MapSpec `ebpf:"hits"`
+	Kstacks       *ebpf.MapSpec `ebpf:"kstacks"`
+	Pids          *ebpf.MapSpec `ebpf:"pids"`
+	ProcMaps      *ebpf.MapSpec `ebpf:"proc_maps"`
+	Scratch       *ebpf.MapSpec `ebpf:"scratch"`
+	Seen          *ebpf.MapSpec `ebpf:"seen"`
+	StepsKprobe   *ebpf.MapSpec `ebpf:"steps_kprobe"`
+	StepsMulti    *ebpf.MapSpec `ebpf:"steps_multi"`
+	StepsPerf     *ebpf.MapSpec `ebpf:"steps_perf"`
+	StepsTp       *ebpf.MapSpec `ebpf:"steps_tp"`
+	UnwindEntries *ebpf.MapSpec `ebpf:"unwind_entries"`
+	UnwindPages   *ebpf.MapSpec `ebpf:"unwind_pages"`
+	UnwindRules   *ebpf.MapSpec `ebpf:"unwind_rules"`
+	UnwindStates  *ebpf.MapSpec `ebpf:"unwind_states"`
+	Ustacks       *ebpf.MapSpec `ebpf:"ustacks"`
 }
 
 // probeeVariableSpecs contains global variables before they are loaded into the kernel.
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type probeeVariableSpecs struct {
-	FilterPids  *ebpf.VariableSpec `ebpf:"filter_pids"`
-	UnusedEvent *ebpf.VariableSpec `ebpf:"unused_event"`
+	FilterPids   *ebpf.VariableSpec `ebpf:"filter_pids"`
+	HaveBpfLoop  *ebpf.VariableSpec `ebpf:"have_bpf_loop"`
+	IncludeIdle  *ebpf.VariableSpec `ebpf:"include_idle"`
+	SampleProbe  *ebpf.VariableSpec `ebpf:"sample_probe"`
+	UnusedEvent  *ebpf.VariableSpec `ebpf:"unused_event"`
+	UnwindMode   *ebpf.VariableSpec `ebpf:"unwind_mode"`
+	UseTailCalls *ebpf.VariableSpec `ebpf:"use_tail_calls"`
 }
 
 // probeeObjects contains all objects after they have been loaded into the kernel.
@@ -153,15 +238,24 @@ func (o *probeeObjects) Close() error {
 //
 // It can be passed to loadProbeeObjects or ebpf.CollectionSpec.LoadAndAssign.
 type probeeMaps struct {
-	Counts  *ebpf.Map `ebpf:"counts"`
-	Drops   *ebpf.Map `ebpf:"drops"`
-	Events  *ebpf.Map `ebpf:"events"`
-	Hits    *ebpf.Map `ebpf:"hits"`
-	Kstacks *ebpf.Map `ebpf:"kstacks"`
-	Pids    *ebpf.Map `ebpf:"pids"`
-	Scratch *ebpf.Map `ebpf:"scratch"`
-	Seen    *ebpf.Map `ebpf:"seen"`
-	Ustacks *ebpf.Map `ebpf:"ustacks"`
+	Counts        *ebpf.Map `ebpf:"counts"`
+	Drops         *ebpf.Map `ebpf:"drops"`
+	Events        *ebpf.Map `ebpf:"events"`
+	Hits          *ebpf.Map `ebpf:"hits"`
+	Kstacks       *ebpf.Map `ebpf:"kstacks"`
+	Pids          *ebpf.Map `ebpf:"pids"`
+	ProcMaps      *ebpf.Map `ebpf:"proc_maps"`
+	Scratch       *ebpf.Map `ebpf:"scratch"`
+	Seen          *ebpf.Map `ebpf:"seen"`
+	StepsKprobe   *ebpf.Map `ebpf:"steps_kprobe"`
+	StepsMulti    *ebpf.Map `ebpf:"steps_multi"`
+	StepsPerf     *ebpf.Map `ebpf:"steps_perf"`
+	StepsTp       *ebpf.Map `ebpf:"steps_tp"`
+	UnwindEntries *ebpf.Map `ebpf:"unwind_entries"`
+	UnwindPages   *ebpf.Map `ebpf:"unwind_pages"`
+	UnwindRules   *ebpf.Map `ebpf:"unwind_rules"`
+	UnwindStates  *ebpf.Map `ebpf:"unwind_states"`
+	Ustacks       *ebpf.Map `ebpf:"ustacks"`
 }
 
 func (m *probeeMaps) Close() error {
@@ -172,8 +266,17 @@ func (m *probeeMaps) Close() error {
 		m.Hits,
 		m.Kstacks,
 		m.Pids,
+		m.ProcMaps,
 		m.Scratch,
 		m.Seen,
+		m.StepsKprobe,
+		m.StepsMulti,
+		m.StepsPerf,
+		m.StepsTp,
+		m.UnwindEntries,
+		m.UnwindPages,
+		m.UnwindRules,
+		m.UnwindStates,
 		m.Ustacks,
 	)
 }
@@ -182,25 +285,44 @@ func (m *probeeMaps) Close() error {
 //
 // It can be passed to loadProbeeObjects or ebpf.CollectionSpec.LoadAndAssign.
 type probeeVariables struct {
-	FilterPids  *ebpf.Variable `ebpf:"filter_pids"`
-	UnusedEvent *ebpf.Variable `ebpf:"unused_event"`
+	FilterPids   *ebpf.Variable `ebpf:"filter_pids"`
+	HaveBpfLoop  *ebpf.Variable `ebpf:"have_bpf_loop"`
+	IncludeIdle  *ebpf.Variable `ebpf:"include_idle"`
+	SampleProbe  *ebpf.Variable `ebpf:"sample_probe"`
+	UnusedEvent  *ebpf.Variable `ebpf:"unused_event"`
+	UnwindMode   *ebpf.Variable `ebpf:"unwind_mode"`
+	UseTailCalls *ebpf.Variable `ebpf:"use_tail_calls"`
 }
 
 // probeePrograms contains all programs after they have been loaded into the kernel.
 //
 // It can be passed to loadProbeeObjects or ebpf.CollectionSpec.LoadAndAssign.
 type probeePrograms struct {
-	ProbeeExit        *ebpf.Program `ebpf:"probee_exit"`
-	ProbeeFork        *ebpf.Program `ebpf:"probee_fork"`
-	ProbeeTracepoint  *ebpf.Program `ebpf:"probee_tracepoint"`
-	ProbeeUprobe      *ebpf.Program `ebpf:"probee_uprobe"`
-	ProbeeUprobeMulti *ebpf.Program `ebpf:"probee_uprobe_multi"`
+	ProbeeExit            *ebpf.Program `ebpf:"probee_exit"`
+	ProbeeFork            *ebpf.Program `ebpf:"probee_fork"`
+	ProbeeGate            *ebpf.Program `ebpf:"probee_gate"`
+	ProbeePerf            *ebpf.Program `ebpf:"probee_perf"`
+	ProbeeStepKprobe      *ebpf.Program `ebpf:"probee_step_kprobe"`
+	ProbeeStepPerf        *ebpf.Program `ebpf:"probee_step_perf"`
+	ProbeeStepTracepoint  *ebpf.Program `ebpf:"probee_step_tracepoint"`
+	ProbeeStepUprobe      *ebpf.Program `ebpf:"probee_step_uprobe"`
+	ProbeeStepUprobeMulti *ebpf.Program `ebpf:"probee_step_uprobe_multi"`
+	ProbeeTracepoint      *ebpf.Program `ebpf:"probee_tracepoint"`
+	ProbeeUprobe          *ebpf.Program `ebpf:"probee_uprobe"`
+	ProbeeUprobeMulti     *ebpf.Program `ebpf:"probee_uprobe_multi"`
 }
 
 func (p *probeePrograms) Close() error {
 	return _ProbeeClose(
 		p.ProbeeExit,
 		p.ProbeeFork,
+		p.ProbeeGate,
+		p.ProbeePerf,
+		p.ProbeeStepKprobe,
+		p.ProbeeStepPerf,
+		p.ProbeeStepTracepoint,
+		p.ProbeeStepUprobe,
+		p.ProbeeStepUprobeMulti,
 		p.ProbeeTracepoint,
 		p.ProbeeUprobe,
 		p.ProbeeUprobeMulti,

@@ -33,7 +33,7 @@ type Session struct {
 const MaxProbes = 1024
 
 // ErrPermission means the caller lacks the capabilities to load BPF.
-var ErrPermission = errors.New("probee needs root (CAP_BPF, CAP_PERFMON and CAP_SYS_ADMIN) to load BPF programs: run it with sudo")
+var ErrPermission = errors.New("needs root (CAP_BPF, CAP_PERFMON and CAP_SYS_ADMIN) to load BPF programs: run probee as root or with sudo")
 
 // Open loads the programs and maps into the kernel.
 func Open(opts Options) (*Session, error) {

@@ -17,6 +17,10 @@ type Frame struct {
 	Module       string // file path, "[vdso]"-style name, or "[ext4]" / "[kernel]" for kernel frames
 	ModuleOffset uint64 // offset in the module's file (user) or 0
 	Kernel       bool
+	BuildID      string // hex build-id of Module, when known
+	File         string // source file from DWARF, "" when unknown
+	Line         int    // source line from DWARF, 0 when unknown
+	Inline       bool   // an inlined call: Addr is the physical frame's, which follows it
 }
 
 // Name is the frame's display name: the function, else module+0xOFF (base
@@ -50,6 +54,8 @@ type Symbolizer struct {
 
 	kernOnce sync.Once
 	ksyms    []KernelSymbol
+
+	dw dwarfCache
 }
 
 // NewSymbolizer returns a Symbolizer over scope's root and kallsyms. idx
@@ -63,7 +69,8 @@ func NewSymbolizer(scope Scope, idx *Index) *Symbolizer {
 	if ks == "" {
 		ks = r.rootPath("/proc/kallsyms")
 	}
-	return &Symbolizer{idx: r.idx, r: r, kallsyms: ks, procs: map[int]*procMaps{}}
+	return &Symbolizer{idx: r.idx, r: r, kallsyms: ks, procs: map[int]*procMaps{},
+		dw: dwarfCache{objs: map[string]*dwarfEntry{}}}
 }
 
 // Snapshot reads pid's mappings and loads their ELF objects now, so the
@@ -129,6 +136,10 @@ func (s *Symbolizer) Forget(pid int) {
 
 // Frames symbolizes user addresses of pid, exactly as given: callers pass
 // pc-1 for return addresses. A pid never seen is snapshotted first.
+// Frames are leaf first. Where the object has DWARF, frames carry File and
+// Line, and an address inside inlined calls expands into one Inline frame
+// per call, innermost first, before its physical frame (see SetInline): the
+// result may then be longer than addrs.
 func (s *Symbolizer) Frames(pid int, addrs []uint64) []Frame {
 	s.mu.Lock()
 	p := s.procs[pid]
@@ -144,21 +155,29 @@ func (s *Symbolizer) Frames(pid int, addrs []uint64) []Frame {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]Frame, len(addrs))
-	for i, a := range addrs {
-		out[i] = p.frame(a)
+	out := make([]Frame, 0, len(addrs))
+	for _, a := range addrs {
+		f, o, va := p.locate(a)
+		out = s.dw.expand(out, f, o, va)
 	}
 	return out
 }
 
 func (p *procMaps) frame(addr uint64) Frame {
+	f, _, _ := p.locate(addr)
+	return f
+}
+
+// locate symbolizes addr from the ELF symbols and returns the object and
+// virtual address it falls in (nil when no readable file maps it).
+func (p *procMaps) locate(addr uint64) (Frame, *Object, uint64) {
 	f := Frame{Addr: addr}
 	if p == nil {
-		return f
+		return f, nil, 0
 	}
 	i := sort.Search(len(p.maps), func(i int) bool { return p.maps[i].End > addr })
 	if i == len(p.maps) || addr < p.maps[i].Start {
-		return f
+		return f, nil, 0
 	}
 	m := p.maps[i]
 	f.Module = m.Path
@@ -167,21 +186,24 @@ func (p *procMaps) frame(addr uint64) Frame {
 	}
 	f.ModuleOffset = addr - m.Start
 	if !m.File() {
-		return f
+		return f, nil, 0
 	}
 	f.ModuleOffset += m.Offset
-	if o := p.open[m.Path]; o != nil {
-		o.symbolize(&f)
+	o := p.open[m.Path]
+	if o == nil {
+		return f, nil, 0
 	}
-	return f
-}
-
-// symbolize fills f's function from the file offset in f.ModuleOffset.
-func (o *Object) symbolize(f *Frame) {
+	f.BuildID = o.BuildID
 	va, ok := o.VirtAddr(f.ModuleOffset)
 	if !ok {
-		return
+		return f, nil, 0
 	}
+	o.symbolize(&f, va)
+	return f, o, va
+}
+
+// symbolize fills f's function from the virtual address va.
+func (o *Object) symbolize(f *Frame, va uint64) {
 	if i := o.funcAt(va); i >= 0 {
 		s := &o.Funcs[i]
 		f.Symbol, f.Function, f.Offset = s.Name, s.Name, va-s.Addr

@@ -40,6 +40,10 @@ func trace(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 	if err := t.resolveAll(); err != nil {
 		return err
 	}
+	if err := t.open(); err != nil { // before the command starts: fail early
+		return err
+	}
+	defer t.close()
 	if len(cfg.command) > 0 {
 		tc, err := startPaused(cfg.command)
 		if err != nil {
@@ -52,10 +56,9 @@ func trace(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 			}
 		}()
 	}
-	if err := t.open(); err != nil {
+	if err := t.addPIDs(); err != nil {
 		return err
 	}
-	defer t.close()
 	if err := t.attachAll(); err != nil {
 		return err
 	}
@@ -112,16 +115,21 @@ func (t *tracer) open() error {
 	if t.mmaps, err = bpf.WatchMmaps(t.onMmap); err != nil {
 		return err
 	}
+	t.stopEv, err = s.Events(t.onEvent)
+	return err
+}
+
+// addPIDs puts the -p process or the paused command in the kernel filter.
+func (t *tracer) addPIDs() error {
 	for _, pid := range []int{t.cfg.pid, t.cmdPID()} {
 		if pid != 0 {
-			if err := s.AddPID(pid); err != nil {
+			if err := t.sess.AddPID(pid); err != nil {
 				return err
 			}
 			t.sym.Snapshot(pid)
 		}
 	}
-	t.stopEv, err = s.Events(t.onEvent)
-	return err
+	return nil
 }
 
 func (t *tracer) cmdPID() int {

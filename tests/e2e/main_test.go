@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/probee/probee/internal/testgate"
@@ -23,16 +24,26 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	os.Chmod(dir, 0o755) // TestNotRoot runs probee as nobody
 	probee = filepath.Join(dir, "probee")
-	build := exec.Command("go", "build", "-o", probee, "../../cmd/probee")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build probee: %v\n%s", err, out)
+	if p := os.Getenv("PROBEE_BIN"); p != "" {
+		probee = p // prebuilt (make vmtest: no Go toolchain in the VM)
+	} else if err := buildProbee(probee); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+func buildProbee(out string) error {
+	build := exec.Command("go", "build", "-o", out, "../../cmd/probee")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if b, err := build.CombinedOutput(); err != nil {
+		return fmt.Errorf("build probee: %v\n%s", err, b)
+	}
+	return nil
 }
 
 // fixture returns the absolute path of a fixture binary.
@@ -50,7 +61,16 @@ type result struct {
 // run runs probee with args in dir (or the test's temp dir when empty).
 func run(t *testing.T, dir string, args ...string) result {
 	t.Helper()
+	return runAs(t, dir, -1, args...)
+}
+
+// runAs is run as user uid (-1: the test's own user).
+func runAs(t *testing.T, dir string, uid int, args ...string) result {
+	t.Helper()
 	cmd := exec.Command(probee, args...)
+	if uid >= 0 {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(uid)}}
+	}
 	if dir == "" {
 		dir = t.TempDir()
 	}

@@ -1,0 +1,377 @@
+// DWARF unwinding of user stacks in BPF, from the compact tables of package
+// unwind (byte layout in unwind/doc.go; map storage in bpf/doc.go).
+//
+// One frame step: find the pc's mapping in the process's sorted mapping array
+// (proc_maps, keyed by tgid), look the table pc up in the binary's page index
+// and entries (pc-1 for return addresses), compute the CFA from the rule
+// (rsp, rbp, PLT or signal frame), read the return address at CFA-8 and rbp
+// by its rule. Mappings without a table take a frame-pointer step.
+//
+// The walk state lives in a per-CPU slot per context kind (a perf sample can
+// interrupt an in-flight uprobe unwind), so it survives tail calls: each step
+// program does STEP_FRAMES frames and tail-calls itself, up to the kernel's
+// limit; the inline path runs the same step in bpf_loop (or, with no
+// bpf_loop, a bounded loop of INLINE_FRAMES).
+#ifndef PROBEE_UNWIND_H
+#define PROBEE_UNWIND_H
+
+#include <bpf/bpf_core_read.h>
+
+#define STEP_FRAMES 8    // frames per tail-called step program
+#define MAX_TAIL_CALLS 32 // the kernel allows 33 (32 before 5.17)
+#define INLINE_FRAMES 24 // the no-bpf_loop inline path (verifier-bound)
+
+// Per-CPU state slots, one per context kind.
+enum unwind_slot {
+	SLOT_UPROBE = 0,
+	SLOT_UPROBE_MULTI = 1,
+	SLOT_KPROBE = 2,
+	SLOT_TRACEPOINT = 3,
+	SLOT_PERF = 4,
+	SLOT_MAX = 5,
+};
+
+// Indexes in the kprobe-typed prog array (uprobe and kprobe programs share
+// it: both are BPF_PROG_TYPE_KPROBE with no expected attach type).
+enum { STEP_UPROBE = 0, STEP_KPROBE = 1 };
+
+enum unwind_mode { UNWIND_FP = 0, UNWIND_DWARF = 1 };
+
+// Set by the loader before load (rodata).
+const volatile __u32 unwind_mode = UNWIND_FP;
+const volatile __u32 use_tail_calls = 1;
+const volatile __u32 have_bpf_loop = 1;
+
+struct unwind_state {
+	__u64 ip, sp, bp;
+	__u64 tramp;  // uretprobe trampoline address of the process, 0: none
+	__u64 ri;     // kernel address of the first pending return_instance
+	__u32 exact;  // ip is not a return address (first frame, signal frames)
+	__u32 calls;  // tail calls made
+	__u32 done;
+	__u32 pad;
+	struct count_key key;
+	struct user_stack st;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, SLOT_MAX);
+	__type(key, __u32);
+	__type(value, struct unwind_state);
+} unwind_states SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct proc_info);
+} proc_maps SEC(".maps");
+
+// Tables of all loaded binaries, appended one after another (sizes set by
+// the loader); rules are shared (unwind.RuleSet).
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1 << 20);
+	__type(key, __u32);
+	__type(value, __u32); // u16 pc_low | u16 rule << 16
+} unwind_entries SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1 << 16);
+	__type(key, __u32);
+	__type(value, __u32);
+} unwind_pages SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1 << 14);
+	__type(key, __u32);
+	__type(value, struct unwind_rule);
+} unwind_rules SEC(".maps");
+
+// Step programs for tail calls, one array per program type (a prog array is
+// bound to the type and expected attach type of its first user).
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, __u32);
+} steps_kprobe SEC(".maps");
+
+#define ONE_STEP_ARRAY(name)                         \
+	struct {                                     \
+		__uint(type, BPF_MAP_TYPE_PROG_ARRAY); \
+		__uint(max_entries, 1);              \
+		__type(key, __u32);                  \
+		__type(value, __u32);                \
+	} name SEC(".maps")
+
+ONE_STEP_ARRAY(steps_multi);
+ONE_STEP_ARRAY(steps_tp);
+ONE_STEP_ARRAY(steps_perf);
+
+// Minimal CO-RE views of kernel structures (relocated through BTF).
+struct xol_area { unsigned long vaddr; } __attribute__((preserve_access_index));
+struct uprobes_state { struct xol_area *xol_area; } __attribute__((preserve_access_index));
+struct mm_struct { struct uprobes_state uprobes_state; } __attribute__((preserve_access_index));
+struct return_instance {
+	unsigned long stack;          // address of the hijacked return address slot
+	unsigned long orig_ret_vaddr; // the real return address
+	struct return_instance *next;
+} __attribute__((preserve_access_index));
+struct uprobe_task { struct return_instance *return_instances; } __attribute__((preserve_access_index));
+struct task_struct {
+	int pid;
+	int tgid;
+	struct mm_struct *mm;
+	struct uprobe_task *utask;
+} __attribute__((preserve_access_index));
+
+// uretprobe_init finds the process's uretprobe trampoline and the pending
+// return instances: a pending uretprobe replaced a return address on the
+// stack with the trampoline, and the kernel keeps the real one.
+static __always_inline void uretprobe_init(struct unwind_state *s)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task_btf();
+	struct uprobe_task *ut = BPF_CORE_READ(task, utask);
+
+	s->tramp = 0;
+	s->ri = 0;
+	if (!ut)
+		return;
+	s->ri = (__u64)BPF_CORE_READ(ut, return_instances);
+	if (s->ri)
+		s->tramp = BPF_CORE_READ(task, mm, uprobes_state.xol_area, vaddr);
+}
+
+// real_return finds the return address a pending uretprobe hid at slot.
+static __always_inline __u64 real_return(struct unwind_state *s, __u64 slot)
+{
+	struct return_instance *ri = (struct return_instance *)s->ri;
+
+	for (int i = 0; i < 8 && ri; i++) {
+		if (BPF_CORE_READ(ri, stack) == slot)
+			return BPF_CORE_READ(ri, orig_ret_vaddr);
+		ri = BPF_CORE_READ(ri, next);
+	}
+	return 0;
+}
+
+// find_mapping binary-searches the process's sorted mappings for pc.
+static __always_inline struct unwind_mapping *find_mapping(struct proc_info *p, __u64 pc)
+{
+	__u32 lo = 0, hi = p->n;
+
+	if (hi > MAX_MAPPINGS)
+		hi = MAX_MAPPINGS;
+	for (int i = 0; i < 9 && lo < hi; i++) { // log2(MAX_MAPPINGS)+1
+		__u32 mid = (lo + hi) / 2;
+		struct unwind_mapping *m = &p->maps[mid & (MAX_MAPPINGS - 1)];
+		if (pc < m->start)
+			hi = mid;
+		else if (pc >= m->end)
+			lo = mid + 1;
+		else
+			return m;
+	}
+	return NULL;
+}
+
+static __always_inline __u32 load_u32(void *map, __u32 idx, int *ok)
+{
+	__u32 *v = bpf_map_lookup_elem(map, &idx);
+	if (!v) {
+		*ok = 0;
+		return 0;
+	}
+	return *v;
+}
+
+// find_rule looks up table pc tpc in m's table; NULL: no rule.
+static __always_inline struct unwind_rule *find_rule(struct unwind_mapping *m, __u64 tpc)
+{
+	__u64 page = tpc >> 16;
+	__u32 low = tpc & 0xffff;
+	int ok = 1;
+
+	if (page >= m->npages)
+		return NULL;
+	__u32 lo = load_u32(&unwind_pages, m->pages_off + (__u32)page, &ok);
+	__u32 hi = load_u32(&unwind_pages, m->pages_off + (__u32)page + 1, &ok);
+	if (!ok)
+		return NULL;
+	// Last entry in [lo, hi) with pc_low <= low; lo ends one past it, or
+	// stays at Pages[page] (then the last entry of an earlier page applies).
+	for (int i = 0; i < 17 && lo < hi; i++) {
+		__u32 mid = (lo + hi) / 2;
+		__u32 e = load_u32(&unwind_entries, m->entries_off + mid, &ok);
+		if ((e & 0xffff) <= low)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return NULL; // before the table's first entry
+	__u32 e = load_u32(&unwind_entries, m->entries_off + lo - 1, &ok);
+	if (!ok)
+		return NULL;
+	__u32 rule = e >> 16;
+	struct unwind_rule *r = bpf_map_lookup_elem(&unwind_rules, &rule);
+	if (!r || r->cfa_type == CFA_NONE)
+		return NULL;
+	return r;
+}
+
+enum step_result { STEP_CONTINUE = 0, STEP_END = 1, STEP_CUT = 2 };
+
+// push appends the current pc to the stack.
+static __always_inline int push(struct unwind_state *s)
+{
+	__u32 n = s->st.len;
+
+	if (n >= MAX_USTACK)
+		return STEP_CUT;
+	s->st.pcs[n & (MAX_USTACK - 1)] = s->ip;
+	s->st.hash = mix(s->st.hash, s->ip);
+	s->st.len = n + 1;
+	return STEP_CONTINUE;
+}
+
+// move_to makes (ra, cfa) the next frame, replacing a uretprobe trampoline
+// return address by the real one.
+static __always_inline int move_to(struct unwind_state *s, __u64 ra, __u64 cfa)
+{
+	if (s->tramp && ra == s->tramp)
+		ra = real_return(s, cfa - 8);
+	if (ra == 0)
+		return STEP_END;
+	if (cfa <= s->sp || !user_pc(ra))
+		return STEP_CUT;
+	s->ip = ra;
+	s->sp = cfa;
+	s->exact = 0;
+	return STEP_CONTINUE;
+}
+
+static __always_inline int fp_step(struct unwind_state *s)
+{
+	__u64 frame[2] = {}; // saved rbp, return address
+
+	if (!s->bp)
+		return STEP_END;
+	if (bpf_probe_read_user(frame, sizeof(frame), (void *)s->bp))
+		return STEP_CUT;
+	__u64 cfa = s->bp + 16;
+	s->bp = frame[0];
+	return move_to(s, frame[1], cfa);
+}
+
+static __always_inline int signal_step(struct unwind_state *s)
+{
+	__u64 sc[3] = {}; // rbp at +120, rsp at +160, rip at +168
+
+	if (bpf_probe_read_user(&sc[0], 8, (void *)(s->sp + 120)) ||
+	    bpf_probe_read_user(&sc[1], 16, (void *)(s->sp + 160)))
+		return STEP_CUT;
+	s->bp = sc[0];
+	s->sp = sc[1];
+	s->ip = sc[2];
+	s->exact = 1;
+	return user_pc(s->ip) ? STEP_CONTINUE : STEP_CUT;
+}
+
+static __always_inline int rule_step(struct unwind_state *s, struct unwind_rule *r)
+{
+	__u64 cfa, ra = 0;
+
+	switch (r->cfa_type) {
+	case CFA_RSP:
+		cfa = s->sp + (__s64)r->cfa_offset;
+		break;
+	case CFA_RBP:
+		cfa = s->bp + (__s64)r->cfa_offset;
+		break;
+	case CFA_PLT:
+		cfa = s->sp + (__s64)r->cfa_offset;
+		if ((s->ip & 15) >= r->plt_threshold)
+			cfa += 8;
+		break;
+	case CFA_SIGNAL:
+		return signal_step(s);
+	case CFA_END:
+		return STEP_END;
+	default:
+		return STEP_CUT;
+	}
+	if (bpf_probe_read_user(&ra, sizeof(ra), (void *)(cfa - 8)))
+		return STEP_CUT;
+	if (r->rbp_type == RBP_OFFSET) {
+		if (bpf_probe_read_user(&s->bp, sizeof(s->bp), (void *)(cfa + (__s64)r->rbp_offset)))
+			return STEP_CUT;
+	} else if (r->rbp_type == RBP_UNDEFINED) {
+		s->bp = 0;
+	}
+	return move_to(s, ra, cfa);
+}
+
+// unwind_step records the current frame and moves to its caller.
+static __always_inline int unwind_step(struct unwind_state *s, struct proc_info *p)
+{
+	if (push(s))
+		return STEP_CUT;
+	struct unwind_mapping *m = find_mapping(p, s->ip);
+	if (!m) {
+		count_drop(DROP_UNKNOWN_PC);
+		return STEP_CUT;
+	}
+	if (!(m->flags & MAPPING_TABLE))
+		return fp_step(s);
+	__u64 tpc = s->ip - m->bias - (s->exact ? 0 : 1);
+	struct unwind_rule *r = find_rule(m, tpc);
+	if (!r)
+		return STEP_CUT;
+	return rule_step(s, r);
+}
+
+// run_steps does up to n steps; it returns nonzero when the walk is over.
+static __always_inline int run_steps(struct unwind_state *s, int n)
+{
+	struct proc_info *p = bpf_map_lookup_elem(&proc_maps, &s->key.tgid);
+
+	if (!p) {
+		s->st.flags |= STACK_TRUNCATED;
+		return 1;
+	}
+	for (int i = 0; i < n; i++) {
+		int r = unwind_step(s, p);
+		if (r == STEP_END)
+			return 1;
+		if (r == STEP_CUT) {
+			s->st.flags |= STACK_TRUNCATED;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static long loop_step(__u64 i, void *ctx)
+{
+	return run_steps((struct unwind_state *)ctx, 1);
+}
+
+// unwind_inline walks the rest of the stack without tail calls.
+static __always_inline void unwind_inline(struct unwind_state *s)
+{
+	if (have_bpf_loop) {
+		if (bpf_loop(MAX_USTACK, loop_step, s, 0) >= MAX_USTACK)
+			s->st.flags |= STACK_TRUNCATED;
+		return;
+	}
+	if (!run_steps(s, INLINE_FRAMES))
+		s->st.flags |= STACK_TRUNCATED;
+}
+
+#endif

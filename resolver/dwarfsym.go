@@ -1,0 +1,241 @@
+package resolver
+
+import (
+	"debug/dwarf"
+	"debug/elf"
+	"sort"
+	"sync"
+)
+
+// srcFrame is one source-level frame of an address: an inlined call or the
+// physical function holding the address. File and Line are "" and 0 when
+// the line table does not cover the address.
+type srcFrame struct {
+	Name   string // DWARF name (demangled); "" when unknown
+	Symbol string // raw DWARF name (linkage name when present)
+	File   string
+	Line   int
+	Inline bool
+}
+
+// dwarfInfo is the DWARF of one object, parsed lazily: the index of
+// compile-unit ranges is built on the first lookup, and each unit's line
+// table and inline tree when an address first falls into it. Results are
+// cached per address. Safe for concurrent use.
+type dwarfInfo struct {
+	d *dwarf.Data
+
+	mu    sync.Mutex
+	cus   []cuRange // sorted by lo; nil until indexed
+	index bool
+	units map[dwarf.Offset]*unitInfo
+	pcs   map[uint64][]srcFrame
+	names map[dwarf.Offset][2]string
+}
+
+// cuRange is one address range of a compile unit.
+type cuRange struct {
+	lo, hi uint64
+	cu     dwarf.Offset
+}
+
+// maxPCCache bounds the per-object cache of symbolized addresses.
+const maxPCCache = 1 << 16
+
+func newDWARFInfo(d *dwarf.Data) *dwarfInfo {
+	return &dwarfInfo{d: d, units: map[dwarf.Offset]*unitInfo{},
+		pcs: map[uint64][]srcFrame{}, names: map[dwarf.Offset][2]string{}}
+}
+
+// openDWARFInfo returns the DWARF of the first of paths whose ELF file has
+// .debug_info, or nil when none has (or all are malformed).
+func openDWARFInfo(paths ...string) *dwarfInfo {
+	for _, p := range paths {
+		if p == "" {
+			continue
+		}
+		f, fh, err := openELF(p)
+		if err != nil {
+			continue
+		}
+		var d *dwarf.Data
+		_ = safeELF(p, func() (e error) {
+			if f.Section(".debug_info") == nil || !hasDWARFLines(f) {
+				return nil
+			}
+			d, e = f.DWARF()
+			return e
+		})
+		fh.Close()
+		if d != nil {
+			return newDWARFInfo(d)
+		}
+	}
+	return nil
+}
+
+func hasDWARFLines(f *elf.File) bool {
+	s := f.Section(".debug_line")
+	return s != nil && s.Type != elf.SHT_NOBITS
+}
+
+// lookup returns the source frames of a virtual address, innermost inlined
+// call first and the physical function last, or nil when no compile unit
+// covers it. Malformed DWARF yields nil, never a panic.
+func (di *dwarfInfo) lookup(pc uint64) (out []srcFrame) {
+	if di == nil {
+		return nil
+	}
+	di.mu.Lock()
+	defer di.mu.Unlock()
+	if fs, ok := di.pcs[pc]; ok {
+		return fs
+	}
+	_ = safeELF("DWARF", func() error { out = di.lookupLocked(pc); return nil })
+	if len(di.pcs) >= maxPCCache {
+		clear(di.pcs)
+	}
+	di.pcs[pc] = out
+	return out
+}
+
+// lookupLocked is lookup without the cache and the panic guard (the fuzz
+// target drives it so that bugs here are not hidden).
+func (di *dwarfInfo) lookupLocked(pc uint64) []srcFrame {
+	if !di.index {
+		di.index = true
+		di.cus = indexUnits(di.d)
+	}
+	cu, ok := findUnit(di.cus, pc)
+	if !ok {
+		return nil
+	}
+	u := di.units[cu]
+	if u == nil {
+		u = loadUnit(di.d, cu)
+		di.units[cu] = u
+	}
+	return di.frames(u, pc)
+}
+
+// indexUnits lists the address ranges of every compile unit, reading only
+// the units' top entries.
+func indexUnits(d *dwarf.Data) []cuRange {
+	var out []cuRange
+	r := d.Reader()
+	for {
+		e, err := r.Next()
+		if err != nil || e == nil {
+			break
+		}
+		if e.Tag == dwarf.TagCompileUnit || e.Tag == dwarf.TagPartialUnit {
+			rs, _ := d.Ranges(e)
+			for _, rg := range rs {
+				if rg[1] > rg[0] {
+					out = append(out, cuRange{rg[0], rg[1], e.Offset})
+				}
+			}
+		}
+		r.SkipChildren()
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].lo != out[j].lo {
+			return out[i].lo < out[j].lo
+		}
+		return out[i].hi > out[j].hi
+	})
+	return out
+}
+
+// findUnit returns the unit whose range holds pc; with overlapping ranges
+// (discarded code at address 0) the nearest start wins.
+func findUnit(cus []cuRange, pc uint64) (dwarf.Offset, bool) {
+	i := sort.Search(len(cus), func(i int) bool { return cus[i].lo > pc })
+	for j := i - 1; j >= 0 && j >= i-16; j-- {
+		if pc < cus[j].hi {
+			return cus[j].cu, true
+		}
+	}
+	return 0, false
+}
+
+// unitInfo is what one compile unit contributes: its line table rows and
+// its tree of functions and inlined calls.
+type unitInfo struct {
+	rows  []lineRow  // sorted by address, sequence ends before starts at one address
+	files []string   // file table by index (DW_AT_call_file), full paths
+	nodes []funcNode // subprograms and inlined calls, parents before children
+}
+
+type lineRow struct {
+	addr uint64
+	file string
+	line int
+	end  bool
+}
+
+// loadUnit reads the unit at off; a malformed unit gives what could be read.
+func loadUnit(d *dwarf.Data, off dwarf.Offset) *unitInfo {
+	u := &unitInfo{}
+	r := d.Reader()
+	r.Seek(off)
+	cu, err := r.Next()
+	if err != nil || cu == nil {
+		return u
+	}
+	u.readLines(d, cu)
+	u.nodes = readNodes(d, r, cu)
+	return u
+}
+
+func (u *unitInfo) readLines(d *dwarf.Data, cu *dwarf.Entry) {
+	lr, err := d.LineReader(cu)
+	if err != nil || lr == nil {
+		return
+	}
+	compDir, _ := cu.Val(dwarf.AttrCompDir).(string)
+	names := map[*dwarf.LineFile]string{}
+	name := func(f *dwarf.LineFile) string {
+		if f == nil {
+			return ""
+		}
+		n, ok := names[f]
+		if !ok {
+			n = cleanPath(fullName(f.Name, compDir))
+			names[f] = n
+		}
+		return n
+	}
+	var e dwarf.LineEntry
+	for lr.Next(&e) == nil {
+		u.rows = append(u.rows, lineRow{addr: e.Address, file: name(e.File), line: e.Line, end: e.EndSequence})
+	}
+	for _, f := range lr.Files() {
+		u.files = append(u.files, name(f))
+	}
+	sort.SliceStable(u.rows, func(i, j int) bool {
+		a, b := u.rows[i], u.rows[j]
+		if a.addr != b.addr {
+			return a.addr < b.addr
+		}
+		return a.end && !b.end
+	})
+}
+
+// lineAt returns the file and line of the row covering pc: the last row at
+// or below pc, unless that row ends a sequence.
+func (u *unitInfo) lineAt(pc uint64) (string, int) {
+	i := sort.Search(len(u.rows), func(i int) bool { return u.rows[i].addr > pc }) - 1
+	if i < 0 || u.rows[i].end {
+		return "", 0
+	}
+	return u.rows[i].file, u.rows[i].line
+}
+
+// file returns entry i of the unit's file table, or "".
+func (u *unitInfo) file(i int64) string {
+	if i < 0 || i >= int64(len(u.files)) {
+		return ""
+	}
+	return u.files[i]
+}

@@ -1,0 +1,228 @@
+package resolver
+
+import (
+	"bufio"
+	"bytes"
+	"debug/dwarf"
+	"debug/elf"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// markerLine returns the 1-based line of src holding marker.
+func markerLine(t *testing.T, src, marker string) int {
+	t.Helper()
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, l := range strings.Split(string(b), "\n") {
+		if strings.Contains(l, marker) {
+			return i + 1
+		}
+	}
+	t.Fatalf("%s: no line with %q", src, marker)
+	return 0
+}
+
+// srcLine renders a frame as "name[ (inlined)] base:line".
+func srcLine(f Frame) string {
+	s := f.Function
+	if f.Inline {
+		s += " (inlined)"
+	}
+	return fmt.Sprintf("%s %s:%d", s, filepath.Base(f.File), f.Line)
+}
+
+// hot_add is inlined into caller_one and caller_two: each address of its
+// marked line expands into the inlined frame (that line) and the caller (the
+// line of the call).
+func TestInlineFramesFixture(t *testing.T) {
+	bin := fixture(t, "inline")
+	src := filepath.Join(filepath.Dir(bin), "..", "src", "inline.c")
+	hot := markerLine(t, src, "/* HOT_ADD_LINE */")
+	o, err := LoadObject(bin, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hits, _, _ := lineAddrs(o, "inline.c", hot)
+	if len(hits) != 2 {
+		t.Fatalf("inline.c:%d has %d addresses, want 2", hot, len(hits))
+	}
+	want := map[string]bool{}
+	for _, c := range []string{"caller_one", "caller_two"} {
+		call := markerLine(t, src, "hot_add(x, "+map[string]string{"caller_one": "1", "caller_two": "2"}[c])
+		want[fmt.Sprintf("hot_add (inlined) inline.c:%d|%s inline.c:%d", hot, c, call)] = true
+	}
+	sym := NewSymbolizer(Scope{}, nil)
+	for _, h := range hits {
+		fs, err := sym.ObjectFrames(bin, []uint64{h.addr})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, f := range fs {
+			got = append(got, srcLine(f))
+		}
+		if !want[strings.Join(got, "|")] {
+			t.Errorf("0x%x: frames %q, want one of %v", h.addr, got, want)
+		}
+		delete(want, strings.Join(got, "|"))
+	}
+	sym.SetInline(false)
+	fs, _ := sym.ObjectFrames(bin, []uint64{hits[0].addr})
+	if len(fs) != 1 || fs[0].Inline || !strings.HasPrefix(fs[0].Function, "caller_") {
+		t.Errorf("with inline frames off: %+v", fs)
+	}
+}
+
+// Every address of the line tables of the fixtures symbolizes exactly as
+// binutils' addr2line -i -f -C prints it: the oracle.
+func TestAddr2lineOracle(t *testing.T) {
+	if _, err := exec.LookPath("addr2line"); err != nil {
+		t.Skip("addr2line (binutils) not installed: apt-get install binutils")
+	}
+	// For C++ only positions are compared: addr2line names clones and
+	// inlined calls inconsistently (main.cold; atoi inlined shown as main).
+	for _, tc := range []struct {
+		name  string
+		names bool
+	}{{"inline", true}, {"chain-fp", true}, {"uselib-nofp", true}, {"cxx", false}} {
+		name := tc.name
+		t.Run(name, func(t *testing.T) {
+			bin := fixture(t, name)
+			addrs := lineTableAddrs(t, bin)
+			sym := NewSymbolizer(Scope{}, nil)
+			want := addr2line(t, bin, addrs, tc.names)
+			mismatch := 0
+			for i, a := range addrs {
+				fs, err := sym.ObjectFrames(bin, []uint64{a})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := oracleText(fs, tc.names); got != want[i] && mismatch < 10 {
+					mismatch++
+					t.Errorf("0x%x:\n got %q\nwant %q", a, got, want[i])
+				}
+			}
+			t.Logf("%d addresses compared", len(addrs))
+		})
+	}
+}
+
+// oracleText renders frames the way addr2line -f prints them. Physical
+// frames are named from ELF symbols, addr2line names them from DWARF: the
+// symbols' clone suffixes are dropped for the comparison.
+func oracleText(fs []Frame, names bool) string {
+	var b strings.Builder
+	for _, f := range fs {
+		name, pos := f.Function, "??:0"
+		if !names {
+			name = "-"
+		}
+		if i := strings.Index(name, " [clone "); i > 0 && !f.Inline {
+			name = name[:i]
+		}
+		if !f.Inline {
+			name = strings.TrimSuffix(name, ".cold")
+		}
+		if name == "" {
+			name = "??"
+		}
+		if f.File != "" {
+			pos = fmt.Sprintf("%s:%d", f.File, f.Line)
+		}
+		fmt.Fprintf(&b, "%s\n%s\n", name, pos)
+	}
+	return b.String()
+}
+
+// addr2line runs binutils' addr2line over addrs and splits its output per
+// address (a sentinel address 0 separates them).
+func addr2line(t *testing.T, bin string, addrs []uint64, names bool) []string {
+	t.Helper()
+	args := []string{"-i", "-f", "-C", "-e", bin}
+	for _, a := range addrs {
+		args = append(args, fmt.Sprintf("0x%x", a), "0")
+	}
+	out, err := exec.Command("addr2line", args...).Output()
+	if err != nil {
+		t.Fatalf("addr2line: %v", err)
+	}
+	var res []string
+	var cur strings.Builder
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		name := sc.Text()
+		sc.Scan()
+		pos := sc.Text()
+		if name == "??" && pos == "??:0" { // the separator
+			res = append(res, cur.String())
+			cur.Reset()
+			continue
+		}
+		if !names {
+			name = "-"
+		}
+		if i := strings.LastIndexByte(pos, ':'); i > 0 {
+			pos = filepath.Clean(pos[:i]) + pos[i:]
+		}
+		if i := strings.Index(pos, " (discriminator"); i > 0 {
+			pos = pos[:i]
+		}
+		fmt.Fprintf(&cur, "%s\n%s\n", name, pos)
+	}
+	if len(res) != len(addrs) {
+		t.Fatalf("addr2line gave %d answers for %d addresses", len(res), len(addrs))
+	}
+	return res
+}
+
+// lineTableAddrs lists the distinct addresses of bin's line tables that
+// fall inside a function symbol.
+func lineTableAddrs(t *testing.T, bin string) []uint64 {
+	t.Helper()
+	f, err := elf.Open(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	d, err := f.DWARF()
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := LoadObject(bin, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[uint64]bool{}
+	r := d.Reader()
+	for {
+		cu, err := r.Next()
+		if err != nil || cu == nil {
+			break
+		}
+		r.SkipChildren()
+		lr, err := d.LineReader(cu)
+		if err != nil || lr == nil {
+			continue
+		}
+		var e dwarf.LineEntry
+		for lr.Next(&e) == nil {
+			if !e.EndSequence && o.funcAt(e.Address) >= 0 {
+				seen[e.Address] = true
+			}
+		}
+	}
+	var out []uint64
+	for a := range seen {
+		out = append(out, a)
+	}
+	slices.Sort(out)
+	return out
+}

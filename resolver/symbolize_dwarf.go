@@ -1,0 +1,100 @@
+package resolver
+
+import (
+	"fmt"
+	"sync"
+)
+
+// dwarfCache holds the DWARF of every object symbolized so far, keyed by
+// build-id (by path when an object has none), so one library mapped by many
+// processes, or at several paths, is parsed once.
+type dwarfCache struct {
+	mu       sync.Mutex
+	objs     map[string]*dwarfEntry
+	noInline bool
+}
+
+type dwarfEntry struct {
+	once sync.Once
+	info *dwarfInfo
+}
+
+// SetInline turns the expansion of inlined calls into their own frames on
+// (the default) or off. With it off, a frame still gets the file and line
+// of the physical function: the line of the outermost inlined call site.
+func (s *Symbolizer) SetInline(on bool) {
+	s.dw.mu.Lock()
+	s.dw.noInline = !on
+	s.dw.mu.Unlock()
+}
+
+// info returns o's DWARF, reading it on first use; nil when o has none
+// (neither in the file nor in its separate debug file).
+func (c *dwarfCache) info(o *Object) *dwarfInfo {
+	key := o.BuildID
+	if key == "" {
+		key = "path:" + o.Path
+	}
+	c.mu.Lock()
+	if c.objs == nil {
+		c.objs = map[string]*dwarfEntry{}
+	}
+	e := c.objs[key]
+	if e == nil {
+		e = &dwarfEntry{}
+		c.objs[key] = e
+	}
+	c.mu.Unlock()
+	e.once.Do(func() { e.info = openDWARFInfo(o.Path, o.DebugFile) })
+	return e.info
+}
+
+// expand appends f to out, preceded by its inlined calls when o's DWARF
+// has them for va, with files and lines filled in.
+func (c *dwarfCache) expand(out []Frame, f Frame, o *Object, va uint64) []Frame {
+	if o == nil {
+		return append(out, f)
+	}
+	src := c.info(o).lookup(va)
+	if len(src) == 0 {
+		return append(out, f)
+	}
+	c.mu.Lock()
+	noInline := c.noInline
+	c.mu.Unlock()
+	// The physical frame carries the line of the outermost inlined call
+	// site (or of va itself when nothing is inlined there).
+	phys := src[len(src)-1]
+	if !noInline {
+		for _, s := range src[:len(src)-1] {
+			in := f
+			in.Function, in.Symbol, in.Offset = s.Name, s.Symbol, 0
+			in.File, in.Line, in.Inline = s.File, s.Line, true
+			out = append(out, in)
+		}
+	}
+	if f.Function == "" && phys.Name != "" {
+		f.Function, f.Symbol = phys.Name, phys.Symbol
+	}
+	f.File, f.Line = phys.File, phys.Line
+	return append(out, f)
+}
+
+// ObjectFrames symbolizes virtual addresses (as in the ELF file, before
+// any load bias) of the ELF file at path, with DWARF lines and inlined
+// calls like Frames: leaf first per address, in the order of vaddrs. It
+// reads only files: tests and tools use it as a pure addr2line.
+func (s *Symbolizer) ObjectFrames(path string, vaddrs []uint64) ([]Frame, error) {
+	o, err := s.idx.Load(path)
+	if err != nil {
+		return nil, fmt.Errorf("symbolize %s: %w", path, err)
+	}
+	var out []Frame
+	for _, va := range vaddrs {
+		f := Frame{Addr: va, Module: o.Path, BuildID: o.BuildID}
+		f.ModuleOffset, _ = o.FileOffset(va)
+		o.symbolize(&f, va)
+		out = s.dw.expand(out, f, o, va)
+	}
+	return out, nil
+}

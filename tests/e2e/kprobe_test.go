@@ -1,0 +1,182 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/probee/probee/internal/testgate"
+)
+
+// Kernel-probe tests. The CI host has no kprobes: there only
+// TestKprobeUnavailable runs, the others skip; make vmtest runs them all in
+// a VM (PROBEE_IN_VM=1) whose kernel has kprobes but neither kprobe_multi nor
+// uprobe_multi, so the per-function and per-target link paths are covered.
+
+// inVM reports whether the tests run inside make vmtest's VM.
+func inVM() bool { return os.Getenv("PROBEE_IN_VM") == "1" }
+
+// haveKprobes looks for the kprobe PMU or tracefs kprobe_events, as probee does.
+func haveKprobes() bool {
+	for _, p := range []string{"/sys/bus/event_source/devices/kprobe", "/sys/kernel/tracing/kprobe_events", "/sys/kernel/debug/tracing/kprobe_events"} {
+		if _, err := os.Stat(p); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// needKprobes skips (or, in the VM, fails) a test when the kernel has no kprobes.
+func needKprobes(t *testing.T) {
+	t.Helper()
+	testgate.Root(t)
+	if haveKprobes() {
+		return
+	}
+	if inVM() {
+		t.Fatal("the VM's kernel should have kprobes (kprobe PMU or kprobe_events) but has neither")
+	}
+	testgate.Missing(t, "kprobes", "CONFIG_KPROBES is not set")
+}
+
+// On a kernel without kprobes a kprobe spec fails with exactly one line.
+func TestKprobeUnavailable(t *testing.T) {
+	if haveKprobes() {
+		t.Skip("this kernel has kprobes: the other TestKprobe tests cover it")
+	}
+	r := run(t, "", "--kprobe", "vfs_read", "-d", "1s")
+	const want = "kprobes are not available on this kernel (CONFIG_KPROBES is not set): try --tracepoint"
+	lines := strings.Split(strings.TrimRight(r.stderr, "\n"), "\n")
+	if r.code != 1 || len(lines) != 1 || !strings.HasPrefix(strings.TrimPrefix(lines[0], "probee: "), want) {
+		t.Errorf("exit %d, stderr %q: want exit 1 and one line starting %q", r.code, r.stderr, want)
+	}
+}
+
+// readFixture writes a 4 KiB file: readfile-fp reads it in 64 chunks plus
+// one read at EOF, so each pass calls vfs_read 65 times under read_all.
+func readFixture(t *testing.T) (bin, file string, perPass uint64) {
+	bin = fixture(t, "readfile-fp")
+	file = filepath.Join(t.TempDir(), "data")
+	if err := os.WriteFile(file, make([]byte, 4096), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return bin, file, 4096/64 + 1
+}
+
+// traceFolded runs probee with args and -o DIR/x.folded and returns the stacks.
+func traceFolded(t *testing.T, args ...string) (map[string]uint64, result) {
+	t.Helper()
+	dir := t.TempDir()
+	out := filepath.Join(dir, "x.folded")
+	r := run(t, dir, append([]string{"-o", out}, args...)...)
+	if r.code != 0 {
+		t.Fatalf("exit %d", r.code)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return folded(t, string(b)), r
+}
+
+// under sums the stacks containing part.
+func under(stacks map[string]uint64, part string) (n uint64) {
+	for s, c := range stacks {
+		if strings.Contains(s, part) {
+			n += c
+		}
+	}
+	return n
+}
+
+// A kprobe on vfs_read: kernel stacks ending in vfs_read_[k] under user
+// stacks reaching the fixture's main.
+func TestKprobeVfsRead(t *testing.T) {
+	needKprobes(t)
+	bin, file, per := readFixture(t)
+	stacks, _ := traceFolded(t, "--kprobe", "vfs_read", "--", bin, file, "20")
+	if n := under(stacks, ";main;read_all;"); n != 20*per {
+		t.Errorf("%d events under main;read_all, want %d", n, 20*per)
+	}
+	for s, n := range stacks {
+		if strings.Contains(s, ";main;read_all;") && !strings.HasSuffix(s, ";vfs_read_[k]") {
+			t.Errorf("stack (%d) does not end in vfs_read_[k]: %q", n, s)
+		}
+		if !strings.HasPrefix(s, "readfile-fp;") {
+			t.Errorf("stack (%d) of another command: %q", n, s)
+		}
+	}
+}
+
+var attachedKprobes = regexp.MustCompile(`attached (\d+) kprobes`)
+
+// A glob attaches every matching function (kprobe_multi or one link each).
+func TestKprobeGlob(t *testing.T) {
+	needKprobes(t)
+	bin, file, per := readFixture(t)
+	stacks, r := traceFolded(t, "--kprobe", "vfs_*", "--", bin, file, "5")
+	m := attachedKprobes.FindStringSubmatch(r.stderr)
+	if m == nil {
+		t.Fatalf("stderr does not say how many kprobes were attached")
+	}
+	if n, _ := strconv.Atoi(m[1]); n < 10 {
+		t.Errorf("attached %d kprobes for vfs_*, want many", n)
+	}
+	var reads uint64
+	for s, n := range stacks {
+		if strings.Contains(s, ";main;read_all;") && strings.HasSuffix(s, ";vfs_read_[k]") {
+			reads += n
+		}
+	}
+	if reads != 5*per {
+		t.Errorf("%d vfs_read events under main;read_all, want %d", reads, 5*per)
+	}
+}
+
+// A kretprobe fires once per return, in the caller of vfs_read.
+func TestKretprobe(t *testing.T) {
+	needKprobes(t)
+	bin, file, per := readFixture(t)
+	stacks, _ := traceFolded(t, "--kprobe", "kretprobe:vfs_read", "--", bin, file, "10")
+	if n := under(stacks, ";main;read_all;"); n != 10*per {
+		t.Errorf("%d events under main;read_all, want %d", n, 10*per)
+	}
+	for s, n := range stacks {
+		if strings.Contains(s, ";main;read_all;") && !strings.Contains(s, "ksys_read_[k]") {
+			t.Errorf("kretprobe stack (%d) lacks the caller ksys_read_[k]: %q", n, s)
+		}
+	}
+}
+
+// A kprobe and a uprobe in one run: one file each, each with its own events.
+func TestKprobeAndUprobe(t *testing.T) {
+	needKprobes(t)
+	bin, file, per := readFixture(t)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out") + "/"
+	r := run(t, dir, "--kprobe", "vfs_read", "--uprobe", bin+":read_chunk", "-o", out, "--", bin, file, "10")
+	if r.code != 0 {
+		t.Fatalf("exit %d", r.code)
+	}
+	files, _ := filepath.Glob(filepath.Join(out, "*.folded"))
+	if len(files) != 2 {
+		t.Fatalf("want 2 per-probe folded files, got %v", files)
+	}
+	for _, f := range files {
+		b, _ := os.ReadFile(f)
+		stacks := folded(t, string(b))
+		kprobe := strings.Contains(filepath.Base(f), "vfs_read")
+		if kprobe && under(stacks, ";main;read_all;") != 10*per {
+			t.Errorf("%s: %d events under main;read_all, want %d", f, under(stacks, ";main;read_all;"), 10*per)
+		}
+		if !kprobe && under(stacks, ";main;read_all;read_chunk") != 10*per {
+			t.Errorf("%s: %d events in main;read_all;read_chunk, want %d", f, under(stacks, ";main;read_all;read_chunk"), 10*per)
+		}
+		if under(stacks, "_[k]") > 0 != kprobe {
+			t.Errorf("%s: kernel frames in a uprobe file or none in a kprobe file", f)
+		}
+	}
+}
