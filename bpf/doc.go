@@ -30,4 +30,45 @@
 // in halves until the refused addresses are isolated; those are skipped and
 // reported, the rest attached. Kernels without uprobe_multi get one perf-event
 // link per target.
+//
+// # DWARF unwinding (unwind.h, tables.go)
+//
+// Storage: one shared ARRAY of table entries (u32: pc_low | rule<<16) and
+// one of page indexes, to which each binary's table (unwind.Table, cached
+// by build-id) is appended once (bump allocation, never freed during a
+// session: 1M entries = 4 MiB, about 40 libcs); one shared rule ARRAY
+// (unwind.RuleSet, entries are remapped to it). No per-binary inner maps,
+// so no fixed-size inner map wastes memory. A process's executable mappings
+// live in proc_maps[tgid] (a sorted array of up to 256 mappings with bias
+// and table offsets, binary-searched per frame); the kernel deletes it at
+// sched_process_exit. Binary searches are branch-free, or the verifier's
+// path count explodes.
+//
+// Walks: each context kind has its own per-CPU state slot (uprobe,
+// uprobe_multi, kprobe, tracepoint, perf_event). With tail calls (default)
+// the entry program tail-calls its kind's step program, which walks
+// StepFrames frames per call and tail-calls itself, up to MaxTailCalls:
+// 256 frames. uprobe and kprobe programs share the kprobe-typed array
+// steps_kprobe (index 0 uprobe step, 1 kprobe step: a kprobe program calls
+// record(ctx, cookie, ip, sp, bp, 1, SLOT_KPROBE, steps_kprobe, STEP_KPROBE));
+// uprobe.multi, tracepoint and perf_event have their own arrays (a prog
+// array is bound to the type and attach type of its first user).
+// Without tail calls (Options.NoTailCalls, or a failed tail call) the walk
+// runs inline in bpf_loop (256 frames; 5.17+) or a bounded loop of
+// InlineLoopFrames. Frames: pc-1 lookups for return addresses, exact pcs
+// after signal frames; mappings without a table take a frame-pointer step;
+// a return address equal to the uretprobe trampoline is replaced by the
+// real one from the task's pending return_instance whose stack slot matches
+// (CO-RE reads of task->utask). Cut walks set STACK_TRUNCATED.
+//
+// Tables are given by the caller (SetProcessModules). Stacks of processes
+// without tables yet are walked with frame pointers and counted
+// (DropNoTables); walks cut at an unknown pc are counted (DropUnknownPC).
+// The exec gate (AttachGate, Continue) stops a traced command at its entry
+// point until its tables are loaded.
+//
+// # Sampling (sample.go)
+//
+// AttachSampling opens a cpu-clock perf event per online CPU (software: no
+// PMU needed) and attaches probee_perf with PERF_EVENT_IOC_SET_BPF.
 package bpf

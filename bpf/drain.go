@@ -18,6 +18,8 @@ const (
 	DropKernelStackError
 	DropKernelStackCollision
 	DropEventLost
+	DropNoTables  // DWARF: stack taken before the process's tables were loaded
+	DropUnknownPC // DWARF: stack cut at a pc in no known mapping
 	dropMax
 )
 
@@ -28,6 +30,8 @@ var dropNames = [...]string{
 	"kernel stack unreadable",
 	"kernel stack map collision (raise --max-stacks)",
 	"process notice lost (ring buffer full)",
+	"partial stacks: taken before the process's unwind tables were loaded (frame pointers used)",
+	"partial stacks: cut at a pc outside every known mapping (JIT code, or a library loaded since)",
 }
 
 func (d DropCause) String() string {

@@ -15,6 +15,9 @@ type EventType uint32
 const (
 	EventNewProcess EventType = 1 // first event seen from a tgid
 	EventExit       EventType = 2 // a tgid that produced events exited
+	// EventGate: a traced command reached its entry point and is stopped
+	// until Continue (its unwind tables can be loaded first).
+	EventGate EventType = 3
 )
 
 // ProcessEvent is one notice from the kernel's ring buffer.

@@ -7,8 +7,11 @@ import (
 	"sync"
 
 	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
+	"github.com/cilium/ebpf/features"
 	"github.com/cilium/ebpf/link"
 	"github.com/cilium/ebpf/rlimit"
+	"github.com/probee/probee/unwind"
 )
 
 // Options configure a Session before load.
@@ -19,14 +22,29 @@ type Options struct {
 	// MaxStacks sizes the user and kernel stack maps and the counts map
 	// (0: defaults, 65536 user stacks/counts and 16384 kernel stacks).
 	MaxStacks int
+	// DWARF unwinds user stacks with the tables given to SetProcessModules
+	// (processes without tables yet, and binaries without a table, are
+	// walked with frame pointers; see DropNoTables).
+	DWARF bool
+	// NoTailCalls runs the DWARF walk inline (bpf_loop, or a bounded loop
+	// without it) instead of through tail calls.
+	NoTailCalls bool
+	// SampleProbe is the probe id --sample events are counted under.
+	SampleProbe uint32
+	// IncludeIdle keeps samples of the idle task.
+	IncludeIdle bool
 }
 
 // Session is a loaded set of probee programs and maps plus their links.
 type Session struct {
-	objs  probeeObjects
-	mu    sync.Mutex
-	links []link.Link
-	procs []link.Link // fork/exit tracking
+	objs    probeeObjects
+	opts    Options
+	mu      sync.Mutex
+	links   []link.Link
+	procs   []link.Link // fork/exit tracking
+	perfFDs []int       // sampling events
+	tmu     sync.Mutex  // guards tables
+	tables  tableStore
 }
 
 // MaxProbes is the number of probe ids a session can count.
@@ -47,9 +65,15 @@ func Open(opts Options) (*Session, error) {
 	if err := configure(spec, opts); err != nil {
 		return nil, err
 	}
-	s := &Session{}
+	s := &Session{opts: opts}
+	s.tables = tableStore{rules: unwind.NewRuleSet(), loaded: map[*unwind.Table]tableLoc{},
+		entriesCap: spec.Maps["unwind_entries"].MaxEntries, pagesCap: spec.Maps["unwind_pages"].MaxEntries}
 	if err := spec.LoadAndAssign(&s.objs, nil); err != nil {
 		return nil, loadError(err)
+	}
+	if err := s.fillStepArrays(); err != nil {
+		s.Close()
+		return nil, err
 	}
 	if err := s.attachProcessTracking(); err != nil {
 		s.Close()
@@ -64,10 +88,74 @@ func configure(spec *ebpf.CollectionSpec, opts Options) error {
 			return fmt.Errorf("set filter_pids: %w", err)
 		}
 	}
+	vars := map[string]uint32{"unwind_mode": 0, "use_tail_calls": 1, "have_bpf_loop": 1,
+		"sample_probe": opts.SampleProbe, "include_idle": 0}
+	if opts.DWARF {
+		vars["unwind_mode"] = 1
+	}
+	if opts.NoTailCalls {
+		vars["use_tail_calls"] = 0
+	}
+	if !HaveBPFLoop() {
+		vars["have_bpf_loop"] = 0
+	}
+	if opts.IncludeIdle {
+		vars["include_idle"] = 1
+	}
+	for name, v := range vars {
+		if err := spec.Variables[name].Set(v); err != nil {
+			return fmt.Errorf("set %s: %w", name, err)
+		}
+	}
 	if n := opts.MaxStacks; n > 0 {
 		spec.Maps["counts"].MaxEntries = uint32(n)
 		spec.Maps["ustacks"].MaxEntries = uint32(n)
 		spec.Maps["kstacks"].MaxEntries = uint32(n)
+	}
+	return nil
+}
+
+var haveLoop = sync.OnceValue(func() bool {
+	return features.HaveProgramHelper(ebpf.Kprobe, asm.FnLoop) == nil
+})
+
+// HaveBPFLoop reports whether the kernel has bpf_loop (5.17+), which lets
+// the inline DWARF path walk MaxUserStack frames.
+func HaveBPFLoop() bool { return haveLoop() }
+
+// Depths of the DWARF walk (frames).
+const (
+	MaxUserStack     = 256 // MAX_USTACK in probee.h
+	StepFrames       = 8   // STEP_FRAMES: frames per tail-called step program
+	MaxTailCalls     = 32  // MAX_TAIL_CALLS
+	InlineLoopFrames = 24  // INLINE_FRAMES: the inline path without bpf_loop
+)
+
+// InlineDepth is how deep the inline (no tail call) DWARF path walks here.
+func InlineDepth() int {
+	if HaveBPFLoop() {
+		return MaxUserStack
+	}
+	return InlineLoopFrames
+}
+
+// fillStepArrays puts each context kind's step program in its prog array.
+func (s *Session) fillStepArrays() error {
+	fills := []struct {
+		m    *ebpf.Map
+		idx  uint32
+		prog *ebpf.Program
+	}{
+		{s.objs.StepsKprobe, 0, s.objs.ProbeeStepUprobe},
+		{s.objs.StepsKprobe, 1, s.objs.ProbeeStepKprobe},
+		{s.objs.StepsMulti, 0, s.objs.ProbeeStepUprobeMulti},
+		{s.objs.StepsTp, 0, s.objs.ProbeeStepTracepoint},
+		{s.objs.StepsPerf, 0, s.objs.ProbeeStepPerf},
+	}
+	for _, f := range fills {
+		if err := f.m.Put(f.idx, f.prog); err != nil {
+			return fmt.Errorf("fill unwind step program array: %w", err)
+		}
 	}
 	return nil
 }
@@ -109,6 +197,7 @@ func (s *Session) AddPID(pid int) error {
 // Detach closes every probe link (process tracking stays until Close). It is
 // safe to call more than once.
 func (s *Session) Detach() error {
+	s.closeSampling()
 	s.mu.Lock()
 	links := s.links
 	s.links = nil

@@ -160,24 +160,31 @@ static __always_inline __u64 real_return(struct unwind_state *s, __u64 slot)
 	return 0;
 }
 
+// le reports x <= y for values below 2^63 without a branch: the binary
+// searches below are branch-free, or the verifier's path count explodes.
+static __always_inline __u64 le(__u64 x, __u64 y)
+{
+	return 1 - ((y - x) >> 63);
+}
+
 // find_mapping binary-searches the process's sorted mappings for pc.
 static __always_inline struct unwind_mapping *find_mapping(struct proc_info *p, __u64 pc)
 {
-	__u32 lo = 0, hi = p->n;
+	__u32 n = p->n, base = 0;
 
-	if (hi > MAX_MAPPINGS)
-		hi = MAX_MAPPINGS;
-	for (int i = 0; i < 9 && lo < hi; i++) { // log2(MAX_MAPPINGS)+1
-		__u32 mid = (lo + hi) / 2;
-		struct unwind_mapping *m = &p->maps[mid & (MAX_MAPPINGS - 1)];
-		if (pc < m->start)
-			hi = mid;
-		else if (pc >= m->end)
-			lo = mid + 1;
-		else
-			return m;
+	if (n == 0 || n > MAX_MAPPINGS)
+		return NULL;
+	// Last mapping whose start <= pc.
+	for (int i = 0; i < 9 && n > 1; i++) { // log2(MAX_MAPPINGS)+1
+		__u32 half = n / 2;
+		struct unwind_mapping *m = &p->maps[(base + half) & (MAX_MAPPINGS - 1)];
+		base += half * le(m->start, pc);
+		n -= half;
 	}
-	return NULL;
+	struct unwind_mapping *m = &p->maps[base & (MAX_MAPPINGS - 1)];
+	if (pc < m->start || pc >= m->end)
+		return NULL;
+	return m;
 }
 
 static __always_inline __u32 load_u32(void *map, __u32 idx, int *ok)
@@ -203,19 +210,21 @@ static __always_inline struct unwind_rule *find_rule(struct unwind_mapping *m, _
 	__u32 hi = load_u32(&unwind_pages, m->pages_off + (__u32)page + 1, &ok);
 	if (!ok)
 		return NULL;
-	// Last entry in [lo, hi) with pc_low <= low; lo ends one past it, or
-	// stays at Pages[page] (then the last entry of an earlier page applies).
-	for (int i = 0; i < 17 && lo < hi; i++) {
-		__u32 mid = (lo + hi) / 2;
-		__u32 e = load_u32(&unwind_entries, m->entries_off + mid, &ok);
-		if ((e & 0xffff) <= low)
-			lo = mid + 1;
-		else
-			hi = mid;
+	// Last entry in [lo, hi) with pc_low <= low (branch-free lower bound).
+	__u32 base = lo, n = hi - lo;
+	for (int i = 0; i < 17 && n > 1; i++) {
+		__u32 half = n / 2;
+		__u32 e = load_u32(&unwind_entries, m->entries_off + base + half, &ok);
+		base += half * le(e & 0xffff, low);
+		n -= half;
 	}
-	if (lo == 0)
-		return NULL; // before the table's first entry
-	__u32 e = load_u32(&unwind_entries, m->entries_off + lo - 1, &ok);
+	__u32 e = load_u32(&unwind_entries, m->entries_off + base, &ok);
+	if (hi <= lo || (e & 0xffff) > low) {
+		// None in this page: the last entry of an earlier page applies.
+		if (base == 0)
+			return NULL;
+		e = load_u32(&unwind_entries, m->entries_off + base - 1, &ok);
+	}
 	if (!ok)
 		return NULL;
 	__u32 rule = e >> 16;
@@ -336,20 +345,26 @@ static __always_inline int unwind_step(struct unwind_state *s, struct proc_info 
 	return rule_step(s, r);
 }
 
+// unwind_frame is one step as a global function: the verifier checks it
+// once, not once per unrolled loop iteration of every caller.
+__attribute__((noinline)) int unwind_frame(struct unwind_state *s)
+{
+	if (!s)
+		return STEP_CUT;
+	struct proc_info *p = bpf_map_lookup_elem(&proc_maps, &s->key.tgid);
+	if (!p)
+		return STEP_CUT;
+	return unwind_step(s, p);
+}
+
 // run_steps does up to n steps; it returns nonzero when the walk is over.
 static __always_inline int run_steps(struct unwind_state *s, int n)
 {
-	struct proc_info *p = bpf_map_lookup_elem(&proc_maps, &s->key.tgid);
-
-	if (!p) {
-		s->st.flags |= STACK_TRUNCATED;
-		return 1;
-	}
 	for (int i = 0; i < n; i++) {
-		int r = unwind_step(s, p);
+		int r = unwind_frame(s);
 		if (r == STEP_END)
 			return 1;
-		if (r == STEP_CUT) {
+		if (r != STEP_CONTINUE) {
 			s->st.flags |= STACK_TRUNCATED;
 			return 1;
 		}
@@ -357,16 +372,22 @@ static __always_inline int run_steps(struct unwind_state *s, int n)
 	return 0;
 }
 
+struct loop_ctx {
+	struct unwind_state *s;
+};
+
 static long loop_step(__u64 i, void *ctx)
 {
-	return run_steps((struct unwind_state *)ctx, 1);
+	struct loop_ctx *l = ctx;
+	return run_steps(l->s, 1);
 }
 
 // unwind_inline walks the rest of the stack without tail calls.
 static __always_inline void unwind_inline(struct unwind_state *s)
 {
 	if (have_bpf_loop) {
-		if (bpf_loop(MAX_USTACK, loop_step, s, 0) >= MAX_USTACK)
+		struct loop_ctx l = {s};
+		if (bpf_loop(MAX_USTACK, loop_step, &l, 0) >= MAX_USTACK)
 			s->st.flags |= STACK_TRUNCATED;
 		return;
 	}

@@ -67,4 +67,20 @@
 // pass pc-1 for return addresses (every frame but the leaf) themselves.
 // Unsymbolized addresses are named module+0xOFF, OFF being the file offset
 // (as in /proc/PID/maps), never a bare [unknown] when the module is known.
+//
+// Source lines and inline frames (dwarfsym.go, inline.go): where an object
+// or its separate debug file has .debug_info and .debug_line, each frame
+// gets the file and line of its address, and an address inside inlined
+// calls (DW_TAG_inlined_subroutine) expands into one Inline frame per call,
+// innermost first, each with the line executing in it, followed by the
+// physical frame with the line of the outermost call site
+// (DW_AT_call_file/DW_AT_call_line), as binutils' addr2line -i prints them.
+// The physical frame keeps its ELF symbol name; inline frames are named from
+// DWARF (linkage name demangled, else DW_AT_name). DWARF is parsed lazily
+// and cached per build-id: the first lookup indexes the compile units'
+// address ranges (their top entries only), and a unit's line table and
+// function tree are read when an address first falls in it; results are
+// cached per address. File names are joined to a relative unit directory
+// once (glibc's "./libio"); binutils 2.40 joins it twice. The lookup is
+// written here because debug/dwarf has no inline-aware address lookup.
 package resolver

@@ -170,11 +170,18 @@ func scanUnit(lr *dwarf.LineReader, compDir, want string, line int) (hits []line
 	}
 }
 
+// fullName joins a line-table file name to the unit's directory. debug/dwarf
+// already did for DWARF 4 and for DWARF 5 files of directory 0 (the unit's
+// directory itself): a relative name that starts with compDir is not
+// joined again (glibc's units have relative directories such as "./intl").
 func fullName(name, compDir string) string {
-	if !filepath.IsAbs(name) && compDir != "" {
-		return filepath.Join(compDir, name)
+	if filepath.IsAbs(name) || compDir == "" {
+		return name
 	}
-	return name
+	if c := filepath.Clean(compDir); c != "." && strings.HasPrefix(filepath.Clean(name), c+"/") {
+		return name
+	}
+	return filepath.Join(compDir, name)
 }
 
 // pathSuffix reports whether name is want or ends with "/"+want.

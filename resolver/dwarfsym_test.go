@@ -5,6 +5,7 @@ import (
 	"debug/elf"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -59,9 +60,11 @@ func debugLineAddrs(tb testing.TB, o *Object, path string, step int) []uint64 {
 	return slices.Compact(out)
 }
 
-// libc with libc6-dbg against addr2line, on a sample of its line table
-// (positions only: addr2line names physical frames from DWARF, we from
-// the symbol table, and glibc's aliases differ).
+// libc with libc6-dbg against addr2line, on a sample of its line table:
+// the number of frames (inline expansion) and every line must agree. File
+// names are only counted: binutils 2.40 maps DWARF 5 file 1 to entry 0 and
+// joins glibc's relative unit directory twice ("libio/libio/iogets.c"),
+// where readelf --debug-dump=decodedline agrees with us.
 func TestAddr2lineOracleLibc(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short")
@@ -70,16 +73,30 @@ func TestAddr2lineOracleLibc(t *testing.T) {
 	addrs := debugLineAddrs(t, o, o.DebugFile, 97)
 	want := addr2line(t, libcPath, addrs, false)
 	sym := NewSymbolizer(Scope{}, nil)
-	bad := 0
+	bad, files := 0, 0
 	for i, a := range addrs {
 		fs, _ := sym.ObjectFrames(libcPath, []uint64{a})
-		if got := oracleText(fs, false); got != want[i] {
+		got := oracleText(fs, false)
+		if g, w := linesOnly(got), linesOnly(want[i]); g != w {
 			if bad++; bad <= 5 {
 				t.Errorf("0x%x:\n got %q\nwant %q", a, got, want[i])
 			}
+		} else if got != want[i] {
+			files++
 		}
 	}
-	t.Logf("%d libc addresses compared, %d differ", len(addrs), bad)
+	t.Logf("%d libc addresses compared, %d differ, %d only in file names", len(addrs), bad, files)
+}
+
+// linesOnly keeps the line numbers of oracleText output.
+func linesOnly(s string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if i := strings.LastIndexByte(l, ':'); i >= 0 {
+			out = append(out, l[i+1:])
+		}
+	}
+	return strings.Join(out, ",")
 }
 
 // BenchmarkDWARFFrameLibc measures symbolizing a libc address with DWARF
@@ -95,16 +112,19 @@ func BenchmarkDWARFFrameLibc(b *testing.B) {
 	start := time.Now()
 	sym := NewSymbolizer(Scope{}, nil)
 	sym.ObjectFrames(libcPath, addrs[:1])
-	b.ReportMetric(float64(time.Since(start).Microseconds())/1000, "cold-ms")
+	cold := time.Since(start)
 	// Uncached: a new address (units loaded as the addresses reach them).
 	start = time.Now()
 	for _, a := range addrs {
 		sym.ObjectFrames(libcPath, []uint64{a})
 	}
-	b.ReportMetric(float64(time.Since(start).Nanoseconds())/float64(len(addrs)), "ns/first-lookup")
+	first := time.Since(start)
 	i := 0
 	for b.Loop() { // cached: an address seen before
 		sym.ObjectFrames(libcPath, addrs[i%len(addrs):i%len(addrs)+1])
 		i++
 	}
+	b.ReportMetric(float64(cold.Microseconds())/1000, "cold-ms")
+	b.ReportMetric(float64(first.Nanoseconds())/float64(len(addrs)), "ns/first-lookup")
+	b.ReportMetric(float64(len(addrs)), "addrs")
 }

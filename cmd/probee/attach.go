@@ -34,6 +34,15 @@ func (t *tracer) attachAll() error {
 		skipped += len(st.Skipped)
 		t.warnSkipped(p, st.Skipped)
 	}
+	if t.cfg.sample {
+		if err := t.sess.AttachSampling(t.cfg.freq); err != nil {
+			return fmt.Errorf("--sample: %w", err)
+		}
+		t.status.infof("sampling every CPU at %d Hz", t.cfg.freq)
+		if len(t.targets) == 0 {
+			return nil
+		}
+	}
 	if uprobes == 0 && tps == 0 {
 		return fmt.Errorf("the kernel refused every target (%d skipped): nothing to trace", skipped)
 	}
@@ -85,8 +94,8 @@ func uprobeTargets(targets []resolver.Target) []bpf.UprobeTarget {
 		}
 		out = append(out, bpf.UprobeTarget{
 			Path:   tg.Path,
-			Offset: tg.FileOffset,
-			Entry:  tg.Offset == 0 && tg.Line == 0,
+			Offset: tg.FileOffset + tg.Offset, // FileOffset is the function's start
+			Entry:  tg.Offset == 0,            // a line probe at offset 0 is the entry too
 			Ret:    tg.Ret,
 			Name:   name,
 		})

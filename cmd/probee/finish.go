@@ -18,20 +18,23 @@ func (t *tracer) finish(stdout io.Writer) error {
 	t.stopEv() // handle queued process notices before symbolizing
 	t.stopEv = nil
 	t.mmaps.Flush()
-	snap, err := t.sess.Drain(len(t.targets))
+	snap, err := t.sess.Drain(len(t.labels()))
 	if err != nil {
 		return err
 	}
+	t.sym.SetInline(!t.cfg.noInline)
 	prof := t.profile(snap)
 	t.report(snap)
-	return output.Write(prof, t.cfg.outputs, output.Options{Stdout: stdout})
+	return output.Write(prof, t.cfg.outputs, output.Options{Stdout: stdout, Lines: t.cfg.lines})
 }
 
 func (t *tracer) profile(snap *bpf.Snapshot) *output.Profile {
 	prof := &output.Profile{Kind: output.KindHits, Drops: map[string]uint64{}}
-	for _, p := range t.cfg.probes {
-		prof.Probes = append(prof.Probes, p.text)
+	if t.cfg.sample && len(t.cfg.probes) == 0 {
+		prof.Kind, prof.PeriodNanos = output.KindSamples, int64(1e9/t.cfg.freq)
 	}
+	labels := t.labels()
+	prof.Probes = labels
 	for cause, n := range snap.Drops {
 		prof.Drops[cause.String()] = n
 	}
@@ -40,7 +43,7 @@ func (t *tracer) profile(snap *bpf.Snapshot) *output.Profile {
 	}
 	for _, c := range snap.Counts {
 		prof.Samples = append(prof.Samples, output.Sample{
-			Probe:  t.cfg.probes[c.Probe].text,
+			Probe:  labels[c.Probe],
 			PID:    c.TGID,
 			Comm:   c.Comm,
 			User:   t.userFrames(c),
@@ -49,6 +52,22 @@ func (t *tracer) profile(snap *bpf.Snapshot) *output.Profile {
 		})
 	}
 	return prof
+}
+
+// sampleLabel is the probe label of --sample stacks.
+const sampleLabel = "sample"
+
+// labels are the probe labels by probe id: the specs as given, then
+// "sample" with --sample.
+func (t *tracer) labels() []string {
+	var out []string
+	for _, p := range t.cfg.probes {
+		out = append(out, p.text)
+	}
+	if t.cfg.sample {
+		out = append(out, sampleLabel)
+	}
+	return out
 }
 
 // lookupPCs turns captured pcs (leaf first) into addresses to symbolize:
@@ -77,13 +96,15 @@ func (t *tracer) userFrames(c bpf.Count) []output.Frame {
 	return frames
 }
 
-// toOutput converts leaf-first resolver frames to root-first output frames.
+// toOutput converts leaf-first resolver frames to root-first output frames
+// (inline frames, which precede their physical frame, end up after it).
 func toOutput(frames []resolver.Frame, kernel bool) []output.Frame {
 	out := make([]output.Frame, 0, len(frames))
 	for _, f := range frames {
 		out = append(out, output.Frame{
 			Name: f.Function, Module: f.Module, Offset: f.ModuleOffset,
 			Kernel: kernel, Address: f.Addr,
+			File: f.File, Line: f.Line, Inline: f.Inline, BuildID: f.BuildID,
 		})
 	}
 	slices.Reverse(out)
@@ -94,8 +115,12 @@ const mmapLost = "mapping records lost (frames of those processes may show as mo
 
 // report prints hits per probe and every drop on stderr.
 func (t *tracer) report(snap *bpf.Snapshot) {
-	for id, p := range t.cfg.probes {
-		t.status.infof("%s: %s", p.text, plural(int(snap.Hits[id]), "hit"))
+	for id, label := range t.labels() {
+		what := "hit"
+		if t.cfg.sample && id == len(t.cfg.probes) {
+			what = "sample"
+		}
+		t.status.infof("%s: %s", label, plural(int(snap.Hits[id]), what))
 	}
 	var total uint64
 	for cause, n := range snap.Drops {
@@ -108,5 +133,10 @@ func (t *tracer) report(snap *bpf.Snapshot) {
 	}
 	if total == 0 {
 		t.status.infof("no drops")
+	}
+	if t.dwarf != nil {
+		ts := t.sess.TableStats()
+		t.status.infof("unwind tables: %d binaries, %d bytes of BPF map data (%d shared rules)",
+			ts.Tables, ts.Bytes, ts.Rules)
 	}
 }

@@ -27,6 +27,7 @@ type tracer struct {
 	targets [][]resolver.Target // per probe id
 	stopEv  func()
 	mmaps   *bpf.MmapWatcher
+	dwarf   *dwarfTables // nil with --unwind fp
 }
 
 func trace(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
@@ -68,12 +69,6 @@ func trace(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 
 // checkTraceable rejects what cannot work before anything is started.
 func checkTraceable(cfg *config) error {
-	if cfg.sample {
-		return usagef("--sample is not available in this build yet: trace events with --uprobe or --tracepoint")
-	}
-	if cfg.unwind == "dwarf" {
-		return usagef("--unwind dwarf is not available in this build yet: use --unwind fp (binaries built with -fno-omit-frame-pointer)")
-	}
 	if err := output.Check(cfg.outputs); err != nil {
 		return &usageError{err.Error()}
 	}
@@ -106,12 +101,19 @@ func (t *tracer) resolveAll() error {
 }
 
 func (t *tracer) open() error {
-	filter := t.cfg.pid != 0 || t.cmd != nil
-	s, err := bpf.Open(bpf.Options{FilterPIDs: filter, MaxStacks: t.cfg.maxStacks})
+	filter := t.cfg.pid != 0 || len(t.cfg.command) > 0
+	s, err := bpf.Open(bpf.Options{
+		FilterPIDs: filter, MaxStacks: t.cfg.maxStacks, DWARF: t.dwarfOn(),
+		NoTailCalls: t.cfg.noTail, SampleProbe: uint32(len(t.cfg.probes)), IncludeIdle: t.cfg.idle,
+	})
 	if err != nil {
 		return err
 	}
 	t.sess = s
+	if t.dwarfOn() {
+		t.dwarf = newDwarfTables(t)
+		t.status.infof("DWARF unwinding: %s", depthText(t.cfg.noTail))
+	}
 	if t.mmaps, err = bpf.WatchMmaps(t.onMmap); err != nil {
 		return err
 	}
@@ -129,6 +131,15 @@ func (t *tracer) addPIDs() error {
 			t.sym.Snapshot(pid)
 		}
 	}
+	if t.dwarf != nil {
+		if t.cfg.pid != 0 {
+			t.dwarf.loadProcess(t.cfg.pid)
+		}
+		if t.cmd != nil {
+			t.dwarf.track(t.cmdPID())
+			t.attachGate()
+		}
+	}
 	return nil
 }
 
@@ -144,11 +155,25 @@ func (t *tracer) onEvent(ev bpf.ProcessEvent) {
 	if ev.Type == bpf.EventNewProcess {
 		t.sym.Snapshot(ev.TGID)
 	}
+	if t.dwarf != nil {
+		t.dwarf.onEvent(ev)
+	}
+}
+
+// depthText says how deep the kernel walks DWARF stacks.
+func depthText(noTail bool) string {
+	if noTail {
+		return fmt.Sprintf("inline loop, up to %d frames", bpf.InlineDepth())
+	}
+	return fmt.Sprintf("tail calls, up to %d frames", min(bpf.MaxUserStack, bpf.StepFrames*bpf.MaxTailCalls))
 }
 
 // onMmap records executable mappings as the kernel creates them, so that
 // processes which exit before their maps are read still symbolize.
 func (t *tracer) onMmap(ev bpf.MmapEvent) {
+	if t.dwarf != nil {
+		t.dwarf.onMmap(ev)
+	}
 	if ev.Exec {
 		t.sym.ExecReset(ev.PID)
 		return

@@ -1,0 +1,86 @@
+package bpf
+
+import (
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/probee/probee/internal/testgate"
+	"github.com/probee/probee/unwind"
+)
+
+// runGated runs bin args under the exec gate: the process stops at _start,
+// its tables are loaded, then it continues. It returns the pid.
+func runGated(t *testing.T, s *Session, bin string, args ...string) int {
+	t.Helper()
+	if err := s.AttachGate(bin, fileOffset(t, bin, "_start")); err != nil {
+		t.Fatal(err)
+	}
+	cache := unwind.NewCache()
+	gated := make(chan error, 1)
+	stop, err := s.Events(func(ev ProcessEvent) {
+		if ev.Type != EventGate {
+			return
+		}
+		mods, _, err := cache.Process(ev.TGID)
+		if err == nil {
+			err = s.SetProcessModules(ev.TGID, mods)
+		}
+		gated <- err
+		Continue(ev.TGID)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	cmd := exec.Command("sh", append([]string{"-c", `sleep 0.2; exec "$0" "$@"`, bin}, args...)...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AddPID(cmd.Process.Pid); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-gated:
+		if err != nil {
+			t.Fatal(err)
+		}
+	default:
+		t.Fatal("the exec gate never fired")
+	}
+	return cmd.Process.Pid
+}
+
+func TestDWARFChain(t *testing.T) {
+	for _, tc := range []struct {
+		multi, noTail bool
+	}{{true, false}, {false, false}, {true, true}, {false, true}} {
+		t.Run(fmt.Sprintf("multi=%v,notail=%v", tc.multi, tc.noTail), func(t *testing.T) {
+			bin, _ := filepath.Abs(testgate.Fixture(t, filepath.Join(fixtures, "chain-nofp")))
+			s := openSession(t, Options{FilterPIDs: true, DWARF: true, NoTailCalls: tc.noTail})
+			off := fileOffset(t, bin, "leaf")
+			if _, err := s.AttachUprobes(3, []UprobeTarget{{Path: bin, Offset: off, Entry: true, Name: "leaf"}}, 0, !tc.multi); err != nil {
+				t.Fatal(err)
+			}
+			runGated(t, s, bin, "500")
+			snap, err := s.Drain(4)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var total uint64
+			for _, c := range snap.Counts {
+				if len(c.User) < 7 || c.UserTruncated { // leaf c b a main libc_start _start
+					t.Errorf("user stack (%d frames, truncated %v): %x", len(c.User), c.UserTruncated, c.User)
+				}
+				total += c.Count
+			}
+			if total != 500 || len(snap.Drops) != 0 {
+				t.Errorf("counted %d, drops %v; want 500, none", total, snap.Drops)
+			}
+		})
+	}
+}

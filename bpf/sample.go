@@ -1,0 +1,83 @@
+package bpf
+
+import (
+	"fmt"
+	"syscall"
+	"unsafe"
+
+	"github.com/cilium/ebpf/link"
+	"golang.org/x/sys/unix"
+)
+
+// AttachSampling samples every online CPU freq times a second with a
+// cpu-clock perf event (a software event: it works without a hardware PMU)
+// and runs the perf_event program on each sample. Samples are counted under
+// Options.SampleProbe; the pid filter applies.
+func (s *Session) AttachSampling(freq int) error {
+	if freq <= 0 {
+		return fmt.Errorf("sampling frequency %d: give a positive -F", freq)
+	}
+	cpus, err := onlineCPUs()
+	if err != nil {
+		return err
+	}
+	attr := unix.PerfEventAttr{
+		Type:   unix.PERF_TYPE_SOFTWARE,
+		Config: unix.PERF_COUNT_SW_CPU_CLOCK,
+		Size:   uint32(unsafe.Sizeof(unix.PerfEventAttr{})),
+		Sample: uint64(freq),
+		Bits:   unix.PerfBitFreq | unix.PerfBitDisabled,
+	}
+	for _, cpu := range cpus {
+		fd, err := unix.PerfEventOpen(&attr, -1, cpu, -1, unix.PERF_FLAG_FD_CLOEXEC)
+		if err != nil {
+			return fmt.Errorf("open cpu-clock perf event on cpu %d: %w", cpu, err)
+		}
+		s.mu.Lock()
+		s.perfFDs = append(s.perfFDs, fd)
+		s.mu.Unlock()
+		if err := unix.IoctlSetInt(fd, unix.PERF_EVENT_IOC_SET_BPF, s.objs.ProbeePerf.FD()); err != nil {
+			return fmt.Errorf("attach the sampling program on cpu %d: %w", cpu, err)
+		}
+		if err := unix.IoctlSetInt(fd, unix.PERF_EVENT_IOC_ENABLE, 0); err != nil {
+			return fmt.Errorf("enable sampling on cpu %d: %w", cpu, err)
+		}
+	}
+	return nil
+}
+
+// closeSampling stops and closes the sampling events.
+func (s *Session) closeSampling() {
+	s.mu.Lock()
+	fds := s.perfFDs
+	s.perfFDs = nil
+	s.mu.Unlock()
+	for _, fd := range fds {
+		_ = unix.IoctlSetInt(fd, unix.PERF_EVENT_IOC_DISABLE, 0)
+		unix.Close(fd)
+	}
+}
+
+// AttachGate puts the exec gate on a command's entry point (path, file
+// offset): when a filtered process reaches it, the process is stopped and
+// an EventGate notice sent; Continue resumes it.
+func (s *Session) AttachGate(path string, offset uint64) error {
+	ex, err := link.OpenExecutable(path)
+	if err != nil {
+		return fmt.Errorf("open %s for the exec gate: %w", path, err)
+	}
+	l, err := ex.Uprobe("", s.objs.ProbeeGate, &link.UprobeOptions{Address: offset})
+	if err != nil {
+		return fmt.Errorf("attach the exec gate to %s: %w", path, err)
+	}
+	s.addLink(l)
+	return nil
+}
+
+// Continue resumes a process stopped by the exec gate.
+func Continue(pid int) error {
+	if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
+		return fmt.Errorf("resume pid %d after loading its unwind tables: %w", pid, err)
+	}
+	return nil
+}

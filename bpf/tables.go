@@ -1,0 +1,183 @@
+package bpf
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/cilium/ebpf"
+	"github.com/probee/probee/unwind"
+)
+
+// Sizes of the shared unwind table maps (elements); see doc.go.
+const (
+	defaultTableEntries = 1 << 20 // 4 MiB: about 40 libcs
+	defaultTablePages   = 1 << 16
+	maxRules            = 1 << 14
+	maxMappings         = 256 // MAX_MAPPINGS in probee.h
+)
+
+// tableLoc is where one binary's table lives in the shared maps.
+type tableLoc struct {
+	pagesOff, npages, entriesOff uint32
+}
+
+// tableStore appends tables to the shared arrays once per table (tables
+// come from unwind.Cache, shared by build-id) and interns their rules.
+type tableStore struct {
+	rules        *unwind.RuleSet
+	rulesWritten int
+	loaded       map[*unwind.Table]tableLoc
+	nextEntry    uint32
+	nextPage     uint32
+	entriesCap   uint32
+	pagesCap     uint32
+}
+
+// TableStats describes the unwind tables loaded into the kernel.
+type TableStats struct {
+	Tables int // distinct binaries
+	Bytes  int // bytes of table data written (pages, entries, rules)
+	Rules  int
+}
+
+// ErrTablesFull means the shared table maps have no room for another binary.
+var ErrTablesFull = errors.New("unwind table maps are full: the binary is unwound with frame pointers")
+
+// SetProcessModules writes the unwind mappings of process pid: every
+// module's table is loaded on first use, then the process's sorted mapping
+// array replaces the previous one. Modules beyond the map's capacity (256)
+// are left out; tables that do not fit fall back to frame pointers.
+func (s *Session) SetProcessModules(pid int, mods []unwind.Module) error {
+	s.tmu.Lock()
+	defer s.tmu.Unlock()
+	mods = slices.Clone(mods)
+	slices.SortFunc(mods, func(a, b unwind.Module) int { return cmpU64(a.Start, b.Start) })
+	var info probeeProcInfo
+	var errs []error
+	for _, m := range mods {
+		if int(info.N) == maxMappings {
+			errs = append(errs, fmt.Errorf("pid %d has more than %d executable mappings: the rest are not unwound", pid, maxMappings))
+			break
+		}
+		um := probeeUnwindMapping{Start: m.Start, End: m.End}
+		if m.Table != nil && len(m.Table.Entries) > 0 {
+			loc, err := s.loadTable(m.Table)
+			if err == nil {
+				um.Bias = m.Bias + m.Table.Base
+				um.PagesOff, um.Npages, um.EntriesOff = loc.pagesOff, loc.npages, loc.entriesOff
+				um.Flags = 1
+			} else {
+				errs = append(errs, fmt.Errorf("%s: %w", m.Path, err))
+			}
+		}
+		info.Maps[info.N] = um
+		info.N++
+	}
+	if err := s.objs.ProcMaps.Put(uint32(pid), &info); err != nil {
+		errs = append(errs, fmt.Errorf("write unwind mappings of pid %d: %w", pid, err))
+	}
+	return errors.Join(errs...)
+}
+
+// ForgetProcess frees the unwind mappings of pid (the kernel also frees
+// them when the process exits).
+func (s *Session) ForgetProcess(pid int) {
+	_ = s.objs.ProcMaps.Delete(uint32(pid))
+}
+
+// TableStats reports what SetProcessModules loaded so far.
+func (s *Session) TableStats() TableStats {
+	s.tmu.Lock()
+	defer s.tmu.Unlock()
+	ts := &s.tables
+	return TableStats{
+		Tables: len(ts.loaded),
+		Bytes:  int(ts.nextEntry)*unwind.EntrySize + int(ts.nextPage)*unwind.PageSize + ts.rulesWritten*unwind.RuleSize,
+		Rules:  ts.rulesWritten,
+	}
+}
+
+func cmpU64(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func (s *Session) loadTable(t *unwind.Table) (tableLoc, error) {
+	ts := &s.tables
+	if loc, ok := ts.loaded[t]; ok {
+		return loc, nil
+	}
+	np, ne := uint32(len(t.Pages)), uint32(len(t.Entries))
+	if ts.nextPage+np > ts.pagesCap || ts.nextEntry+ne > ts.entriesCap {
+		return tableLoc{}, ErrTablesFull
+	}
+	remap, err := ts.rules.Add(t)
+	if err != nil {
+		return tableLoc{}, err
+	}
+	if len(ts.rules.Rules) > maxRules {
+		return tableLoc{}, fmt.Errorf("more than %d distinct unwind rules: %w", maxRules, ErrTablesFull)
+	}
+	if err := s.writeRules(); err != nil {
+		return tableLoc{}, err
+	}
+	loc := tableLoc{pagesOff: ts.nextPage, npages: np - 1, entriesOff: ts.nextEntry}
+	entries := make([]uint32, ne)
+	for i, e := range t.Entries {
+		entries[i] = uint32(e.PCLow) | uint32(remap[e.Rule])<<16
+	}
+	if err := putRange(s.objs.UnwindPages, loc.pagesOff, t.Pages); err != nil {
+		return tableLoc{}, fmt.Errorf("write unwind pages: %w", err)
+	}
+	if err := putRange(s.objs.UnwindEntries, loc.entriesOff, entries); err != nil {
+		return tableLoc{}, fmt.Errorf("write unwind entries: %w", err)
+	}
+	ts.nextPage += np
+	ts.nextEntry += ne
+	ts.loaded[t] = loc
+	return loc, nil
+}
+
+// writeRules writes the rules added since the last call.
+func (s *Session) writeRules() error {
+	ts := &s.tables
+	var vals []probeeUnwindRule
+	for _, r := range ts.rules.Rules[ts.rulesWritten:] {
+		vals = append(vals, probeeUnwindRule{
+			CfaType: uint8(r.CFA), RbpType: uint8(r.RBP), PltThreshold: r.PLTThreshold,
+			CfaOffset: r.CFAOffset, RbpOffset: r.RBPOffset,
+		})
+	}
+	if err := putRange(s.objs.UnwindRules, uint32(ts.rulesWritten), vals); err != nil {
+		return fmt.Errorf("write unwind rules: %w", err)
+	}
+	ts.rulesWritten = len(ts.rules.Rules)
+	return nil
+}
+
+// putRange writes vals at consecutive array indexes from off, in batches
+// where the kernel supports them.
+func putRange[T any](m *ebpf.Map, off uint32, vals []T) error {
+	if len(vals) == 0 {
+		return nil
+	}
+	keys := make([]uint32, len(vals))
+	for i := range keys {
+		keys[i] = off + uint32(i)
+	}
+	if _, err := m.BatchUpdate(keys, vals, nil); err == nil {
+		return nil
+	}
+	for i := range vals {
+		if err := m.Put(keys[i], &vals[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/probee/probee/bpf"
+	"github.com/probee/probee/internal/testgate"
+	"github.com/probee/probee/resolver"
+)
+
+func TestMain(m *testing.M) {
+	if isExecShim() { // the test binary is the exec shim of trace tests
+		execShim()
+	}
+	os.Exit(m.Run())
+}
+
+// probee runs the CLI in-process and returns stdout, stderr and the exit code.
+func probee(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := exitCode(run(context.Background(), args, &out, &errb), &errb)
+	return out.String(), errb.String(), code
+}
+
+func TestUsageErrors(t *testing.T) {
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--list-probes", "malloc+"}, "--list-probes 'malloc+': 1:8: missing offset after '+'"},
+		{[]string{"--uprobe", "malloc+0xZZ"}, `--uprobe 'malloc+0xZZ': 1:8: invalid offset "0xZZ": want decimal or 0x-hex`},
+		{[]string{"--uprobe", "kprobe:vfs_read"}, "--uprobe 'kprobe:vfs_read'"},
+		{[]string{"--tracepoint", "sched"}, "--tracepoint 'sched'"},
+		{[]string{}, "nothing to trace"},
+		{[]string{"--nope"}, "unknown flag -nope"},
+		{[]string{"-p", "x", "--uprobe", "malloc"}, `invalid pid "x"`},
+		{[]string{"--uprobe", "malloc", "-p", "1", "--", "true"}, "not both"},
+		{[]string{"--uprobe", "malloc", "ls"}, "put the command to trace after --"},
+		{[]string{"--uprobe", "malloc", "--unwind", "magic"}, `--unwind "magic"`},
+		{[]string{"--uprobe", "malloc", "-F", "0"}, "-F 0"},
+		{[]string{"--uprobe", "malloc", "-o", "x.txt"}, `unknown output extension ".txt"`},
+		{[]string{"--json", "--uprobe", "malloc"}, "--json only applies to --list-probes"},
+		{[]string{"--list-probes", "malloc", "--uprobe", "free"}, "--list-probes only lists"},
+		{[]string{"--uprobe", "malloc", "--", "./no-such-command"}, `command "./no-such-command" not found`},
+	}
+	for _, c := range cases {
+		out, errs, code := probee(t, c.args...)
+		if code != 2 || !strings.Contains(errs, c.want) || out != "" {
+			t.Errorf("probee %q: exit %d, stderr %q, stdout %q; want exit 2 and %q", c.args, code, errs, out, c.want)
+		}
+	}
+}
+
+func TestCaretMessage(t *testing.T) {
+	_, errs, _ := probee(t, "--list-probes", "malloc+0xZZ")
+	want := "probee: --list-probes 'malloc+0xZZ': 1:8: invalid offset \"0xZZ\": want decimal or 0x-hex\nmalloc+0xZZ\n       ^\n"
+	if errs != want {
+		t.Errorf("stderr:\n%q\nwant:\n%q", errs, want)
+	}
+}
+
+func TestHelp(t *testing.T) {
+	for _, flag := range []string{"-h", "--help"} {
+		out, errs, code := probee(t, flag)
+		if code != 0 || !strings.Contains(out, "Usage:") || !strings.Contains(out, "--list-probes") || errs != "" {
+			t.Errorf("%s: exit %d, stderr %q", flag, code, errs)
+		}
+	}
+}
+
+func TestListProbesFixture(t *testing.T) {
+	bin, _ := filepath.Abs(testgate.Fixture(t, "../../tests/fixtures/bin/chain-fp"))
+	out, errs, code := probee(t, "--list-probes", bin+":regex:^foo_")
+	want := "uprobe:" + bin + ":foo_one\nuprobe:" + bin + ":foo_two\n"
+	if code != 0 || out != want {
+		t.Errorf("exit %d stderr %q\nstdout %q\nwant   %q", code, errs, out, want)
+	}
+	out, _, code = probee(t, "--list-probes", bin+":leaf", "--json")
+	if code != 0 || !strings.Contains(out, `"symbol":"leaf"`) {
+		t.Errorf("--json: exit %d, %q", code, out)
+	}
+	_, errs, code = probee(t, "--list-probes", bin+":lefa")
+	if code != 1 || !strings.Contains(errs, "did you mean: leaf") {
+		t.Errorf("no match: exit %d, %q", code, errs)
+	}
+}
+
+func TestKprobeOnThisHost(t *testing.T) {
+	if haveKprobes() {
+		t.Skip("this kernel has kprobes: the missing-kprobes message is tested where they are missing")
+	}
+	_, errs, code := probee(t, "--kprobe", "vfs_read", "-d", "1s")
+	lines := strings.Split(strings.TrimSpace(errs), "\n")
+	if code != 1 || len(lines) != 1 || !strings.HasPrefix(lines[0], "probee: kprobes are not available on this kernel (CONFIG_KPROBES is not set): try --tracepoint") {
+		t.Errorf("exit %d, stderr %q", code, errs)
+	}
+}
+
+// A probe at +off or on a source line attaches off bytes into the function;
+// only offset 0 is a function entry.
+func TestUprobeTargetsOffset(t *testing.T) {
+	in := []resolver.Target{
+		{Path: "/x", Symbol: "f", FileOffset: 0x1000},
+		{Path: "/x", Symbol: "f", FileOffset: 0x1000, Offset: 0x13, Line: 15},
+		{Path: "/x", Symbol: "g", FileOffset: 0x2000, Ret: true},
+	}
+	want := []bpf.UprobeTarget{
+		{Path: "/x", Offset: 0x1000, Entry: true, Name: "f"},
+		{Path: "/x", Offset: 0x1013, Name: "f+0x13"},
+		{Path: "/x", Offset: 0x2000, Entry: true, Ret: true, Name: "g"},
+	}
+	got := uprobeTargets(in)
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("target %d: got %+v, want %+v", i, got[i], want[i])
+		}
+	}
+}

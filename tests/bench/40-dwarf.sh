@@ -1,0 +1,67 @@
+#!/bin/sh
+# DWARF unwinding costs (issue 6):
+#  1. per-hit cost of `--unwind dwarf` at a uprobe on libc malloc in the
+#     fixture built WITHOUT frame pointers, against bpftrace `@[ustack]` on
+#     the frame-pointer build (which is all bpftrace can walk), interleaved
+#     over ROUNDS rounds; the fixture times its own loop. Target <= 1.5x.
+#  2. probee's own CPU use while sampling both CPUs at 99 Hz for SECS
+#     seconds with both CPUs busy (user + system time of the probee process
+#     from GNU time). Target < 1% of one core.
+#  3. BPF map memory of the unwind tables (binary + ld.so + libc).
+set -e
+cd "$(dirname "$0")/../.."
+N=${N:-1000000}
+ROUNDS=${ROUNDS:-3}
+SECS=${SECS:-10}
+FB=$PWD/tests/fixtures/bin
+PROBEE=$PWD/bin/probee
+for f in mallocbench-fp mallocbench-nofp spin-nofp; do
+	[ -x "$FB/$f" ] || { echo "missing $FB/$f: run make fixtures" >&2; exit 1; }
+done
+[ "$(id -u)" = 0 ] || { echo "needs root" >&2; exit 1; }
+command -v bpftrace >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bpftrace >/dev/null
+[ -x /usr/bin/time ] || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq time >/dev/null
+LIBC=$(readlink -f "$(ldd "$FB/mallocbench-nofp" | awk '/libc.so.6/ {print $3}')")
+
+loop_ns() { sed -n 's/^mallocbench: [0-9]* calls in \([0-9]*\) ns$/\1/p'; }
+untraced() { "$FB/$1" "$N" 2>&1 >/dev/null | loop_ns; }
+under_bpftrace() {
+	bpftrace -q -e "uprobe:$LIBC:malloc /pid == cpid/ { @[ustack] = count(); } END { clear(@); }" \
+		-c "$FB/mallocbench-fp $N" 2>&1 >/dev/null | loop_ns
+}
+under_probee() {
+	"$PROBEE" -q --unwind dwarf $PROBEE_ARGS --uprobe "$LIBC:malloc" -o /tmp/probee-bench.folded \
+		-- "$FB/mallocbench-nofp" "$N" 2>&1 >/dev/null | loop_ns
+}
+bfp=0 bnofp=0 bt=0 pr=0
+for i in $(seq "$ROUNDS"); do
+	bfp=$((bfp + $(untraced mallocbench-fp)))
+	bnofp=$((bnofp + $(untraced mallocbench-nofp)))
+	bt=$((bt + $(under_bpftrace)))
+	pr=$((pr + $(under_probee)))
+done
+depth=$(awk '{n = split($0, f, ";"); if (n > d) d = n} END {print d - 2}' /tmp/probee-bench.folded)
+rm -f /tmp/probee-bench.folded
+awk -v bf="$bfp" -v bn="$bnofp" -v t="$bt" -v p="$pr" -v n="$N" -v r="$ROUNDS" -v d="$depth" 'BEGIN {
+	h = n * r; bt = (t - bf) / h; pr = (p - bn) / h
+	printf "uprobe libc:malloc, %d calls x %d rounds\n", n, r
+	printf "  bpftrace @[ustack], FP build     %8.1f ns/hit\n", bt
+	printf "  probee --unwind dwarf, no-FP build %6.1f ns/hit (stacks %d frames deep)\n", pr, d
+	printf "  probee/bpftrace                  %8.2fx (target <= 1.5x)\n", pr / bt
+}'
+
+# Sampling: both CPUs busy, probee samples every CPU at 99 Hz.
+"$FB/spin-nofp" $((SECS + 2)) & s1=$!
+"$FB/spin-nofp" $((SECS + 2)) & s2=$!
+/usr/bin/time -f '%U %S' -o /tmp/probee-bench.time "$PROBEE" -q --sample -F 99 -d "${SECS}s" \
+	-o /tmp/probee-bench.folded >/dev/null 2>&1 || true
+kill "$s1" "$s2" 2>/dev/null || true
+wait "$s1" "$s2" 2>/dev/null || true
+samples=$(awk '{s += $NF} END {print s + 0}' /tmp/probee-bench.folded)
+awk -v s="$SECS" -v n="$samples" '{ cpu = $1 + $2
+	printf "sampling 99 Hz on every CPU for %ds: %d samples, probee used %.2fs CPU = %.2f%% of one core (target < 1%%, including start-up and symbolization)\n", s, n, cpu, 100 * cpu / s }' /tmp/probee-bench.time
+rm -f /tmp/probee-bench.time /tmp/probee-bench.folded
+
+# Memory of the unwind tables in BPF maps.
+"$PROBEE" --unwind dwarf --uprobe "$FB/mallocbench-nofp:main" -- "$FB/mallocbench-nofp" 1 2>&1 >/dev/null |
+	sed -n 's/^probee: unwind tables: /unwind tables in BPF maps (mallocbench-nofp + ld.so + libc): /p'
