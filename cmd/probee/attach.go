@@ -47,7 +47,7 @@ func (t *tracer) attachAll() error {
 		return fmt.Errorf("the kernel refused every target (%d skipped): nothing to trace", skipped)
 	}
 	t.status.infof("attached %s for %s in %v", attachedText(uprobes, skipped, tps),
-		plural(len(t.targets), "probe"), time.Since(start).Round(time.Millisecond))
+		plural(len(t.targets), "probe"), millis(time.Since(start)))
 	return nil
 }
 
@@ -64,6 +64,15 @@ func attachedText(uprobes, skipped, tps int) string {
 		parts = append(parts, plural(tps, "tracepoint"))
 	}
 	return strings.Join(parts, " and ")
+}
+
+// millis formats d for status lines: "84 ms", "0.4 ms".
+func millis(d time.Duration) string {
+	ms := float64(d) / float64(time.Millisecond)
+	if ms < 10 {
+		return fmt.Sprintf("%.1f ms", ms)
+	}
+	return fmt.Sprintf("%.0f ms", ms)
 }
 
 func plural(n int, word string) string {

@@ -5,6 +5,7 @@ const helpText = `probee - who calls this function, and how much?
 Usage:
   probee --uprobe SPEC ... [--kprobe SPEC ...] [--tracepoint SPEC ...] [-e SPEC ...]
          [-p PID | -- CMD ARGS...] [-d DURATION] [-o PATH ...]
+  probee --sample [-F HZ] [-p PID | -- CMD ARGS...] [-d DURATION] [-o PATH ...]
   probee --list-probes SPEC [-p PID | -- CMD ARGS...] [--json] [-v]
 
 Examples:
@@ -12,6 +13,8 @@ Examples:
   probee --uprobe ./app:leaf -o out/ -- ./app     per-probe out/<label>.folded and .svg
   probee --uprobe 'ret:libc:free' -p 1234 -d 5s   return probe in a running process
   probee --tracepoint syscalls:sys_enter_openat -d 2s -o opens.svg
+  probee --sample -F 499 -o cpu.svg -o cpu.pb.gz -- ./app   CPU profile, no frame pointers needed
+  probee --uprobe './app:hot.c:42' --lines -- ./app         a source line, with file:line frames
   probee --list-probes 'libc:regex:^mem(cpy|set)$'
   probee --list-probes 'demangle:ns::Klass::*' -- ./app --json
 
@@ -32,10 +35,19 @@ Output (outputs are always written, also on Ctrl-C and -d expiry):
   -o, --output PATH   x.folded|x.collapsed (all probes, label as root frame), x.svg,
                       x.pb.gz (pprof), or DIR/ (one <label>.folded + <label>.svg per probe);
                       repeatable. Without -o: collapsed stacks on stdout.
-  --unwind MODE       fp (frame pointers), dwarf or auto (default auto)
+  --unwind MODE       fp (frame pointers), dwarf (.eh_frame tables in BPF) or auto
+                      (default: dwarf where a binary has tables, frame pointers for Go)
+  --no-tail-calls     DWARF unwinding with the in-program loop instead of tail calls
+  --lines             append :file:line to frames (from DWARF)
+  --no-inline         no frames for inlined calls
   --max-stacks N      size of the in-kernel stack and count maps (default 65536)
   --no-uprobe-multi   one link per function instead of one uprobe_multi link per file
   -q, --quiet         no status lines on stderr
+
+Sampling:
+  --sample            sample on-CPU stacks on every CPU (cpu-clock), probe label "sample"
+  -F, --frequency HZ  samples per second per CPU (default 99)
+  --include-idle      keep samples of the idle task
 
 Listing:
   --list-probes SPEC  print the resolved targets, one per line, sorted; nothing is attached
