@@ -46,22 +46,6 @@ func FuzzParseLdCache(f *testing.F) {
 	})
 }
 
-func FuzzParseMaps(f *testing.F) {
-	f.Add("55d0c0a01000-55d0c0a02000 r-xp 00001000 fd:01 1234   /usr/bin/my prog\n7ffd1000-7ffd2000 r-xp 00000000 00:00 0 [vdso]\n")
-	f.Add("1-2 r-xp 0 0:0 0 /a (deleted)")
-	f.Fuzz(func(t *testing.T, s string) {
-		ms, err := ParseMaps(strings.NewReader(s))
-		if err != nil {
-			return
-		}
-		for _, m := range ms {
-			if m.End < m.Start {
-				t.Fatalf("mapping ends before it starts: %+v", m)
-			}
-		}
-	})
-}
-
 func FuzzParseKallsyms(f *testing.F) {
 	if b, err := os.ReadFile("testdata/kallsyms"); err == nil {
 		f.Add(string(b))

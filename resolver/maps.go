@@ -1,98 +1,15 @@
 package resolver
 
 import (
-	"bufio"
-	"bytes"
-	"fmt"
 	"io"
-	"strconv"
-	"strings"
+
+	"github.com/probee/probee/internal/procmaps"
 )
 
-// Mapping is one line of /proc/PID/maps.
-type Mapping struct {
-	Start, End uint64
-	Perms      string // "r-xp"
-	Offset     uint64 // file offset of Start
-	Dev        string // "fd:01"
-	Inode      uint64
-	Path       string // file path, "[vdso]", "[heap]", "" for anonymous
-	Deleted    bool   // the file was deleted (" (deleted)" suffix, stripped from Path)
-}
-
-// Exec reports whether the mapping is executable.
-func (m Mapping) Exec() bool { return len(m.Perms) >= 3 && m.Perms[2] == 'x' }
-
-// File reports whether the mapping is backed by a file path.
-func (m Mapping) File() bool { return strings.HasPrefix(m.Path, "/") }
+// Mapping is one line of /proc/PID/maps (parsed by internal/procmaps,
+// shared with unwind).
+type Mapping = procmaps.Mapping
 
 // ParseMaps parses the text of /proc/PID/maps. Malformed lines are an error
 // naming the line; an empty input is no mappings.
-func ParseMaps(r io.Reader) ([]Mapping, error) {
-	var out []Mapping
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
-	for n := 1; sc.Scan(); n++ {
-		line := sc.Bytes()
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
-		}
-		m, err := parseMapsLine(string(line))
-		if err != nil {
-			return nil, fmt.Errorf("maps line %d %q: %w", n, line, err)
-		}
-		out = append(out, m)
-	}
-	return out, sc.Err()
-}
-
-func parseMapsLine(line string) (Mapping, error) {
-	var m Mapping
-	f := strings.Fields(line)
-	if len(f) < 5 {
-		return m, fmt.Errorf("want at least 5 fields, have %d", len(f))
-	}
-	lo, hi, ok := strings.Cut(f[0], "-")
-	if !ok {
-		return m, fmt.Errorf("address range %q has no '-'", f[0])
-	}
-	var err error
-	if m.Start, err = strconv.ParseUint(lo, 16, 64); err != nil {
-		return m, err
-	}
-	if m.End, err = strconv.ParseUint(hi, 16, 64); err != nil {
-		return m, err
-	}
-	if m.End < m.Start {
-		return m, fmt.Errorf("range end before start")
-	}
-	if m.Offset, err = strconv.ParseUint(f[2], 16, 64); err != nil {
-		return m, err
-	}
-	if m.Inode, err = strconv.ParseUint(f[4], 10, 64); err != nil {
-		return m, err
-	}
-	m.Perms, m.Dev = f[1], f[3]
-	m.Path = mapsPath(line, f)
-	if p, ok := strings.CutSuffix(m.Path, " (deleted)"); ok {
-		m.Path, m.Deleted = p, true
-	}
-	return m, nil
-}
-
-// mapsPath returns everything after the inode field (paths may hold spaces).
-func mapsPath(line string, f []string) string {
-	if len(f) < 6 {
-		return ""
-	}
-	rest := line
-	for i := 0; i < 5; i++ {
-		rest = strings.TrimLeft(rest, " \t")
-		j := strings.IndexAny(rest, " \t")
-		if j < 0 {
-			return ""
-		}
-		rest = rest[j:]
-	}
-	return strings.TrimLeft(rest, " \t")
-}
+func ParseMaps(r io.Reader) ([]Mapping, error) { return procmaps.Parse(r) }

@@ -26,7 +26,7 @@ func TestParseMaps(t *testing.T) {
 	want := []Mapping{
 		{Start: 0x55d4c7a01000, End: 0x55d4c7a02000, Perms: "r-xp", Offset: 0x1000, Dev: "08:01", Inode: 1234, Path: "/usr/bin/prog"},
 		{Start: 0x7f0000000000, End: 0x7f0000001000, Perms: "rw-p", Dev: "00:00"},
-		{Start: 0x7f2c1a400000, End: 0x7f2c1a401000, Perms: "r-xp", Dev: "08:01", Inode: 99, Path: "/tmp/a dir/lib x.so (deleted)"},
+		{Start: 0x7f2c1a400000, End: 0x7f2c1a401000, Perms: "r-xp", Dev: "08:01", Inode: 99, Path: "/tmp/a dir/lib x.so", Deleted: true},
 		{Start: 0x7ffd5d1f5000, End: 0x7ffd5d1f7000, Perms: "r-xp", Dev: "00:00", Path: "[vdso]"},
 	}
 	for i, idx := range []int{1, 3, 5, 7} {
