@@ -30,8 +30,14 @@ lint:
 		echo "gofmt needed: run 'gofmt -w' on the files above" >&2; exit 1; fi
 	$(GO) vet ./...
 
+# Unit and root e2e tests, then the kernel-probe tests in a VM (make vmtest)
+# when this user can run it (root installs qemu; otherwise qemu must be
+# there). Under PROBEE_REQUIRE_KERNEL=1 (CI) the VM tests always run.
 test: generate-check lint fixtures build
 	$(GO) test -count=1 -timeout 25m ./...
+	@if [ "$$(id -u)" = 0 ] || [ "$$PROBEE_REQUIRE_KERNEL" = 1 ] || command -v qemu-system-x86_64 >/dev/null; then \
+		$(MAKE) --no-print-directory vmtest; \
+	else echo "skipping make vmtest: needs qemu-system-x86 (apt-get install qemu-system-x86) or root" >&2; fi
 
 bench: fixtures build
 	@tests/bench/run.sh

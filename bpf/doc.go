@@ -1,6 +1,7 @@
 // Package bpf owns everything in probee that touches the kernel: the BPF C
 // sources (probee.bpf.c, probee.h) and their committed bpf2go output, loading,
-// attaching (uprobe, uretprobe, uprobe_multi, tracepoint), the capture loop
+// attaching (uprobe, uretprobe, uprobe_multi, kprobe, kretprobe,
+// kprobe_multi, tracepoint), the capture loop
 // (ring-buffer notices of new and exiting processes) and draining the
 // in-kernel aggregation into plain Go values.
 //
@@ -30,6 +31,15 @@
 // in halves until the refused addresses are isolated; those are skipped and
 // reported, the rest attached. Kernels without uprobe_multi get one perf-event
 // link per target.
+//
+// Kprobes and kretprobes (kprobe.h, kprobe.go) take the kernel stack with
+// bpf_get_stackid and the user stack from the task's saved user registers,
+// like tracepoints. A spec's functions share one kprobe_multi link per
+// direction when the kernel has it (split in halves on refusal, like
+// uprobe_multi), one perf-event link per function otherwise (and for +off
+// probes). Whether the kernel has kprobes at all is read from the kprobe PMU
+// or tracefs kprobe_events (HaveKprobes), not from a program load, which
+// succeeds without CONFIG_KPROBES; attaching then fails with ErrNoKprobes.
 //
 // # DWARF unwinding (unwind.h, tables.go)
 //

@@ -508,3 +508,5 @@ int probee_exit(void *ctx)
 	bpf_ringbuf_submit(e, 0);
 	return 0;
 }
+
+#include "kprobe.h"

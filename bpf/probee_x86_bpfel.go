@@ -95,6 +95,7 @@ const (
 	probeeMapProcMaps               = "proc_maps"
 	probeeMapScratch                = "scratch"
 	probeeMapSeen                   = "seen"
+	probeeMapStepsKmulti            = "steps_kmulti"
 	probeeMapStepsKprobe            = "steps_kprobe"
 	probeeMapStepsMulti             = "steps_multi"
 	probeeMapStepsPerf              = "steps_perf"
@@ -107,8 +108,11 @@ const (
 	probeeProgProbeeExit            = "probee_exit"
 	probeeProgProbeeFork            = "probee_fork"
 	probeeProgProbeeGate            = "probee_gate"
+	probeeProgProbeeKprobe          = "probee_kprobe"
+	probeeProgProbeeKprobeMulti     = "probee_kprobe_multi"
 	probeeProgProbeePerf            = "probee_perf"
 	probeeProgProbeeStepKprobe      = "probee_step_kprobe"
+	probeeProgProbeeStepKprobeMulti = "probee_step_kprobe_multi"
 	probeeProgProbeeStepPerf        = "probee_step_perf"
 	probeeProgProbeeStepTracepoint  = "probee_step_tracepoint"
 	probeeProgProbeeStepUprobe      = "probee_step_uprobe"
@@ -170,8 +174,11 @@ type probeeProgramSpecs struct {
 	ProbeeExit            *ebpf.ProgramSpec `ebpf:"probee_exit"`
 	ProbeeFork            *ebpf.ProgramSpec `ebpf:"probee_fork"`
 	ProbeeGate            *ebpf.ProgramSpec `ebpf:"probee_gate"`
+	ProbeeKprobe          *ebpf.ProgramSpec `ebpf:"probee_kprobe"`
+	ProbeeKprobeMulti     *ebpf.ProgramSpec `ebpf:"probee_kprobe_multi"`
 	ProbeePerf            *ebpf.ProgramSpec `ebpf:"probee_perf"`
 	ProbeeStepKprobe      *ebpf.ProgramSpec `ebpf:"probee_step_kprobe"`
+	ProbeeStepKprobeMulti *ebpf.ProgramSpec `ebpf:"probee_step_kprobe_multi"`
 	ProbeeStepPerf        *ebpf.ProgramSpec `ebpf:"probee_step_perf"`
 	ProbeeStepTracepoint  *ebpf.ProgramSpec `ebpf:"probee_step_tracepoint"`
 	ProbeeStepUprobe      *ebpf.ProgramSpec `ebpf:"probee_step_uprobe"`
@@ -194,6 +201,7 @@ type probeeMapSpecs struct {
 	ProcMaps      *ebpf.MapSpec `ebpf:"proc_maps"`
 	Scratch       *ebpf.MapSpec `ebpf:"scratch"`
 	Seen          *ebpf.MapSpec `ebpf:"seen"`
+	StepsKmulti   *ebpf.MapSpec `ebpf:"steps_kmulti"`
 	StepsKprobe   *ebpf.MapSpec `ebpf:"steps_kprobe"`
 	StepsMulti    *ebpf.MapSpec `ebpf:"steps_multi"`
 	StepsPerf     *ebpf.MapSpec `ebpf:"steps_perf"`
@@ -247,6 +255,7 @@ type probeeMaps struct {
 	ProcMaps      *ebpf.Map `ebpf:"proc_maps"`
 	Scratch       *ebpf.Map `ebpf:"scratch"`
 	Seen          *ebpf.Map `ebpf:"seen"`
+	StepsKmulti   *ebpf.Map `ebpf:"steps_kmulti"`
 	StepsKprobe   *ebpf.Map `ebpf:"steps_kprobe"`
 	StepsMulti    *ebpf.Map `ebpf:"steps_multi"`
 	StepsPerf     *ebpf.Map `ebpf:"steps_perf"`
@@ -269,6 +278,7 @@ func (m *probeeMaps) Close() error {
 		m.ProcMaps,
 		m.Scratch,
 		m.Seen,
+		m.StepsKmulti,
 		m.StepsKprobe,
 		m.StepsMulti,
 		m.StepsPerf,
@@ -301,8 +311,11 @@ type probeePrograms struct {
 	ProbeeExit            *ebpf.Program `ebpf:"probee_exit"`
 	ProbeeFork            *ebpf.Program `ebpf:"probee_fork"`
 	ProbeeGate            *ebpf.Program `ebpf:"probee_gate"`
+	ProbeeKprobe          *ebpf.Program `ebpf:"probee_kprobe"`
+	ProbeeKprobeMulti     *ebpf.Program `ebpf:"probee_kprobe_multi"`
 	ProbeePerf            *ebpf.Program `ebpf:"probee_perf"`
 	ProbeeStepKprobe      *ebpf.Program `ebpf:"probee_step_kprobe"`
+	ProbeeStepKprobeMulti *ebpf.Program `ebpf:"probee_step_kprobe_multi"`
 	ProbeeStepPerf        *ebpf.Program `ebpf:"probee_step_perf"`
 	ProbeeStepTracepoint  *ebpf.Program `ebpf:"probee_step_tracepoint"`
 	ProbeeStepUprobe      *ebpf.Program `ebpf:"probee_step_uprobe"`
@@ -317,8 +330,11 @@ func (p *probeePrograms) Close() error {
 		p.ProbeeExit,
 		p.ProbeeFork,
 		p.ProbeeGate,
+		p.ProbeeKprobe,
+		p.ProbeeKprobeMulti,
 		p.ProbeePerf,
 		p.ProbeeStepKprobe,
+		p.ProbeeStepKprobeMulti,
 		p.ProbeeStepPerf,
 		p.ProbeeStepTracepoint,
 		p.ProbeeStepUprobe,

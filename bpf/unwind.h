@@ -351,7 +351,8 @@ __attribute__((noinline)) int unwind_frame(struct unwind_state *s)
 {
 	if (!s)
 		return STEP_CUT;
-	struct proc_info *p = bpf_map_lookup_elem(&proc_maps, &s->key.tgid);
+	__u32 tgid = s->key.tgid; // a stack copy: 6.1 refuses a PTR_TO_MEM map key
+	struct proc_info *p = bpf_map_lookup_elem(&proc_maps, &tgid);
 	if (!p)
 		return STEP_CUT;
 	return unwind_step(s, p);

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 func (t *tracer) attachAll() error {
 	start := time.Now()
 	var uprobes, skipped, tps int
+	var kp kprobeCount
 	for id, targets := range t.targets {
 		p := t.cfg.probes[id]
 		if p.spec.Kind == probespec.Tracepoint {
@@ -23,6 +23,12 @@ func (t *tracer) attachAll() error {
 					return fmt.Errorf("%s %s: %w", p.flag, quote(p.text), err)
 				}
 				tps++
+			}
+			continue
+		}
+		if p.spec.Kind == probespec.Kprobe {
+			if err := t.attachKprobes(uint32(id), p, targets, &kp); err != nil {
+				return err
 			}
 			continue
 		}
@@ -43,15 +49,15 @@ func (t *tracer) attachAll() error {
 			return nil
 		}
 	}
-	if uprobes == 0 && tps == 0 {
-		return fmt.Errorf("the kernel refused every target (%d skipped): nothing to trace", skipped)
+	if uprobes == 0 && tps == 0 && kp.attached == 0 {
+		return fmt.Errorf("the kernel refused every target (%d skipped): nothing to trace", skipped+kp.skipped)
 	}
-	t.status.infof("attached %s for %s in %v", attachedText(uprobes, skipped, tps),
+	t.status.infof("attached %s for %s in %v", attachedText(uprobes, skipped, tps, kp),
 		plural(len(t.targets), "probe"), millis(time.Since(start)))
 	return nil
 }
 
-func attachedText(uprobes, skipped, tps int) string {
+func attachedText(uprobes, skipped, tps int, kp kprobeCount) string {
 	var parts []string
 	if uprobes > 0 || skipped > 0 {
 		s := plural(uprobes, "uprobe")
@@ -59,6 +65,9 @@ func attachedText(uprobes, skipped, tps int) string {
 			s += fmt.Sprintf(" (%d skipped)", skipped)
 		}
 		parts = append(parts, s)
+	}
+	if kp.attached > 0 || kp.skipped > 0 {
+		parts = append(parts, kp.String())
 	}
 	if tps > 0 {
 		parts = append(parts, plural(tps, "tracepoint"))
@@ -110,24 +119,4 @@ func uprobeTargets(targets []resolver.Target) []bpf.UprobeTarget {
 		})
 	}
 	return out
-}
-
-// kprobeUnavailable is the error for kprobe specs: this kernel has no
-// kprobes, or this build does not attach them yet.
-func kprobeUnavailable(p probeArg) error {
-	if !haveKprobes() {
-		return fmt.Errorf("kprobes are not available on this kernel (CONFIG_KPROBES is not set): try --tracepoint (probee --list-probes 'tracepoint:*') for %s", quote(p.text))
-	}
-	return fmt.Errorf("%s %s: kprobe tracing is not in this build yet: use --tracepoint", p.flag, quote(p.text))
-}
-
-// haveKprobes checks for the kprobe PMU or tracefs kprobe_events (not a
-// program load, which succeeds even without CONFIG_KPROBES).
-func haveKprobes() bool {
-	for _, p := range []string{"/sys/bus/event_source/devices/kprobe", "/sys/kernel/tracing/kprobe_events", "/sys/kernel/debug/tracing/kprobe_events"} {
-		if _, err := os.Stat(p); err == nil {
-			return true
-		}
-	}
-	return false
 }

@@ -17,8 +17,14 @@ const shimEnv = "PROBEE_EXEC_SHIM"
 
 func isExecShim() bool { return os.Getenv(shimEnv) == "1" }
 
-// execShim waits for the go byte on fd 3, then execs os.Args[1:].
+// execShim says it is ready on fd 4, waits for the go byte on fd 3, then
+// execs os.Args[1:]. The ready byte comes after the Go runtime's start-up
+// (which reads and opens files): probee puts the pid in the kernel filter
+// only then, so none of the shim's own activity is traced.
 func execShim() {
+	ready := os.NewFile(4, "probee-ready")
+	ready.Write([]byte{1})
+	ready.Close()
 	go3 := os.NewFile(3, "probee-go")
 	var b [1]byte
 	if n, _ := go3.Read(b[:]); n != 1 {
@@ -69,16 +75,29 @@ func startPaused(argv []string) (*tracedCommand, error) {
 		return nil, fmt.Errorf("create exec gate pipe: %w", err)
 	}
 	defer r.Close()
+	rr, rw, err := os.Pipe()
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("create exec gate pipe: %w", err)
+	}
+	defer rr.Close()
 	cmd := exec.Command(self, argv...)
 	cmd.Env = append(os.Environ(), shimEnv+"=1")
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	cmd.ExtraFiles = []*os.File{r}
-	if err := cmd.Start(); err != nil {
+	cmd.ExtraFiles = []*os.File{r, rw}
+	err = cmd.Start()
+	rw.Close()
+	if err != nil {
 		w.Close()
 		return nil, fmt.Errorf("start %s: %w", argv[0], err)
 	}
 	tc := &tracedCommand{cmd: cmd, gate: w, path: path, done: make(chan struct{})}
 	go func() { tc.err = cmd.Wait(); close(tc.done) }()
+	var b [1]byte
+	if n, _ := rr.Read(b[:]); n != 1 { // the shim died before it was ready
+		tc.abort()
+		return nil, fmt.Errorf("start %s: the exec shim failed: %s", argv[0], tc.status())
+	}
 	return tc, nil
 }
 

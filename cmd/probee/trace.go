@@ -88,7 +88,7 @@ func checkTraceable(cfg *config) error {
 // resolveAll turns every probe's spec into targets (pure: files only).
 func (t *tracer) resolveAll() error {
 	for _, p := range t.cfg.probes {
-		if p.spec.Kind == probespec.Kprobe {
+		if p.spec.Kind == probespec.Kprobe && !haveKprobes() {
 			return kprobeUnavailable(p)
 		}
 		targets, err := t.res.Resolve(p.spec)

@@ -92,22 +92,26 @@ func under(stacks map[string]uint64, part string) (n uint64) {
 	return n
 }
 
-// A kprobe on vfs_read: kernel stacks ending in vfs_read_[k] under user
-// stacks reaching the fixture's main.
+// A kprobe on vfs_read (also given with its module, vmlinux): kernel stacks
+// ending in vfs_read_[k] under user stacks reaching the fixture's main.
 func TestKprobeVfsRead(t *testing.T) {
 	needKprobes(t)
-	bin, file, per := readFixture(t)
-	stacks, _ := traceFolded(t, "--kprobe", "vfs_read", "--", bin, file, "20")
-	if n := under(stacks, ";main;read_all;"); n != 20*per {
-		t.Errorf("%d events under main;read_all, want %d", n, 20*per)
-	}
-	for s, n := range stacks {
-		if strings.Contains(s, ";main;read_all;") && !strings.HasSuffix(s, ";vfs_read_[k]") {
-			t.Errorf("stack (%d) does not end in vfs_read_[k]: %q", n, s)
-		}
-		if !strings.HasPrefix(s, "readfile-fp;") {
-			t.Errorf("stack (%d) of another command: %q", n, s)
-		}
+	for _, spec := range []string{"vfs_read", "vmlinux:vfs_read"} {
+		t.Run(spec, func(t *testing.T) {
+			bin, file, per := readFixture(t)
+			stacks, _ := traceFolded(t, "--kprobe", spec, "--", bin, file, "20")
+			if n := under(stacks, ";main;read_all;"); n != 20*per {
+				t.Errorf("%d events under main;read_all, want %d", n, 20*per)
+			}
+			for s, n := range stacks {
+				if !strings.HasPrefix(s, spec+";readfile-fp;") {
+					t.Errorf("stack (%d) without the probe label and the command: %q", n, s)
+				}
+				if strings.Contains(s, ";main;read_all;") && !strings.HasSuffix(s, ";vfs_read_[k]") {
+					t.Errorf("stack (%d) does not end in vfs_read_[k]: %q", n, s)
+				}
+			}
+		})
 	}
 }
 
@@ -137,7 +141,7 @@ func TestKprobeGlob(t *testing.T) {
 }
 
 // A kretprobe fires once per return, in the caller of vfs_read.
-func TestKretprobe(t *testing.T) {
+func TestKprobeKretprobe(t *testing.T) {
 	needKprobes(t)
 	bin, file, per := readFixture(t)
 	stacks, _ := traceFolded(t, "--kprobe", "kretprobe:vfs_read", "--", bin, file, "10")

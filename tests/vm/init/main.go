@@ -22,12 +22,13 @@ type config struct {
 	Env  []string
 }
 
+// mounts are the kernel filesystems the tests need. /tmp stays on the
+// (writable) initramfs root: a tmpfs there would hide a repository checked
+// out under /tmp.
 var mounts = []struct{ fstype, dir string }{
 	{"proc", "/proc"},
 	{"sysfs", "/sys"},
 	{"devtmpfs", "/dev"},
-	{"tmpfs", "/tmp"},
-	{"tmpfs", "/run"},
 	{"tracefs", "/sys/kernel/tracing"},
 	{"debugfs", "/sys/kernel/debug"},
 	{"bpf", "/sys/fs/bpf"},

@@ -1,0 +1,156 @@
+package bpf
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"sync"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/features"
+	"github.com/cilium/ebpf/link"
+)
+
+// KprobeTarget is one kernel function to probe.
+type KprobeTarget struct {
+	Symbol string // function name as in kallsyms
+	Module string // "" for vmlinux; for messages
+	Offset uint64 // bytes into the function (not with kprobe_multi)
+	Ret    bool   // kretprobe
+}
+
+// KprobeSkipped is a function the kernel refused, with its reason.
+type KprobeSkipped struct {
+	Target KprobeTarget
+	Err    error
+}
+
+// KprobeStats says what AttachKprobes did.
+type KprobeStats struct {
+	Attached int             // functions probed
+	Links    int             // kernel links created
+	Multi    bool            // kprobe_multi was used
+	Skipped  []KprobeSkipped // refused functions, sorted by name
+}
+
+// ErrNoKprobes means the kernel cannot place kprobes at all.
+var ErrNoKprobes = errors.New("kprobes are not available on this kernel (CONFIG_KPROBES is not set): try --tracepoint (probee --list-probes 'tracepoint:*')")
+
+// HaveKprobes looks for the kprobe PMU or tracefs kprobe_events. A feature
+// probe that only loads a kprobe program succeeds without CONFIG_KPROBES.
+func HaveKprobes() bool {
+	for _, p := range []string{"/sys/bus/event_source/devices/kprobe", "/sys/kernel/tracing/kprobe_events", "/sys/kernel/debug/tracing/kprobe_events"} {
+		if _, err := os.Stat(p); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+var haveKmulti = sync.OnceValue(func() error { return features.HaveBPFLinkKprobeMulti() })
+
+// HaveKprobeMulti reports whether the kernel supports kprobe_multi links.
+func HaveKprobeMulti() bool { return HaveKprobes() && haveKmulti() == nil }
+
+// AttachKprobes attaches probe to every target: one kprobe_multi link per
+// (entry, return) group when the kernel has it and noMulti is false, one
+// perf-event link per function otherwise. Functions the kernel refuses are
+// skipped and listed; an error is returned for failures that are not about
+// one function (no kprobes at all, no permission).
+func (s *Session) AttachKprobes(probe uint32, targets []KprobeTarget, noMulti bool) (KprobeStats, error) {
+	var st KprobeStats
+	if !HaveKprobes() {
+		return st, ErrNoKprobes
+	}
+	var singles []KprobeTarget
+	multi := map[bool][]KprobeTarget{}
+	useMulti := !noMulti && HaveKprobeMulti()
+	for _, t := range targets {
+		if useMulti && t.Offset == 0 {
+			multi[t.Ret] = append(multi[t.Ret], t)
+		} else {
+			singles = append(singles, t)
+		}
+	}
+	if len(multi) > 0 {
+		if err := s.objs.StepsKmulti.Put(uint32(0), s.objs.ProbeeStepKprobeMulti); err != nil {
+			return st, fmt.Errorf("fill the kprobe_multi unwind step array: %w", err)
+		}
+		st.Multi = true
+	}
+	for _, ret := range []bool{false, true} {
+		if err := s.attachKmulti(probe, multi[ret], &st); err != nil {
+			return st, err
+		}
+	}
+	if err := s.attachKsingles(probe, singles, &st); err != nil {
+		return st, err
+	}
+	sort.Slice(st.Skipped, func(i, j int) bool { return st.Skipped[i].Target.Symbol < st.Skipped[j].Target.Symbol })
+	return st, nil
+}
+
+// attachKmulti attaches g with one kprobe_multi link; a refused link is
+// split in halves until the refused functions are isolated and skipped.
+func (s *Session) attachKmulti(probe uint32, g []KprobeTarget, st *KprobeStats) error {
+	if len(g) == 0 {
+		return nil
+	}
+	opts := link.KprobeMultiOptions{}
+	for _, t := range g {
+		opts.Symbols = append(opts.Symbols, t.Symbol)
+		opts.Cookies = append(opts.Cookies, uint64(probe))
+	}
+	attach := link.KprobeMulti
+	if g[0].Ret {
+		attach = link.KretprobeMulti
+	}
+	l, err := attach(s.objs.ProbeeKprobeMulti, opts)
+	if err == nil {
+		s.addLink(l)
+		st.Attached += len(g)
+		st.Links++
+		return nil
+	}
+	if errors.Is(err, os.ErrPermission) {
+		return fmt.Errorf("attach kprobes: %w", attachHint(err))
+	}
+	if errors.Is(err, ebpf.ErrNotSupported) {
+		return s.attachKsingles(probe, g, st)
+	}
+	if len(g) == 1 {
+		st.Skipped = append(st.Skipped, KprobeSkipped{g[0], err})
+		return nil
+	}
+	half := len(g) / 2
+	if err := s.attachKmulti(probe, g[:half], st); err != nil {
+		return err
+	}
+	return s.attachKmulti(probe, g[half:], st)
+}
+
+func (s *Session) attachKsingles(probe uint32, g []KprobeTarget, st *KprobeStats) error {
+	for _, t := range g {
+		opts := &link.KprobeOptions{Cookie: uint64(probe), Offset: t.Offset}
+		attach := link.Kprobe
+		if t.Ret {
+			attach = link.Kretprobe
+		}
+		l, err := attach(t.Symbol, s.objs.ProbeeKprobe, opts)
+		if err != nil {
+			if errors.Is(err, os.ErrPermission) {
+				return fmt.Errorf("attach kprobe %s: %w", t.Symbol, attachHint(err))
+			}
+			if errors.Is(err, ebpf.ErrNotSupported) && !HaveKprobes() {
+				return ErrNoKprobes
+			}
+			st.Skipped = append(st.Skipped, KprobeSkipped{t, err})
+			continue
+		}
+		s.addLink(l)
+		st.Attached++
+		st.Links++
+	}
+	return nil
+}

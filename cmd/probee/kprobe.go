@@ -1,0 +1,66 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/probee/probee/bpf"
+	"github.com/probee/probee/resolver"
+)
+
+// kprobeCount sums what the kprobe specs of a run attached.
+type kprobeCount struct {
+	attached, skipped int
+	multi             bool
+}
+
+func (k kprobeCount) String() string {
+	s := plural(k.attached, "kprobe")
+	if k.skipped > 0 {
+		s += fmt.Sprintf(" (%d skipped)", k.skipped)
+	}
+	if k.multi {
+		s += " (kprobe_multi)"
+	}
+	return s
+}
+
+// attachKprobes attaches one kprobe/kretprobe spec's functions.
+func (t *tracer) attachKprobes(id uint32, p probeArg, targets []resolver.Target, kp *kprobeCount) error {
+	st, err := t.sess.AttachKprobes(id, kprobeTargets(targets), t.cfg.noMulti)
+	if errors.Is(err, bpf.ErrNoKprobes) {
+		return kprobeUnavailable(p)
+	}
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", p.flag, quote(p.text), err)
+	}
+	kp.attached += st.Attached
+	kp.skipped += len(st.Skipped)
+	kp.multi = kp.multi || st.Multi
+	for i, s := range st.Skipped {
+		if i == 10 {
+			t.status.warnf("%s: ... and %d more refused functions", p.text, len(st.Skipped)-10)
+			break
+		}
+		t.status.warnf("%s: skipped kernel function %s: the kernel refused it: %v", p.text, s.Target.Symbol, s.Err)
+	}
+	return nil
+}
+
+func kprobeTargets(targets []resolver.Target) []bpf.KprobeTarget {
+	out := make([]bpf.KprobeTarget, 0, len(targets))
+	for _, tg := range targets {
+		out = append(out, bpf.KprobeTarget{Symbol: tg.Symbol, Module: tg.Module, Offset: tg.Offset, Ret: tg.Ret})
+	}
+	return out
+}
+
+// kprobeUnavailable is the one-line error for kprobe specs on a kernel
+// without kprobes.
+func kprobeUnavailable(p probeArg) error {
+	return fmt.Errorf("kprobes are not available on this kernel (CONFIG_KPROBES is not set): try --tracepoint (probee --list-probes 'tracepoint:*') for %s", quote(p.text))
+}
+
+// haveKprobes checks for the kprobe PMU or tracefs kprobe_events (not a
+// program load, which succeeds even without CONFIG_KPROBES).
+func haveKprobes() bool { return bpf.HaveKprobes() }
