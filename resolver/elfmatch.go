@@ -34,7 +34,32 @@ func matchObject(o *Object, m *nameMatcher, spec probespec.Spec) ([]Target, erro
 		}
 		ts = append(ts, t)
 	}
+	versionNames(ts)
 	return ts, nil
+}
+
+// versionNames tells apart targets of one object that would print with the
+// same name: symbol versions (memcpy@GLIBC_2.2.5, the old compat entry, and
+// memcpy@@GLIBC_2.14, the default) are two addresses. The default version
+// keeps the plain name; the others take their versioned alias.
+func versionNames(ts []Target) {
+	count := map[string]int{}
+	for _, t := range ts {
+		count[t.Symbol]++
+	}
+	for i := range ts {
+		t := &ts[i]
+		if count[t.Symbol] < 2 {
+			continue
+		}
+		for k, a := range t.Aliases {
+			base, ver, ok := strings.Cut(a, "@")
+			if ok && base == t.Symbol && !strings.HasPrefix(ver, "@") {
+				t.Aliases[k], t.Symbol = t.Symbol, a
+				break
+			}
+		}
+	}
 }
 
 func offsetError(t Target, off uint64, o *Object) error {

@@ -90,12 +90,7 @@ func offSuffix(off uint64) string {
 // symbol came from when it is not Path, tab-separated.
 func WriteList(w io.Writer, targets []Target, verbose bool) error {
 	if !verbose {
-		for _, t := range targets {
-			if _, err := fmt.Fprintln(w, t.String()); err != nil {
-				return err
-			}
-		}
-		return nil
+		return writePlain(w, targets)
 	}
 	width := 0
 	for _, t := range targets {
@@ -105,6 +100,26 @@ func WriteList(w io.Writer, targets []Target, verbose bool) error {
 		line := t.String()
 		if d := verboseDetails(t); d != "" {
 			line = fmt.Sprintf("%-*s  %s", width, line, d)
+		}
+		if _, err := fmt.Fprintln(w, line); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writePlain writes canonical lines; targets that print the same (static
+// functions of one name in several compilation units) get their address,
+// so every line names one place.
+func writePlain(w io.Writer, targets []Target) error {
+	seen := map[string]int{}
+	for _, t := range targets {
+		seen[t.String()]++
+	}
+	for _, t := range targets {
+		line := t.String()
+		if seen[line] > 1 {
+			line += fmt.Sprintf("  addr=0x%x", t.ProbeAddress())
 		}
 		if _, err := fmt.Fprintln(w, line); err != nil {
 			return err
