@@ -23,6 +23,15 @@
 // stack-trace map. Every loss is counted per CPU by cause (see DropCause) and
 // reported; nothing is dropped silently.
 //
+// Map sizes (Options.MaxStacks, --max-stacks N; default N = 65536): two
+// counts maps (counts0/1) of N keys each and ustacks of N user stacks, all
+// allocated on demand (~2.1 KiB per user stack: up to ~140 MiB if all 65536
+// are used), and kstacks of N/4 kernel stacks (16384), which the kernel
+// preallocates (~17 MiB at 1 KiB per stack). 50K distinct user stacks fit
+// the defaults without loss. Periodic drains (DrainInterval, interval.go)
+// flip the active counts map, wait for running programs with an RCU grace
+// period, and move the other map's counts and user stacks into Go.
+//
 // # Attaching
 //
 // Uprobes on one file are attached with one uprobe_multi link when the kernel

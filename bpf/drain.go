@@ -2,6 +2,7 @@ package bpf
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/cilium/ebpf"
@@ -61,7 +62,8 @@ type Snapshot struct {
 	Drops  map[DropCause]uint64
 }
 
-// Drain reads the aggregation maps for probes 0..nprobes-1.
+// Drain reads the aggregation maps for probes 0..nprobes-1, adding every
+// count moved to Go by earlier DrainInterval calls. Call it after Detach.
 func (s *Session) Drain(nprobes int) (*Snapshot, error) {
 	snap := &Snapshot{Drops: map[DropCause]uint64{}}
 	var err error
@@ -97,58 +99,32 @@ func (s *Session) perCPUSums(m *ebpf.Map, n int) ([]uint64, error) {
 	return out, nil
 }
 
+// readCounts drains both counts maps into the accumulator and returns all
+// of it, sorted.
 func (s *Session) readCounts() ([]Count, error) {
-	var (
-		key   probeeCountKey
-		val   uint64
-		out   []Count
-		kerns = map[int32][]uint64{}
-	)
-	it := s.objs.Counts.Iterate()
-	for it.Next(&key, &val) {
-		c := Count{Probe: key.Probe, TGID: int(key.Tgid), Comm: commString(key.Comm), Count: val}
-		s.fillUser(&c, key.Ustack)
-		c.Kernel = s.kernelStack(key.Kstack, kerns)
-		out = append(out, c)
+	s.dmu.Lock()
+	defer s.dmu.Unlock()
+	if err := s.rcuBarrier(); err != nil { // programs still running after Detach
+		return nil, err
 	}
-	if err := it.Err(); err != nil {
-		return nil, fmt.Errorf("read counts: %w", err)
+	for _, m := range []*ebpf.Map{s.objs.Counts0, s.objs.Counts1} {
+		if err := s.drainCounts(m); err != nil {
+			return nil, err
+		}
+	}
+	out := make([]Count, 0, len(s.acc.counts))
+	for k, n := range s.acc.counts {
+		c := Count{Probe: k.probe, TGID: int(k.tgid), Comm: commString(k.comm), Count: n,
+			Kernel: s.acc.kstacks[k.kstack]}
+		if u, ok := s.acc.ustacks[k.ustack]; ok && k.ustack != 0 {
+			c.User, c.UserTruncated = u.pcs, u.truncated
+		} else {
+			c.UserLost = true
+		}
+		out = append(out, c)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return lessCount(&out[i], &out[j]) })
 	return out, nil
-}
-
-func (s *Session) fillUser(c *Count, id uint64) {
-	var st probeeUserStack
-	if id == 0 || s.objs.Ustacks.Lookup(id, &st) != nil {
-		c.UserLost = true
-		return
-	}
-	n := min(int(st.Len), len(st.Pcs))
-	c.User = append([]uint64(nil), st.Pcs[:n]...)
-	c.UserTruncated = st.Flags&1 != 0
-}
-
-func (s *Session) kernelStack(id int32, cache map[int32][]uint64) []uint64 {
-	if id < 0 {
-		return nil
-	}
-	if pcs, ok := cache[id]; ok {
-		return pcs
-	}
-	var raw [127]uint64
-	if s.objs.Kstacks.Lookup(uint32(id), &raw) != nil {
-		return nil
-	}
-	var pcs []uint64
-	for _, pc := range raw {
-		if pc == 0 {
-			break
-		}
-		pcs = append(pcs, pc)
-	}
-	cache[id] = pcs
-	return pcs
 }
 
 func commString(c [16]int8) string {
@@ -169,5 +145,14 @@ func lessCount(a, b *Count) bool {
 	if a.TGID != b.TGID {
 		return a.TGID < b.TGID
 	}
-	return a.Count > b.Count
+	if a.Count != b.Count {
+		return a.Count > b.Count
+	}
+	if a.Comm != b.Comm {
+		return a.Comm < b.Comm
+	}
+	if c := slices.Compare(a.User, b.User); c != 0 {
+		return c < 0
+	}
+	return slices.Compare(a.Kernel, b.Kernel) < 0
 }

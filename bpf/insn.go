@@ -6,8 +6,11 @@ import (
 )
 
 // x86 uprobes refuse some first instructions (arch/x86/kernel/uprobes.c):
-// lock and segment-override prefixes, and VEX-encoded (AVX) instructions
-// (EVEX-encoded ones are accepted on the 6.18 kernels checked). One refused address fails a whole uprobe_multi link, and
+// lock and segment-override prefixes, and VEX-encoded (AVX) instructions.
+// EVEX-encoded (AVX-512) ones are accepted on the 6.18 kernels checked but
+// single-stepped wrongly: every process running the probed function
+// computes garbage (libc's __strchrnul_evex breaks printf machine-wide), so
+// they are refused here too. One refused address fails a whole uprobe_multi link, and
 // finding it by bisection costs a registration per step, so targets are
 // checked here first from their instruction bytes; bisection remains for
 // anything this check does not know.
@@ -25,6 +28,8 @@ func refusedInsn(b []byte) string {
 			continue // other legacy prefixes: look at the next byte
 		case 0xc4, 0xc5:
 			return "VEX-encoded (AVX) instruction"
+		case 0x62:
+			return "EVEX-encoded (AVX-512) instruction (single-stepped wrongly, it corrupts every process running it)"
 		}
 		return ""
 	}

@@ -7,7 +7,7 @@
 //
 // Each event walks the user stack with frame pointers, deduplicates it in
 // ustacks (keyed by a 64-bit hash of its pcs), takes the kernel stack with
-// bpf_get_stackid where the context has one, and counts the event in counts
+// bpf_get_stackid where the context has one, and counts the event in counts0/1
 // keyed by (probe, tgid, comm, user stack, kernel stack). Every loss is
 // counted per CPU in drops, by cause.
 
@@ -24,12 +24,22 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 // Set by the loader before load (rodata).
 const volatile __u32 filter_pids = 0; // 1: only tgids in the pids map
 
-struct {
+// Counts are double-buffered for periodic drains (--interval): events go to
+// counts0 or counts1 as active_counts says; user space flips it, waits a
+// grace period for in-flight events, then drains and clears the other one.
+// Allocated on demand (no preallocation).
+struct counts_map {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 65536);
 	__type(key, struct count_key);
 	__type(value, __u64);
-} counts SEC(".maps");
+};
+struct counts_map counts0 SEC(".maps");
+struct counts_map counts1 SEC(".maps");
+
+// Which counts map events go to (0 or 1); written by user space (.bss).
+volatile __u32 active_counts = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -207,21 +217,30 @@ static __always_inline __u64 store_user_stack(struct user_stack *st)
 	return key;
 }
 
-static __always_inline void add_count(struct count_key *k)
+static __always_inline void add_count_to(void *counts, struct count_key *k)
 {
 	__u64 one = 1;
-	__u64 *v = bpf_map_lookup_elem(&counts, k);
+	__u64 *v = bpf_map_lookup_elem(counts, k);
 	if (v) {
 		__sync_fetch_and_add(v, 1);
 		return;
 	}
-	if (bpf_map_update_elem(&counts, k, &one, BPF_NOEXIST) == 0)
+	if (bpf_map_update_elem(counts, k, &one, BPF_NOEXIST) == 0)
 		return;
-	v = bpf_map_lookup_elem(&counts, k);
+	v = bpf_map_lookup_elem(counts, k);
 	if (v)
 		__sync_fetch_and_add(v, 1);
 	else
 		count_drop(DROP_COUNTS_FULL);
+}
+
+// add_count counts one event in the active counts map.
+static __always_inline void add_count(struct count_key *k)
+{
+	if (active_counts)
+		add_count_to(&counts1, k);
+	else
+		add_count_to(&counts0, k);
 }
 
 #include "unwind.h"

@@ -86,7 +86,8 @@ type probeeUserStack struct {
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
-	probeeMapCounts                 = "counts"
+	probeeMapCounts0                = "counts0"
+	probeeMapCounts1                = "counts1"
 	probeeMapDrops                  = "drops"
 	probeeMapEvents                 = "events"
 	probeeMapHits                   = "hits"
@@ -120,6 +121,7 @@ const (
 	probeeProgProbeeTracepoint      = "probee_tracepoint"
 	probeeProgProbeeUprobe          = "probee_uprobe"
 	probeeProgProbeeUprobeMulti     = "probee_uprobe_multi"
+	probeeVarActiveCounts           = "active_counts"
 	probeeVarFilterPids             = "filter_pids"
 	probeeVarHaveBpfLoop            = "have_bpf_loop"
 	probeeVarIncludeIdle            = "include_idle"
@@ -192,7 +194,8 @@ type probeeProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type probeeMapSpecs struct {
-	Counts        *ebpf.MapSpec `ebpf:"counts"`
+	Counts0       *ebpf.MapSpec `ebpf:"counts0"`
+	Counts1       *ebpf.MapSpec `ebpf:"counts1"`
 	Drops         *ebpf.MapSpec `ebpf:"drops"`
 	Events        *ebpf.MapSpec `ebpf:"events"`
 	Hits          *ebpf.MapSpec `ebpf:"hits"`
@@ -217,6 +220,7 @@ type probeeMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type probeeVariableSpecs struct {
+	ActiveCounts *ebpf.VariableSpec `ebpf:"active_counts"`
 	FilterPids   *ebpf.VariableSpec `ebpf:"filter_pids"`
 	HaveBpfLoop  *ebpf.VariableSpec `ebpf:"have_bpf_loop"`
 	IncludeIdle  *ebpf.VariableSpec `ebpf:"include_idle"`
@@ -246,7 +250,8 @@ func (o *probeeObjects) Close() error {
 //
 // It can be passed to loadProbeeObjects or ebpf.CollectionSpec.LoadAndAssign.
 type probeeMaps struct {
-	Counts        *ebpf.Map `ebpf:"counts"`
+	Counts0       *ebpf.Map `ebpf:"counts0"`
+	Counts1       *ebpf.Map `ebpf:"counts1"`
 	Drops         *ebpf.Map `ebpf:"drops"`
 	Events        *ebpf.Map `ebpf:"events"`
 	Hits          *ebpf.Map `ebpf:"hits"`
@@ -269,7 +274,8 @@ type probeeMaps struct {
 
 func (m *probeeMaps) Close() error {
 	return _ProbeeClose(
-		m.Counts,
+		m.Counts0,
+		m.Counts1,
 		m.Drops,
 		m.Events,
 		m.Hits,
@@ -295,6 +301,7 @@ func (m *probeeMaps) Close() error {
 //
 // It can be passed to loadProbeeObjects or ebpf.CollectionSpec.LoadAndAssign.
 type probeeVariables struct {
+	ActiveCounts *ebpf.Variable `ebpf:"active_counts"`
 	FilterPids   *ebpf.Variable `ebpf:"filter_pids"`
 	HaveBpfLoop  *ebpf.Variable `ebpf:"have_bpf_loop"`
 	IncludeIdle  *ebpf.Variable `ebpf:"include_idle"`

@@ -19,8 +19,9 @@ type Options struct {
 	// FilterPIDs restricts tracing to the tgids added with AddPID and their
 	// descendants (forked after AddPID).
 	FilterPIDs bool
-	// MaxStacks sizes the user and kernel stack maps and the counts map
-	// (0: defaults, 65536 user stacks/counts and 16384 kernel stacks).
+	// MaxStacks sizes the user stack map and each counts map, and a
+	// quarter of it the kernel stack map (0: defaults, 65536 user
+	// stacks/counts and 16384 kernel stacks; see the package doc).
 	MaxStacks int
 	// DWARF unwinds user stacks with the tables given to SetProcessModules
 	// (processes without tables yet, and binaries without a table, are
@@ -45,6 +46,12 @@ type Session struct {
 	perfFDs []int       // sampling events
 	tmu     sync.Mutex  // guards tables
 	tables  tableStore
+
+	dmu          sync.Mutex  // serializes drains; guards the fields below
+	active       uint32      // active_counts: the counts map events go to
+	acc          accumulator // counts and stacks drained so far
+	barrier      *ebpf.Map   // map-in-map updated to wait for running programs
+	barrierInner *ebpf.Map
 }
 
 // MaxProbes is the number of probe ids a session can count.
@@ -65,7 +72,7 @@ func Open(opts Options) (*Session, error) {
 	if err := configure(spec, opts); err != nil {
 		return nil, err
 	}
-	s := &Session{opts: opts}
+	s := &Session{opts: opts, acc: newAccumulator()}
 	s.tables = tableStore{rules: unwind.NewRuleSet(), loaded: map[*unwind.Table]tableLoc{},
 		entriesCap: spec.Maps["unwind_entries"].MaxEntries, pagesCap: spec.Maps["unwind_pages"].MaxEntries}
 	if err := spec.LoadAndAssign(&s.objs, nil); err != nil {
@@ -108,9 +115,10 @@ func configure(spec *ebpf.CollectionSpec, opts Options) error {
 		}
 	}
 	if n := opts.MaxStacks; n > 0 {
-		spec.Maps["counts"].MaxEntries = uint32(n)
+		spec.Maps["counts0"].MaxEntries = uint32(n)
+		spec.Maps["counts1"].MaxEntries = uint32(n)
 		spec.Maps["ustacks"].MaxEntries = uint32(n)
-		spec.Maps["kstacks"].MaxEntries = uint32(n)
+		spec.Maps["kstacks"].MaxEntries = uint32(max(n/4, 1))
 	}
 	return nil
 }
@@ -216,6 +224,7 @@ func (s *Session) Close() error {
 		errs = append(errs, l.Close())
 	}
 	s.procs = nil
+	s.closeBarrier()
 	errs = append(errs, s.objs.Close())
 	return errors.Join(errs...)
 }

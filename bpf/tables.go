@@ -3,6 +3,7 @@ package bpf
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/cilium/ebpf"
@@ -28,6 +29,7 @@ type tableStore struct {
 	rules        *unwind.RuleSet
 	rulesWritten int
 	loaded       map[*unwind.Table]tableLoc
+	binBytes     map[string]int // path of the first module of each table -> bytes
 	nextEntry    uint32
 	nextPage     uint32
 	entriesCap   uint32
@@ -39,6 +41,9 @@ type TableStats struct {
 	Tables int // distinct binaries
 	Bytes  int // bytes of table data written (pages, entries, rules)
 	Rules  int
+	// ByBinary is each table's own bytes (pages and entries; the rules
+	// are shared), by the path of the first mapping it was loaded for.
+	ByBinary map[string]int
 }
 
 // ErrTablesFull means the shared table maps have no room for another binary.
@@ -62,7 +67,7 @@ func (s *Session) SetProcessModules(pid int, mods []unwind.Module) error {
 		}
 		um := probeeUnwindMapping{Start: m.Start, End: m.End}
 		if m.Table != nil && len(m.Table.Entries) > 0 {
-			loc, err := s.loadTable(m.Table)
+			loc, err := s.loadTable(m.Table, m.Path)
 			if err == nil {
 				um.Bias = m.Bias + m.Table.Base
 				um.PagesOff, um.Npages, um.EntriesOff = loc.pagesOff, loc.npages, loc.entriesOff
@@ -92,9 +97,10 @@ func (s *Session) TableStats() TableStats {
 	defer s.tmu.Unlock()
 	ts := &s.tables
 	return TableStats{
-		Tables: len(ts.loaded),
-		Bytes:  int(ts.nextEntry)*unwind.EntrySize + int(ts.nextPage)*unwind.PageSize + ts.rulesWritten*unwind.RuleSize,
-		Rules:  ts.rulesWritten,
+		Tables:   len(ts.loaded),
+		Bytes:    int(ts.nextEntry)*unwind.EntrySize + int(ts.nextPage)*unwind.PageSize + ts.rulesWritten*unwind.RuleSize,
+		Rules:    ts.rulesWritten,
+		ByBinary: maps.Clone(ts.binBytes),
 	}
 }
 
@@ -108,7 +114,8 @@ func cmpU64(a, b uint64) int {
 	return 0
 }
 
-func (s *Session) loadTable(t *unwind.Table) (tableLoc, error) {
+// loadTable appends t to the shared maps once; path names it in TableStats.
+func (s *Session) loadTable(t *unwind.Table, path string) (tableLoc, error) {
 	ts := &s.tables
 	if loc, ok := ts.loaded[t]; ok {
 		return loc, nil
@@ -141,6 +148,10 @@ func (s *Session) loadTable(t *unwind.Table) (tableLoc, error) {
 	ts.nextPage += np
 	ts.nextEntry += ne
 	ts.loaded[t] = loc
+	if ts.binBytes == nil {
+		ts.binBytes = map[string]int{}
+	}
+	ts.binBytes[path] += int(ne)*unwind.EntrySize + int(np)*unwind.PageSize
 	return loc, nil
 }
 

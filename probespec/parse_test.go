@@ -43,6 +43,7 @@ var parseCases = []struct {
 	{"ns::Vec::operator+=", up(MatchDemangled, "ns::Vec::operator+="), ""},
 	{"ns::It::operator++", up(MatchDemangled, "ns::It::operator++"), ""},
 	{"ns::It::operator++0x10", up(MatchDemangled, "ns::It::operator+", off(16)), "uprobe:ns::It::operator++0x10"},
+	{"operator+0+0", up(MatchExact, "operator+0"), "uprobe:operator+0+0x0"}, // found by FuzzParse
 	{"demangle:ns::operator+(A const&, A const&)", up(MatchDemangled, "ns::operator+(A const&, A const&)"), "uprobe:ns::operator+(A const&, A const&)"},
 	{"demangle:f[abi:cxx11]()", up(MatchDemangled, "f[abi:cxx11]()"), "uprobe:demangle:f[abi:cxx11]()"},
 	{"demangle:foo()::{lambda(int)#1}::operator()", up(MatchDemangled, "foo()::{lambda(int)#1}::operator()"), ""},

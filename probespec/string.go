@@ -64,7 +64,11 @@ func (s Spec) spellings() []string {
 		}
 		return []string{h + "/" + p + "/" + off}
 	case MatchExact, MatchGlob, MatchDemangled:
-		return []string{h + p + off, h + s.Matcher.Kind.String() + ":" + p + off}
+		c := []string{h + p + off, h + s.Matcher.Kind.String() + ":" + p + off}
+		if off == "" { // "operator+0" reads back as operator at +0 without an explicit offset
+			c = append(c, h+p+"+0x0", h+s.Matcher.Kind.String()+":"+p+"+0x0")
+		}
+		return c
 	}
 	return nil
 }

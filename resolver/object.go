@@ -77,18 +77,45 @@ func openELF(path string) (*elf.File, *os.File, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	var magic [4]byte
-	if _, err := fh.ReadAt(magic[:], 0); err != nil || string(magic[:]) != elf.ELFMAG {
+	var ident [elf.EI_NIDENT]byte
+	if _, err := fh.ReadAt(ident[:4], 0); err != nil || string(ident[:4]) != elf.ELFMAG {
 		fh.Close()
 		return nil, nil, fmt.Errorf("%s: %w", path, ErrNotELF)
 	}
 	var f *elf.File
-	err = safeELF(path, func() (e error) { f, e = elf.NewFile(fh); return e })
+	if n, _ := fh.ReadAt(ident[:], 0); n < len(ident) {
+		err = fmt.Errorf("read ELF %s: file is truncated or corrupt (it ends before a header says): rebuild or copy it again", path)
+	} else if err = checkIdent(path, ident); err == nil {
+		err = safeELF(path, func() (e error) { f, e = elf.NewFile(fh); return e })
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			err = fmt.Errorf("read ELF %s: file is truncated or corrupt (it ends before a header says): rebuild or copy it again", path)
+		} else if err != nil {
+			err = fmt.Errorf("read ELF %s: %w", path, err)
+		}
+	}
 	if err != nil {
 		fh.Close()
-		return nil, nil, fmt.Errorf("read ELF %s: %w", path, err)
+		return nil, nil, err
 	}
 	return f, fh, nil
+}
+
+// checkIdent rejects the ELF classes and byte orders probee cannot trace
+// (uprobes and stacks here are 64-bit little-endian) with a clear message,
+// before debug/elf reports them as odd field values.
+func checkIdent(path string, ident [elf.EI_NIDENT]byte) error {
+	class, data := elf.Class(ident[elf.EI_CLASS]), elf.Data(ident[elf.EI_DATA])
+	switch {
+	case class == elf.ELFCLASS32:
+		return fmt.Errorf("%s: 32-bit ELF file (ELFCLASS32): probee traces 64-bit binaries only", path)
+	case class != elf.ELFCLASS64:
+		return fmt.Errorf("%s: corrupt ELF header: unknown class %d", path, ident[elf.EI_CLASS])
+	case data == elf.ELFDATA2MSB:
+		return fmt.Errorf("%s: big-endian ELF file (ELFDATA2MSB): probee traces little-endian binaries only", path)
+	case data != elf.ELFDATA2LSB:
+		return fmt.Errorf("%s: corrupt ELF header: unknown byte order %d", path, ident[elf.EI_DATA])
+	}
+	return nil
 }
 
 // LoadObject reads the function symbols of the ELF file at path. debugRoot,

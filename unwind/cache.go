@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 )
@@ -129,11 +130,7 @@ func (c *Cache) Modules(maps []Mapping, root string) (mods []Module, errs []erro
 		if !m.Exec() || !filepath.IsAbs(m.Path) {
 			continue // anonymous, [vdso], [uprobes], JIT code
 		}
-		path := m.Path
-		if root != "" {
-			path = filepath.Join(root, m.Path)
-		}
-		mod, err := c.module(m, path)
+		mod, err := c.module(m, mappedFile(m, root))
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -141,6 +138,20 @@ func (c *Cache) Modules(maps []Mapping, root string) (mods []Module, errs []erro
 		mods = append(mods, mod)
 	}
 	return mods, errs
+}
+
+// mappedFile is the path under root that opens the file m maps. A file
+// deleted or replaced (renamed over) since it was mapped is opened through
+// /proc/PID/map_files when root is /proc/PID/root: that link still reaches
+// the mapped inode, where the path now names nothing or another file.
+func mappedFile(m Mapping, root string) string {
+	if m.Deleted && strings.HasPrefix(root, "/proc/") && filepath.Base(root) == "root" {
+		return filepath.Join(filepath.Dir(root), "map_files", fmt.Sprintf("%x-%x", m.Start, m.End))
+	}
+	if root == "" {
+		return m.Path
+	}
+	return filepath.Join(root, m.Path)
 }
 
 func (c *Cache) module(m Mapping, path string) (Module, error) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"io"
+	"maps"
 	"slices"
 
 	"github.com/probee/probee/bpf"
@@ -12,8 +13,12 @@ import (
 // finish detaches, drains the kernel maps, symbolizes, reports hits and
 // drops on stderr and writes the outputs. It runs on every way out of wait.
 func (t *tracer) finish(stdout io.Writer) error {
+	defer stopCPUProfile()
 	if err := t.sess.Detach(); err != nil {
 		t.status.warnf("detach: %v", err)
+	}
+	if t.dwarf != nil {
+		t.dwarf.stop() // no stacks are taken any more
 	}
 	t.stopEv() // handle queued process notices before symbolizing
 	t.stopEv = nil
@@ -113,7 +118,9 @@ func toOutput(frames []resolver.Frame, kernel bool) []output.Frame {
 
 const mmapLost = "mapping records lost (frames of those processes may show as module+0xOFF)"
 
-// report prints hits per probe and every drop on stderr.
+// report prints hits per probe, every drop (an event or part of a stack
+// lost) and the partial stacks (counted, but walked with frame pointers or
+// cut short) on stderr.
 func (t *tracer) report(snap *bpf.Snapshot) {
 	for id, label := range t.labels() {
 		what := "hit"
@@ -123,7 +130,12 @@ func (t *tracer) report(snap *bpf.Snapshot) {
 		t.status.infof("%s: %s", label, plural(int(snap.Hits[id]), what))
 	}
 	var total uint64
-	for cause, n := range snap.Drops {
+	for _, cause := range sortedCauses(snap.Drops) {
+		n := snap.Drops[cause]
+		if partial, ok := partialCause(cause); ok {
+			t.status.infof("partial stacks: %d %s", n, partial)
+			continue
+		}
 		t.status.warnf("dropped %d: %s", n, cause)
 		total += n
 	}
@@ -134,9 +146,43 @@ func (t *tracer) report(snap *bpf.Snapshot) {
 	if total == 0 {
 		t.status.infof("no drops")
 	}
-	if t.dwarf != nil {
-		ts := t.sess.TableStats()
-		t.status.infof("unwind tables: %d binaries, %d bytes of BPF map data (%d shared rules)",
-			ts.Tables, ts.Bytes, ts.Rules)
+	t.reportTables()
+}
+
+// partialCause says whether cause counts stacks that were kept but are
+// incomplete, and how they were taken.
+func partialCause(cause bpf.DropCause) (string, bool) {
+	switch cause {
+	case bpf.DropNoTables:
+		return "taken before the process's unwind tables were loaded (frame pointers used)", true
+	case bpf.DropUnknownPC:
+		return "cut at a pc outside every known mapping (JIT code, or a library loaded since)", true
+	}
+	return "", false
+}
+
+func sortedCauses(m map[bpf.DropCause]uint64) []bpf.DropCause {
+	causes := slices.Collect(maps.Keys(m))
+	slices.Sort(causes)
+	return causes
+}
+
+// reportTables prints the BPF map memory of the unwind tables, and the
+// largest binary's share.
+func (t *tracer) reportTables() {
+	if t.dwarf == nil {
+		return
+	}
+	ts := t.sess.TableStats()
+	largest, size := "", 0
+	for path, n := range ts.ByBinary {
+		if n > size || n == size && path < largest {
+			largest, size = path, n
+		}
+	}
+	t.status.infof("unwind tables: %d binaries, %d bytes of BPF map data (%d shared rules)",
+		ts.Tables, ts.Bytes, ts.Rules)
+	if largest != "" {
+		t.status.infof("largest unwind table: %s, %d bytes", largest, size)
 	}
 }

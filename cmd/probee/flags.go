@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/probee/probee/probespec"
 )
@@ -39,6 +41,7 @@ type config struct {
 	quiet      bool
 	pid        int
 	duration   time.Duration
+	interval   time.Duration // --interval: periodic drains (0: only at the end)
 	outputs    []string
 	unwind     string
 	sample     bool
@@ -58,8 +61,12 @@ func newFlagSet(cfg *config, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("probee", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	addProbe := func(name string, kind probespec.Kind) {
+		dashes := "--"
+		if len(name) == 1 {
+			dashes = "-"
+		}
 		fs.Func(name, "", func(s string) error {
-			cfg.probes = append(cfg.probes, probeArg{flag: "--" + name, kind: kind, text: s})
+			cfg.probes = append(cfg.probes, probeArg{flag: dashes + name, kind: kind, text: s})
 			return nil
 		})
 	}
@@ -87,6 +94,7 @@ func newFlagSet(cfg *config, stderr io.Writer) *flag.FlagSet {
 	fs.IntVar(&cfg.freq, "frequency", 99, "")
 	fs.BoolVar(&cfg.noMulti, "no-uprobe-multi", false, "")
 	fs.IntVar(&cfg.maxStacks, "max-stacks", 0, "")
+	fs.DurationVar(&cfg.interval, "interval", -1, "")
 	fs.BoolVar(&cfg.noTail, "no-tail-calls", false, "")
 	fs.BoolVar(&cfg.idle, "include-idle", false, "")
 	fs.BoolVar(&cfg.lines, "lines", false, "")
@@ -157,12 +165,25 @@ func specError(flagName, text string, err error) error {
 	return &usageError{msg}
 }
 
+// quote shows a spec in a message: single-quoted as typed when it is short
+// printable text, else Go-quoted (NULs, invalid UTF-8) and cut to 100 bytes.
 func quote(s string) string {
-	if !strings.Contains(s, "'") {
-		return "'" + s + "'"
+	const max = 100
+	cut := len(s) > max
+	if cut {
+		s = s[:max]
 	}
-	return strconv.Quote(s)
+	q := "'" + s + "'"
+	if strings.ContainsAny(s, "'") || !utf8.ValidString(s) || strings.IndexFunc(s, notPrintable) >= 0 {
+		q = strconv.Quote(s)
+	}
+	if cut {
+		q += "..."
+	}
+	return q
 }
+
+func notPrintable(r rune) bool { return !unicode.IsPrint(r) }
 
 func (cfg *config) validate(args []string) error {
 	if cfg.pid != 0 && len(cfg.command) > 0 {
@@ -194,8 +215,25 @@ func (cfg *config) validate(args []string) error {
 	if cfg.duration < 0 {
 		return usagef("-d %v: want a positive duration such as 5s or 2m", cfg.duration)
 	}
+	if err := cfg.defaultInterval(); err != nil {
+		return err
+	}
 	if cfg.freq <= 0 || cfg.freq > 10000 {
 		return usagef("-F %d: want a sampling frequency between 1 and 10000 Hz", cfg.freq)
+	}
+	return nil
+}
+
+// defaultInterval checks --interval. Its default is 0 (drain only at the
+// end) for every run: a periodic drain waits for an RCU grace period, which
+// stalled for minutes under heavy uprobe load on the 2-core test machines,
+// so periodic drains are opt-in until that wait is bounded (issue 9).
+func (cfg *config) defaultInterval() error {
+	switch {
+	case cfg.interval == -1:
+		cfg.interval = 0
+	case cfg.interval < 0 || (cfg.interval > 0 && cfg.interval < 10*time.Millisecond):
+		return usagef("--interval %v: want 0 (drain only at the end) or a period of at least 10ms, such as 5s", cfg.interval)
 	}
 	return nil
 }

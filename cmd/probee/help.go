@@ -40,7 +40,10 @@ Output (outputs are always written, also on Ctrl-C and -d expiry):
   --no-tail-calls     DWARF unwinding with the in-program loop instead of tail calls
   --lines             append :file:line to frames (from DWARF)
   --no-inline         no frames for inlined calls
-  --max-stacks N      size of the in-kernel stack and count maps (default 65536)
+  --max-stacks N      size of the in-kernel count and user stack maps, kernel stacks N/4
+                      (default 65536: 50K distinct stacks lose nothing)
+  --interval D        experimental: move the kernel's counts into probee every D while
+                      tracing (default 0: at the end)
   --no-uprobe-multi   one link per function instead of one uprobe_multi link per file
   -q, --quiet         no status lines on stderr
 

@@ -216,15 +216,30 @@ func (t *tracer) wait(ctx context.Context) {
 	case t.cfg.pid != 0:
 		exited = watchPID(ctx, t.cfg.pid)
 	}
-	select {
-	case <-ctx.Done():
-		t.status.infof("interrupted: writing outputs")
-	case <-timeout:
-	case <-exited:
-		if t.cmd != nil {
-			t.status.infof("command %s", t.cmd.status())
-		} else {
-			t.status.infof("process %d exited", t.cfg.pid)
+	var tick <-chan time.Time // periodic drains (--interval)
+	if t.cfg.interval > 0 {
+		ticker := time.NewTicker(t.cfg.interval)
+		defer ticker.Stop()
+		tick = ticker.C
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			t.status.infof("interrupted: writing outputs")
+			return
+		case <-timeout:
+			return
+		case <-tick:
+			if err := t.sess.DrainInterval(); err != nil {
+				t.status.warnf("periodic drain: %v", err)
+			}
+		case <-exited:
+			if t.cmd != nil {
+				t.status.infof("command %s", t.cmd.status())
+			} else {
+				t.status.infof("process %d exited", t.cfg.pid)
+			}
+			return
 		}
 	}
 }

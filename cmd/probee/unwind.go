@@ -2,7 +2,12 @@ package main
 
 import (
 	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
 	"sync"
+	"time"
 
 	"github.com/probee/probee/bpf"
 	"github.com/probee/probee/resolver"
@@ -20,13 +25,21 @@ type dwarfTables struct {
 	loadMu sync.Mutex // serializes loadProcess
 	mu     sync.Mutex
 	procs  map[int][]unwind.Mapping // tracked tgids and their executable mappings
-	goBins map[string]bool          // path -> linked by Go (see framePointersForGo)
+	goBins map[string]bool          // path -> linked by Go (see modules)
+	dirty  map[int]bool             // tracked tgids with new mappings, reloaded by reloadDirty
+	execs  map[int]bool             // tracked commands that have not exec'd yet
+	closed bool                     // set by stop: the session is going away
 }
+
+// reloadDelay batches the mapping records of a process (ld.so maps several
+// libraries at once; records arrive every 50 ms) into one /proc/PID/maps
+// read, well within the 100 ms in which a new mapping must be unwound.
+const reloadDelay = 2 * time.Millisecond
 
 func (t *tracer) dwarfOn() bool { return t.cfg.unwind != "fp" }
 
 func newDwarfTables(t *tracer) *dwarfTables {
-	return &dwarfTables{t: t, cache: unwind.NewCache(), procs: map[int][]unwind.Mapping{}, goBins: map[string]bool{}}
+	return &dwarfTables{t: t, cache: unwind.NewCache(), procs: map[int][]unwind.Mapping{}, goBins: map[string]bool{}, dirty: map[int]bool{}, execs: map[int]bool{}}
 }
 
 // loadProcess reads pid's mappings from /proc and loads their tables. It is
@@ -36,13 +49,16 @@ func newDwarfTables(t *tracer) *dwarfTables {
 func (d *dwarfTables) loadProcess(pid int) {
 	d.loadMu.Lock()
 	defer d.loadMu.Unlock()
-	maps, err := unwind.ReadMaps(pid)
+	if d.closed {
+		return
+	}
+	all, err := unwind.ReadMaps(pid)
 	if err != nil {
 		d.t.status.debugf("unwind tables of pid %d: %v", pid, err)
 		return
 	}
 	var exec []unwind.Mapping
-	for _, m := range maps {
+	for _, m := range all {
 		if m.Exec() {
 			exec = append(exec, m)
 		}
@@ -53,14 +69,19 @@ func (d *dwarfTables) loadProcess(pid int) {
 	d.push(pid, exec)
 }
 
+// stop ends table loading before the session closes; it waits for a
+// load in progress.
+func (d *dwarfTables) stop() {
+	d.loadMu.Lock()
+	d.closed = true
+	d.loadMu.Unlock()
+}
+
 // push resolves the mappings' tables and writes them to the kernel.
 func (d *dwarfTables) push(pid int, maps []unwind.Mapping) {
-	mods, errs := d.cache.Modules(maps, fmt.Sprintf("/proc/%d/root", pid))
+	mods, errs := d.modules(pid, maps)
 	for _, err := range errs {
 		d.t.status.debugf("unwind table: %v", err)
-	}
-	if d.t.cfg.unwind == "auto" {
-		d.framePointersForGo(mods)
 	}
 	if err := d.t.sess.SetProcessModules(pid, mods); err != nil {
 		d.t.status.warnf("unwind tables of pid %d: %v", pid, err)
@@ -68,11 +89,13 @@ func (d *dwarfTables) push(pid int, maps []unwind.Mapping) {
 }
 
 // track starts following pid's mappings (from the mmap watcher) before it
-// has any: a command about to exec.
+// has any: a command about to exec. Records of its mappings before the
+// exec (probee's own exec shim) are ignored.
 func (d *dwarfTables) track(pid int) {
 	d.mu.Lock()
 	if _, ok := d.procs[pid]; !ok {
 		d.procs[pid] = nil
+		d.execs[pid] = true
 	}
 	d.mu.Unlock()
 }
@@ -95,30 +118,47 @@ func (d *dwarfTables) onEvent(ev bpf.ProcessEvent) {
 	case bpf.EventExit:
 		d.mu.Lock()
 		delete(d.procs, ev.TGID)
+		delete(d.execs, ev.TGID)
 		d.mu.Unlock()
 	}
 }
 
 // onMmap reloads a tracked process's mappings when it maps new code
 // (exec, dlopen). /proc/PID/maps is re-read rather than patched with the
-// record: records arrive up to 10 ms late, and a list rebuilt from them
-// would briefly lack mappings the exec gate already loaded.
+// record: records arrive up to 50 ms late, and a list rebuilt from them
+// would briefly lack mappings the exec gate already loaded. The records of
+// one process are coalesced into one reload (see reloadDelay).
 func (d *dwarfTables) onMmap(ev bpf.MmapEvent) {
-	if ev.Exec {
-		return
-	}
 	d.mu.Lock()
-	maps, ok := d.procs[ev.PID]
-	d.mu.Unlock()
-	if !ok {
+	defer d.mu.Unlock()
+	if ev.Exec {
+		delete(d.execs, ev.PID)
 		return
 	}
-	for _, m := range maps {
+	known, ok := d.procs[ev.PID]
+	if !ok || d.dirty[ev.PID] || d.execs[ev.PID] {
+		return
+	}
+	for _, m := range known {
 		if m.Start == ev.Start && m.End == ev.End && m.Path == ev.Path {
 			return // already loaded
 		}
 	}
-	d.loadProcess(ev.PID)
+	if len(d.dirty) == 0 {
+		time.AfterFunc(reloadDelay, d.reloadDirty)
+	}
+	d.dirty[ev.PID] = true
+}
+
+// reloadDirty reloads the processes onMmap marked.
+func (d *dwarfTables) reloadDirty() {
+	d.mu.Lock()
+	pids := slices.Sorted(maps.Keys(d.dirty))
+	clear(d.dirty)
+	d.mu.Unlock()
+	for _, pid := range pids {
+		d.loadProcess(pid)
+	}
 }
 
 // attachGate holds a traced command at its ELF entry point until its tables
@@ -134,21 +174,59 @@ func (t *tracer) attachGate() {
 	}
 }
 
-// framePointersForGo gives Go binaries an empty table under --unwind auto:
-// Go on amd64 always keeps frame pointers, and its FP chains are complete
-// where its CFI-based walk is not yet (see bpf/doc.go). --unwind dwarf
-// still uses the tables.
-func (d *dwarfTables) framePointersForGo(mods []unwind.Module) {
-	for i := range mods {
-		d.mu.Lock()
-		isGo, ok := d.goBins[mods[i].Path]
-		if !ok {
-			isGo = resolver.IsGoBinary(mods[i].Path)
-			d.goBins[mods[i].Path] = isGo
-		}
-		d.mu.Unlock()
-		if isGo {
-			mods[i].Table = &unwind.Table{}
-		}
+// modules resolves pid's executable mappings to their tables. Files are
+// opened by their host path when the process shares probee's root, so
+// that the cache finds a file it already knows from its path and inode
+// (a /proc/PID/root/... path is new for every process).
+//
+// Under --unwind auto, Go binaries get an empty table without building
+// one: Go on amd64 always keeps frame pointers, and its FP chains are
+// complete where its CFI-based walk is not yet (see bpf/doc.go).
+// --unwind dwarf still uses the tables.
+func (d *dwarfTables) modules(pid int, all []unwind.Mapping) ([]unwind.Module, []error) {
+	root := rootOf(pid)
+	if slices.ContainsFunc(all, func(m unwind.Mapping) bool { return m.Deleted }) {
+		root = fmt.Sprintf("/proc/%d/root", pid) // the cache opens deleted files via /proc/PID/map_files
 	}
+	var mods []unwind.Module
+	var build []unwind.Mapping
+	for _, m := range all {
+		if d.t.cfg.unwind == "auto" && filepath.IsAbs(m.Path) && d.isGo(filepath.Join(root, m.Path)) {
+			mods = append(mods, unwind.Module{Start: m.Start, End: m.End, Path: m.Path, Table: &unwind.Table{}})
+			continue
+		}
+		build = append(build, m)
+	}
+	built, errs := d.cache.Modules(build, root)
+	return append(mods, built...), errs
+}
+
+// rootOf is "" when pid's root directory is probee's, /proc/PID/root
+// otherwise (a container).
+func rootOf(pid int) string {
+	root := fmt.Sprintf("/proc/%d/root", pid)
+	a, err := os.Stat(root)
+	if err != nil {
+		return root
+	}
+	b, err := os.Stat("/")
+	if err != nil || !os.SameFile(a, b) {
+		return root
+	}
+	return ""
+}
+
+// isGo reports whether the file at path was linked by Go (remembered per
+// path).
+func (d *dwarfTables) isGo(path string) bool {
+	d.mu.Lock()
+	isGo, ok := d.goBins[path]
+	d.mu.Unlock()
+	if !ok {
+		isGo = resolver.IsGoBinary(path)
+		d.mu.Lock()
+		d.goBins[path] = isGo
+		d.mu.Unlock()
+	}
+	return isGo
 }

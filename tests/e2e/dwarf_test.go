@@ -1,10 +1,17 @@
 package e2e
 
 import (
+	"debug/elf"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/probee/probee/internal/testgate"
+	"github.com/probee/probee/unwind"
 )
 
 // strategies are the two DWARF walks: tail calls and the inline loop.
@@ -127,4 +134,191 @@ func TestDWARFFixtures(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A uretprobe on leaf fires in c after leaf returned (the trampoline has
+// restored the real return address); a uretprobe on c pending while leaf's
+// uprobe fires puts the trampoline's address in leaf's stack, which the walk
+// must replace with c's real return address. Both walks.
+func TestDWARFUretprobe(t *testing.T) {
+	testgate.Root(t)
+	bin := fixture(t, "chain-nofp")
+	for _, s := range strategies {
+		t.Run(s.name, func(t *testing.T) {
+			r := run(t, "", dwarfArgs(s.flag, "-e", "uretprobe:"+bin+":leaf", "--", bin, "3000")...)
+			wantStacks(t, r, map[string]string{"uretprobe:" + bin + ":leaf": ";main;a;b;c"}, 3000)
+			r = run(t, "", dwarfArgs(s.flag, "-e", "uretprobe:"+bin+":c", "-e", "uprobe:"+bin+":leaf", "--", bin, "3000")...)
+			wantStacks(t, r, map[string]string{
+				"uretprobe:" + bin + ":c": ";main;a;b",
+				"uprobe:" + bin + ":leaf": ";main;a;b;c;leaf",
+			}, 3000)
+		})
+	}
+}
+
+// wantStacks checks that every probe (label -> stack suffix) got exactly n
+// hits, all with the suffix and none truncated.
+func wantStacks(t *testing.T, r result, suffix map[string]string, n uint64) {
+	t.Helper()
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	got := map[string]uint64{}
+	for st, c := range folded(t, r.stdout) {
+		label := strings.SplitN(st, ";", 2)[0]
+		got[label] += c
+		if want, ok := suffix[label]; !ok || !strings.HasSuffix(st, want) || strings.Contains(st, "[truncated]") {
+			t.Errorf("stack %q (%d) does not end in %q", st, c, want)
+		}
+	}
+	for label := range suffix {
+		if got[label] != n {
+			t.Errorf("%s: %d hits, want %d\n%s", label, got[label], n, r.stderr)
+		}
+	}
+}
+
+// The kernel's DWARF stacks name the same functions, from main to the leaf,
+// as the reference unwinder (unwind.Unwind) walking a gdb snapshot of the
+// same fixture stopped in the same function.
+func TestDWARFMatchesReferenceUnwinder(t *testing.T) {
+	testgate.Root(t)
+	if _, err := exec.LookPath("gdb"); err != nil {
+		t.Skip("gdb not installed: run tests/install-deps.sh")
+	}
+	// gdb stops the first call (args); probee traces 300 (probeArgs), all
+	// with the same stack.
+	cases := []struct {
+		bin, lib, fn    string
+		args, probeArgs []string
+	}{
+		{"chain-nofp", "", "leaf", []string{"1"}, []string{"300"}},
+		{"recurse-nofp", "", "leaf", []string{"40", "1"}, []string{"40", "300"}},
+		{"uselib-nofp", "libfx.so", "fx_leaf", []string{"1"}, []string{"300"}},
+	}
+	for _, c := range cases {
+		t.Run(c.bin, func(t *testing.T) {
+			bin, probed := fixture(t, c.bin), fixture(t, c.bin)
+			if c.lib != "" {
+				probed = fixture(t, c.lib)
+			}
+			want := referenceStack(t, bin, c.fn, c.args)
+			for _, s := range strategies {
+				r := run(t, "", dwarfArgs(s.flag, append([]string{"--uprobe", probed + ":" + c.fn, "--", bin}, c.probeArgs...)...)...)
+				stacks := folded(t, r.stdout)
+				if len(stacks) != 1 || r.code != 0 {
+					t.Fatalf("%s: %d stacks, exit %d, want 1 and 0\n%s", s.name, len(stacks), r.code, r.stderr)
+				}
+				for st := range stacks {
+					if got := fromMain(strings.Split(st, ";")); !slices.Equal(got, want) {
+						t.Errorf("%s: probee and the reference unwinder differ:\n probee    %v\n reference %v", s.name, got, want)
+					}
+				}
+			}
+		})
+	}
+}
+
+// fromMain is frames (root first) from main on, or nil without main.
+func fromMain(frames []string) []string {
+	if i := slices.Index(frames, "main"); i >= 0 {
+		return frames[i:]
+	}
+	return nil
+}
+
+// gdbSnapshot stops the fixture at fn and saves the registers,
+// /proc/PID/maps and the stack from rsp to the top of its mapping.
+const gdbSnapshot = `
+import gdb, json
+gdb.execute("set pagination off")
+gdb.execute("set breakpoint pending on")
+try:
+    gdb.execute("set debuginfod enabled off")
+except gdb.error:
+    pass
+gdb.execute("break " + FN)
+gdb.execute("run")
+inf = gdb.selected_inferior()
+maps = open("/proc/%d/maps" % inf.pid).read()
+regs = {r: int(gdb.parse_and_eval("(unsigned long)$" + r)) for r in ("rip", "rsp", "rbp")}
+end = 0
+for line in maps.splitlines():
+    lo, hi = [int(x, 16) for x in line.split()[0].split("-")]
+    if lo <= regs["rsp"] < hi:
+        end = hi
+stack = bytes(inf.read_memory(regs["rsp"], end - regs["rsp"]))
+json.dump({"regs": regs, "maps": maps, "stack": list(stack)}, open(OUT, "w"))
+gdb.execute("kill")
+`
+
+// referenceStack is the function names (root first, from main) that
+// unwind.Unwind gives for bin stopped at fn by gdb.
+func referenceStack(t *testing.T, bin, fn string, args []string) []string {
+	t.Helper()
+	dir := t.TempDir()
+	out := filepath.Join(dir, "snap.json")
+	q := func(s string) string { b, _ := json.Marshal(s); return string(b) }
+	script := strings.NewReplacer("FN", q(fn), "OUT", q(out)).Replace(gdbSnapshot)
+	if err := os.WriteFile(filepath.Join(dir, "snap.py"), []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gdb := exec.Command("gdb", append([]string{"-nx", "-batch", "-x", filepath.Join(dir, "snap.py"), "--args", bin}, args...)...)
+	if b, err := gdb.CombinedOutput(); err != nil {
+		t.Fatalf("gdb: %v\n%s", err, b)
+	}
+	var snap struct {
+		Regs  map[string]uint64
+		Maps  string
+		Stack []byte
+	}
+	data, err := os.ReadFile(out)
+	if err == nil {
+		err = json.Unmarshal(data, &snap)
+	}
+	if err != nil {
+		t.Fatalf("gdb left no snapshot: %v", err)
+	}
+	maps, err := unwind.ParseMaps(strings.NewReader(snap.Maps))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mods, _ := unwind.NewCache().Modules(maps, "")
+	regs := unwind.Regs{RIP: snap.Regs["rip"], RSP: snap.Regs["rsp"], RBP: snap.Regs["rbp"]}
+	frames, stop := unwind.Unwind(regs, unwind.StackCopy{Addr: regs.RSP, Data: snap.Stack}, mods, 512)
+	var names []string
+	for _, f := range frames {
+		names = append(names, symbolName(t, mods, f))
+	}
+	slices.Reverse(names)
+	t.Logf("reference unwinder (%s): %s", stop, strings.Join(names, ";"))
+	if stop != unwind.StopEndOfStack {
+		t.Errorf("reference unwind stopped with %q, want the end of the stack", stop)
+	}
+	return fromMain(names)
+}
+
+// symbolName names a frame's function from its module's ELF symbols.
+func symbolName(t *testing.T, mods []unwind.Module, f unwind.Frame) string {
+	if f.Module < 0 {
+		return "?"
+	}
+	m := &mods[f.Module]
+	ef, err := elf.Open(m.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ef.Close()
+	syms, _ := ef.Symbols()
+	dyn, _ := ef.DynamicSymbols()
+	pc := f.PC - m.Bias
+	if !f.Exact {
+		pc-- // a return address: look up the call
+	}
+	for _, sym := range append(syms, dyn...) {
+		if elf.ST_TYPE(sym.Info) == elf.STT_FUNC && pc >= sym.Value && pc < sym.Value+sym.Size {
+			return sym.Name
+		}
+	}
+	return filepath.Base(m.Path) + "+?"
 }

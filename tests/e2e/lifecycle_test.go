@@ -108,6 +108,8 @@ func TestSignalsWriteOutputs(t *testing.T) {
 			b.waitFor(t, "attached", 20*time.Second)
 			time.Sleep(300 * time.Millisecond)
 			b.cmd.Process.Signal(sig)
+			waitExit(t, b.cmd.Process.Pid, 20*time.Second)
+			killStray(n) // the command outlives probee and holds its stderr open
 			b.wait(t, 20*time.Second)
 			if b.code != 0 || !strings.Contains(b.stderr(), "interrupted") {
 				t.Fatalf("exit %d, want 0 and 'interrupted' on stderr", b.code)

@@ -8,6 +8,9 @@ import (
 )
 
 // Sampling the no-FP spinner at 499 Hz: >= 95% of its samples reach main.
+// The spinner runs 2 s of wall time, about 1000 samples on an idle
+// machine; on a loaded one it gets less CPU, so 100 samples are enough for
+// the ratio.
 func TestSampleSpinFullChain(t *testing.T) {
 	testgate.Root(t)
 	bin := fixture(t, "spin-nofp")
@@ -24,8 +27,8 @@ func TestSampleSpinFullChain(t *testing.T) {
 		}
 	}
 	t.Logf("%d of %d samples reach main", full, all)
-	if all < 500 || float64(full) < 0.95*float64(all) {
-		t.Errorf("%d of %d samples reach main, want >= 95%% of >= 500\n%s", full, all, r.stderr)
+	if all < 100 || float64(full) < 0.95*float64(all) {
+		t.Errorf("%d of %d samples reach main, want >= 95%% of >= 100\n%s", full, all, r.stderr)
 	}
 }
 
