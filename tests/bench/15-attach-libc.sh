@@ -14,6 +14,6 @@ for i in $(seq "$ROUNDS"); do
 	line=$(bin/probee --uprobe 'libc:*' -p "$SP" -d 200ms -o /tmp/probee-bench-libc.folded 2>&1 | grep '^probee: attached')
 	e=$(date +%s%N)
 	echo "$line" | awk -v ms=$(( (e - s) / 1000000 - 200 )) \
-		'{printf "libc:* round: %s uprobes attached, attach %s, attach+detach+startup %d ms (target < 2000)\n", $3, $NF, ms}'
+		'{printf "libc:* round: %s uprobes attached, attach %s, attach+detach+startup %d ms (target < 2000)\n", $3, $(NF-1) " " $NF, ms}'
 done
 rm -f /tmp/probee-bench-libc.folded
