@@ -81,8 +81,10 @@
 // (CO-RE reads of task->utask). Cut walks set STACK_TRUNCATED.
 //
 // Tables are given by the caller (SetProcessModules). Stacks of processes
-// without tables yet are walked with frame pointers and counted
-// (DropNoTables); walks cut at an unknown pc are counted (DropUnknownPC).
+// without tables yet are walked with frame pointers, and walks cut at an
+// unknown pc end early; both events are still counted with the stack they
+// got, and tallied as partial stacks (DropNoTables, DropUnknownPC: the
+// names are counters, not losses), which the CLI reports apart from drops.
 // The exec gate (AttachGate, Continue) stops a traced command at its entry
 // point until its tables are loaded.
 //
