@@ -1,0 +1,88 @@
+// probee's maps and load-time settings, shared by the capture programs
+// (probee.bpf.c), the unwinder (unwind.h) and the kprobe programs (kprobe.h).
+// Included once, from probee.bpf.c.
+#ifndef PROBEE_MAPS_H
+#define PROBEE_MAPS_H
+
+// Set by the loader before load (rodata).
+const volatile __u32 filter_pids = 0; // 1: only tgids in the pids map
+
+// Counts are double-buffered for periodic drains (--interval): events go to
+// counts0 or counts1 as active_counts says; user space flips it, waits a
+// grace period for in-flight events, then drains and clears the other one.
+// Allocated on demand (no preallocation).
+struct counts_map {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 65536);
+	__type(key, struct count_key);
+	__type(value, __u64);
+};
+struct counts_map counts0 SEC(".maps");
+struct counts_map counts1 SEC(".maps");
+
+// Which counts map events go to (0 or 1); written by user space (.bss).
+volatile __u32 active_counts = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 65536);
+	__type(key, __u64);
+	__type(value, struct user_stack);
+} ustacks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, 16384);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, MAX_STACK * sizeof(__u64));
+} kstacks SEC(".maps");
+
+// tgids to trace when filter_pids is set; children are added at fork.
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, __u8);
+} pids SEC(".maps");
+
+// tgids already announced to user space (which snapshots their mappings).
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, __u8);
+} seen SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 * 1024);
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, DROP_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} drops SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, MAX_PROBES);
+	__type(key, __u32);
+	__type(value, __u64);
+} hits SEC(".maps");
+
+// Scratch space for one user stack, per CPU (too big for the BPF stack).
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct user_stack);
+} scratch SEC(".maps");
+
+// Force the event struct into BTF for bpf2go -type.
+const struct event *unused_event __attribute__((unused));
+
+#endif
