@@ -1,15 +1,12 @@
 package e2e
 
 import (
-	"debug/elf"
-	"encoding/json"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/probee/probee/internal/gdbsnap"
 	"github.com/probee/probee/internal/testgate"
 	"github.com/probee/probee/unwind"
 )
@@ -227,68 +224,22 @@ func fromMain(frames []string) []string {
 	return nil
 }
 
-// gdbSnapshot stops the fixture at fn and saves the registers,
-// /proc/PID/maps and the stack from rsp to the top of its mapping.
-const gdbSnapshot = `
-import gdb, json
-gdb.execute("set pagination off")
-gdb.execute("set breakpoint pending on")
-try:
-    gdb.execute("set debuginfod enabled off")
-except gdb.error:
-    pass
-gdb.execute("break " + FN)
-gdb.execute("run")
-inf = gdb.selected_inferior()
-maps = open("/proc/%d/maps" % inf.pid).read()
-regs = {r: int(gdb.parse_and_eval("(unsigned long)$" + r)) for r in ("rip", "rsp", "rbp")}
-end = 0
-for line in maps.splitlines():
-    lo, hi = [int(x, 16) for x in line.split()[0].split("-")]
-    if lo <= regs["rsp"] < hi:
-        end = hi
-stack = bytes(inf.read_memory(regs["rsp"], end - regs["rsp"]))
-json.dump({"regs": regs, "maps": maps, "stack": list(stack)}, open(OUT, "w"))
-gdb.execute("kill")
-`
-
 // referenceStack is the function names (root first, from main) that
 // unwind.Unwind gives for bin stopped at fn by gdb.
 func referenceStack(t *testing.T, bin, fn string, args []string) []string {
 	t.Helper()
-	dir := t.TempDir()
-	out := filepath.Join(dir, "snap.json")
-	q := func(s string) string { b, _ := json.Marshal(s); return string(b) }
-	script := strings.NewReplacer("FN", q(fn), "OUT", q(out)).Replace(gdbSnapshot)
-	if err := os.WriteFile(filepath.Join(dir, "snap.py"), []byte(script), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	gdb := exec.Command("gdb", append([]string{"-nx", "-batch", "-x", filepath.Join(dir, "snap.py"), "--args", bin}, args...)...)
-	if b, err := gdb.CombinedOutput(); err != nil {
-		t.Fatalf("gdb: %v\n%s", err, b)
-	}
-	var snap struct {
-		Regs  map[string]uint64
-		Maps  string
-		Stack []byte
-	}
-	data, err := os.ReadFile(out)
-	if err == nil {
-		err = json.Unmarshal(data, &snap)
-	}
-	if err != nil {
-		t.Fatalf("gdb left no snapshot: %v", err)
-	}
+	snap := gdbsnap.Take(t, bin, fn, args...)
 	maps, err := unwind.ParseMaps(strings.NewReader(snap.Maps))
 	if err != nil {
 		t.Fatal(err)
 	}
 	mods, _ := unwind.NewCache().Modules(maps, "")
-	regs := unwind.Regs{RIP: snap.Regs["rip"], RSP: snap.Regs["rsp"], RBP: snap.Regs["rbp"]}
+	regs := unwind.Regs{RIP: snap.RIP, RSP: snap.RSP, RBP: snap.RBP}
 	frames, stop := unwind.Unwind(regs, unwind.StackCopy{Addr: regs.RSP, Data: snap.Stack}, mods, 512)
+	var syms gdbsnap.Symbols
 	var names []string
 	for _, f := range frames {
-		names = append(names, symbolName(t, mods, f))
+		names = append(names, symbolName(t, &syms, mods, f))
 	}
 	slices.Reverse(names)
 	t.Logf("reference unwinder (%s): %s", stop, strings.Join(names, ";"))
@@ -299,26 +250,14 @@ func referenceStack(t *testing.T, bin, fn string, args []string) []string {
 }
 
 // symbolName names a frame's function from its module's ELF symbols.
-func symbolName(t *testing.T, mods []unwind.Module, f unwind.Frame) string {
+func symbolName(t *testing.T, syms *gdbsnap.Symbols, mods []unwind.Module, f unwind.Frame) string {
 	if f.Module < 0 {
 		return "?"
 	}
 	m := &mods[f.Module]
-	ef, err := elf.Open(m.Path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ef.Close()
-	syms, _ := ef.Symbols()
-	dyn, _ := ef.DynamicSymbols()
 	pc := f.PC - m.Bias
 	if !f.Exact {
 		pc-- // a return address: look up the call
 	}
-	for _, sym := range append(syms, dyn...) {
-		if elf.ST_TYPE(sym.Info) == elf.STT_FUNC && pc >= sym.Value && pc < sym.Value+sym.Size {
-			return sym.Name
-		}
-	}
-	return filepath.Base(m.Path) + "+?"
+	return syms.FuncName(t, m.Path, pc)
 }
