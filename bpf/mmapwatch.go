@@ -107,16 +107,9 @@ func (w *MmapWatcher) loop() {
 	}
 }
 
-// Flush handles every record queued so far before returning.
-func (w *MmapWatcher) Flush() {
-	select {
-	case <-w.done:
-	default:
-		ch := make(chan struct{})
-		go func() { w.readAll(); close(ch) }()
-		<-ch
-	}
-}
+// Flush handles every record queued so far before returning (nothing once
+// the watcher is closed: its rings are gone).
+func (w *MmapWatcher) Flush() { w.readAll() }
 
 // Lost is the number of records the kernel dropped (rings full).
 func (w *MmapWatcher) Lost() uint64 { return w.lost.Load() }
@@ -131,6 +124,8 @@ func (w *MmapWatcher) Close() {
 }
 
 func (w *MmapWatcher) closeRings() {
+	w.mu.Lock() // not while Flush reads them
+	defer w.mu.Unlock()
 	for i := range w.fds {
 		unix.Munmap(w.rings[i])
 		unix.Close(w.fds[i])
