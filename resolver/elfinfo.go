@@ -1,9 +1,6 @@
 package resolver
 
-import (
-	"debug/elf"
-	"fmt"
-)
+import "fmt"
 
 // EntryFileOffset returns the file offset of path's ELF entry point (e_entry),
 // where a process starts running after the dynamic loader: `_start` in C
@@ -14,12 +11,11 @@ func EntryFileOffset(path string) (uint64, error) {
 		return 0, err
 	}
 	defer fh.Close()
-	for _, p := range f.Progs {
-		if p.Type == elf.PT_LOAD && p.Flags&elf.PF_X != 0 && f.Entry >= p.Vaddr && f.Entry < p.Vaddr+p.Filesz {
-			return f.Entry - p.Vaddr + p.Off, nil
-		}
+	seg, ok := segmentOf(loadSegments(f), f.Entry)
+	if !ok || !seg.exec {
+		return 0, fmt.Errorf("%s: entry point 0x%x is in no executable segment", path, f.Entry)
 	}
-	return 0, fmt.Errorf("%s: entry point 0x%x is in no executable segment", path, f.Entry)
+	return f.Entry - seg.vaddr + seg.off, nil
 }
 
 // IsGoBinary reports whether path was linked by the Go toolchain. Go code on

@@ -163,12 +163,9 @@ func NewObject(name string, r io.ReaderAt) (*Object, error) {
 }
 
 func newObject(path string, f *elf.File) (*Object, error) {
-	o := &Object{Path: path, BuildID: buildID(f)}
+	o := &Object{Path: path, BuildID: buildID(f), loads: loadSegments(f)}
 	for _, p := range f.Progs {
-		switch p.Type {
-		case elf.PT_LOAD:
-			o.loads = append(o.loads, segment{p.Vaddr, p.Memsz, p.Off, p.Filesz, p.Flags&elf.PF_X != 0})
-		case elf.PT_INTERP:
+		if p.Type == elf.PT_INTERP {
 			o.Interp = readInterp(p)
 		}
 	}
@@ -309,12 +306,29 @@ func align4(n uint64) uint64 { return (n + 3) &^ 3 }
 // file, which is what the kernel's uprobe API takes. ok is false when no
 // PT_LOAD segment holds the address.
 func (o *Object) FileOffset(addr uint64) (uint64, bool) {
-	for _, s := range o.loads {
-		if addr >= s.vaddr && addr-s.vaddr < s.filesz {
-			return addr - s.vaddr + s.off, true
+	seg, ok := segmentOf(o.loads, addr)
+	return addr - seg.vaddr + seg.off, ok
+}
+
+// loadSegments lists f's PT_LOAD segments.
+func loadSegments(f *elf.File) []segment {
+	var loads []segment
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_LOAD {
+			loads = append(loads, segment{p.Vaddr, p.Memsz, p.Off, p.Filesz, p.Flags&elf.PF_X != 0})
 		}
 	}
-	return 0, false
+	return loads
+}
+
+// segmentOf returns the segment whose file-backed part holds addr.
+func segmentOf(loads []segment, addr uint64) (segment, bool) {
+	for _, s := range loads {
+		if addr >= s.vaddr && addr-s.vaddr < s.filesz {
+			return s, true
+		}
+	}
+	return segment{}, false
 }
 
 // VirtAddr converts a file offset (from /proc/PID/maps arithmetic) into a
