@@ -105,34 +105,59 @@ func cookie(probe uint32, t UprobeTarget) uint64 {
 }
 
 func (s *Session) attachMulti(ex *link.Executable, probe uint32, g []UprobeTarget, pid int, st *AttachStats) error {
-	opts := &link.UprobeMultiOptions{PID: uint32(pid)}
-	for _, t := range g {
-		opts.Addresses = append(opts.Addresses, t.Offset)
-		opts.Cookies = append(opts.Cookies, cookie(probe, t))
-	}
-	attach := ex.UprobeMulti
-	if g[0].Ret {
-		attach = ex.UretprobeMulti
-	}
-	l, err := attach(nil, s.objs.ProbeeUprobeMulti, opts)
-	if err == nil {
-		s.addLink(l)
-		st.Attached += len(g)
-		st.Links++
-		return nil
-	}
-	if fatalAttachError(err) {
-		return fmt.Errorf("attach uprobes to %s: %w", g[0].Path, attachHint(err))
-	}
-	if len(g) == 1 {
-		st.Skipped = append(st.Skipped, Skipped{g[0], err})
-		return nil
-	}
-	half := len(g) / 2
-	if err := s.attachMulti(ex, probe, g[:half], pid, st); err != nil {
+	try := func(part []UprobeTarget) error {
+		opts := &link.UprobeMultiOptions{PID: uint32(pid)}
+		for _, t := range part {
+			opts.Addresses = append(opts.Addresses, t.Offset)
+			opts.Cookies = append(opts.Cookies, cookie(probe, t))
+		}
+		attach := ex.UprobeMulti
+		if part[0].Ret {
+			attach = ex.UretprobeMulti
+		}
+		l, err := attach(nil, s.objs.ProbeeUprobeMulti, opts)
+		if err == nil {
+			s.addLink(l)
+			st.Attached += len(part)
+			st.Links++
+		}
 		return err
 	}
-	return s.attachMulti(ex, probe, g[half:], pid, st)
+	stop := func(part []UprobeTarget, err error) (error, bool) {
+		if fatalAttachError(err) {
+			return fmt.Errorf("attach uprobes to %s: %w", part[0].Path, attachHint(err)), true
+		}
+		return nil, false
+	}
+	skip := func(t UprobeTarget, err error) { st.Skipped = append(st.Skipped, Skipped{t, err}) }
+	return splitRefused(g, try, stop, skip)
+}
+
+// splitRefused attaches group with try. The kernel refuses a whole multi
+// link when it refuses one of its targets, so after an error the group is
+// halved until the refused targets are isolated, and skip records each.
+// stop sees every error first: when halving cannot help (no permission, no
+// such process, no multi links at all) it returns the result to end with.
+func splitRefused[T any](group []T, try func([]T) error, stop func([]T, error) (error, bool), skip func(T, error)) error {
+	if len(group) == 0 {
+		return nil
+	}
+	err := try(group)
+	if err == nil {
+		return nil
+	}
+	if res, done := stop(group, err); done {
+		return res
+	}
+	if len(group) == 1 {
+		skip(group[0], err)
+		return nil
+	}
+	half := len(group) / 2
+	if err := splitRefused(group[:half], try, stop, skip); err != nil {
+		return err
+	}
+	return splitRefused(group[half:], try, stop, skip)
 }
 
 func (s *Session) attachSingles(ex *link.Executable, probe uint32, g []UprobeTarget, pid int, st *AttachStats) error {

@@ -92,42 +92,38 @@ func (s *Session) AttachKprobes(probe uint32, targets []KprobeTarget, noMulti bo
 }
 
 // attachKmulti attaches g with one kprobe_multi link; a refused link is
-// split in halves until the refused functions are isolated and skipped.
+// split in halves until the refused functions are isolated and skipped
+// (splitRefused). A kernel without kprobe_multi gets one link per function.
 func (s *Session) attachKmulti(probe uint32, g []KprobeTarget, st *KprobeStats) error {
-	if len(g) == 0 {
-		return nil
-	}
-	opts := link.KprobeMultiOptions{}
-	for _, t := range g {
-		opts.Symbols = append(opts.Symbols, t.Symbol)
-		opts.Cookies = append(opts.Cookies, uint64(probe))
-	}
-	attach := link.KprobeMulti
-	if g[0].Ret {
-		attach = link.KretprobeMulti
-	}
-	l, err := attach(s.objs.ProbeeKprobeMulti, opts)
-	if err == nil {
-		s.addLink(l)
-		st.Attached += len(g)
-		st.Links++
-		return nil
-	}
-	if errors.Is(err, os.ErrPermission) {
-		return fmt.Errorf("attach kprobes: %w", attachHint(err))
-	}
-	if errors.Is(err, ebpf.ErrNotSupported) {
-		return s.attachKsingles(probe, g, st)
-	}
-	if len(g) == 1 {
-		st.Skipped = append(st.Skipped, KprobeSkipped{g[0], err})
-		return nil
-	}
-	half := len(g) / 2
-	if err := s.attachKmulti(probe, g[:half], st); err != nil {
+	try := func(part []KprobeTarget) error {
+		opts := link.KprobeMultiOptions{}
+		for _, t := range part {
+			opts.Symbols = append(opts.Symbols, t.Symbol)
+			opts.Cookies = append(opts.Cookies, uint64(probe))
+		}
+		attach := link.KprobeMulti
+		if part[0].Ret {
+			attach = link.KretprobeMulti
+		}
+		l, err := attach(s.objs.ProbeeKprobeMulti, opts)
+		if err == nil {
+			s.addLink(l)
+			st.Attached += len(part)
+			st.Links++
+		}
 		return err
 	}
-	return s.attachKmulti(probe, g[half:], st)
+	stop := func(part []KprobeTarget, err error) (error, bool) {
+		switch {
+		case errors.Is(err, os.ErrPermission):
+			return fmt.Errorf("attach kprobes: %w", attachHint(err)), true
+		case errors.Is(err, ebpf.ErrNotSupported):
+			return s.attachKsingles(probe, part, st), true
+		}
+		return nil, false
+	}
+	skip := func(t KprobeTarget, err error) { st.Skipped = append(st.Skipped, KprobeSkipped{t, err}) }
+	return splitRefused(g, try, stop, skip)
 }
 
 func (s *Session) attachKsingles(probe uint32, g []KprobeTarget, st *KprobeStats) error {
