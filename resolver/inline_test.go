@@ -3,7 +3,6 @@ package resolver
 import (
 	"bufio"
 	"bytes"
-	"debug/dwarf"
 	"debug/elf"
 	"fmt"
 	"os"
@@ -187,42 +186,9 @@ func addr2line(t *testing.T, bin string, addrs []uint64, names bool) []string {
 // fall inside a function symbol.
 func lineTableAddrs(t *testing.T, bin string) []uint64 {
 	t.Helper()
-	f, err := elf.Open(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	d, err := f.DWARF()
-	if err != nil {
-		t.Fatal(err)
-	}
 	o, err := LoadObject(bin, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	seen := map[uint64]bool{}
-	r := d.Reader()
-	for {
-		cu, err := r.Next()
-		if err != nil || cu == nil {
-			break
-		}
-		r.SkipChildren()
-		lr, err := d.LineReader(cu)
-		if err != nil || lr == nil {
-			continue
-		}
-		var e dwarf.LineEntry
-		for lr.Next(&e) == nil {
-			if !e.EndSequence && o.funcAt(e.Address) >= 0 {
-				seen[e.Address] = true
-			}
-		}
-	}
-	var out []uint64
-	for a := range seen {
-		out = append(out, a)
-	}
-	slices.Sort(out)
-	return out
+	return debugLineAddrs(t, o, bin, 1)
 }
