@@ -3,12 +3,10 @@ package resolver
 import (
 	"bufio"
 	"bytes"
-	"debug/elf"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 )
