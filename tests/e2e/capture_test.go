@@ -42,13 +42,7 @@ func TestTwoProbesPerProbeFiles(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d", r.code)
 	}
-	files, _ := filepath.Glob(filepath.Join(out, "*.folded"))
-	if len(files) != 2 {
-		t.Fatalf("want 2 per-probe folded files, got %v", files)
-	}
-	for _, f := range files {
-		b, _ := os.ReadFile(f)
-		stacks := folded(t, string(b))
+	for f, stacks := range perProbeFolded(t, out, 2) {
 		foo := strings.Contains(f, "foo")
 		want := map[bool]uint64{true: 600, false: 300}[foo]
 		if n := total(stacks); n != want {

@@ -165,13 +165,7 @@ func TestKprobeAndUprobe(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d", r.code)
 	}
-	files, _ := filepath.Glob(filepath.Join(out, "*.folded"))
-	if len(files) != 2 {
-		t.Fatalf("want 2 per-probe folded files, got %v", files)
-	}
-	for _, f := range files {
-		b, _ := os.ReadFile(f)
-		stacks := folded(t, string(b))
+	for f, stacks := range perProbeFolded(t, out, 2) {
 		kprobe := strings.Contains(filepath.Base(f), "vfs_read")
 		if kprobe && under(stacks, ";main;read_all;") != 10*per {
 			t.Errorf("%s: %d events under main;read_all, want %d", f, under(stacks, ";main;read_all;"), 10*per)

@@ -112,3 +112,22 @@ func total(m map[string]uint64) (n uint64) {
 	}
 	return n
 }
+
+// perProbeFolded reads the per-probe .folded files of an `-o DIR/` output
+// (path -> stacks) and fails t unless there are exactly n of them.
+func perProbeFolded(t *testing.T, dir string, n int) map[string]map[string]uint64 {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(dir, "*.folded"))
+	if len(files) != n {
+		t.Fatalf("want %d per-probe folded files, got %v", n, files)
+	}
+	out := map[string]map[string]uint64{}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[f] = folded(t, string(b))
+	}
+	return out
+}
