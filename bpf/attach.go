@@ -8,7 +8,6 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/features"
 	"github.com/cilium/ebpf/link"
 )
@@ -212,6 +211,3 @@ func (s *Session) AttachTracepoint(probe uint32, category, name string) error {
 	s.addLink(l)
 	return nil
 }
-
-// Program returns the program used for per-target uprobes (for tests).
-func (s *Session) Program() *ebpf.Program { return s.objs.ProbeeUprobe }

@@ -85,12 +85,6 @@ func (s *Session) SetProcessModules(pid int, mods []unwind.Module) error {
 	return errors.Join(errs...)
 }
 
-// ForgetProcess frees the unwind mappings of pid (the kernel also frees
-// them when the process exits).
-func (s *Session) ForgetProcess(pid int) {
-	_ = s.objs.ProcMaps.Delete(uint32(pid))
-}
-
 // TableStats reports what SetProcessModules loaded so far.
 func (s *Session) TableStats() TableStats {
 	s.tmu.Lock()
