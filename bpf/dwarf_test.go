@@ -66,7 +66,11 @@ func TestDWARFChain(t *testing.T) {
 			if _, err := s.AttachUprobes(3, []UprobeTarget{{Path: bin, Offset: off, Entry: true, Name: "leaf"}}, 0, !tc.multi); err != nil {
 				t.Fatal(err)
 			}
-			runGated(t, s, bin, "500")
+			pid := runGated(t, s, bin, "500")
+			var info probeeProcInfo
+			if err := s.objs.ProcMaps.Lookup(uint32(pid), &info); err == nil {
+				t.Errorf("pid %d exited but its unwind mappings are still in proc_maps", pid)
+			}
 			snap, err := s.Drain(4)
 			if err != nil {
 				t.Fatal(err)
