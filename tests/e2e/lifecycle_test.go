@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/pprof/profile"
+
 	"github.com/probee/probee/internal/testgate"
 )
 
@@ -181,5 +183,49 @@ func TestLibcAll(t *testing.T) {
 	}
 	if m[2] != "" && !strings.Contains(r.stderr, "the kernel refused it") {
 		t.Errorf("%s skipped but no warning names them", m[2])
+	}
+}
+
+// The in-kernel pid filter: an unrelated process running the same binary at
+// the same time is not counted, neither with -- CMD nor with -p.
+func TestPIDFilter(t *testing.T) {
+	testgate.Root(t)
+	bin := fixture(t, "chain-fp")
+	const n = "654321987"
+	defer killStray(n)
+	other := exec.Command(bin, n) // hits leaf all the time, never traced
+	if err := other.Start(); err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, "", "--uprobe", bin+":leaf", "--", bin, "700")
+	if got := total(folded(t, r.stdout)); got != 700 || r.code != 0 {
+		t.Errorf("-- CMD: %d hits, exit %d; want exactly the command's 700", got, r.code)
+	}
+	target := exec.Command(bin, n)
+	if err := target.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := strconv.Itoa(target.Process.Pid)
+	dir := t.TempDir()
+	r = run(t, dir, "--uprobe", bin+":leaf", "-p", pid, "-d", "300ms", "-o", "x.pb.gz")
+	if r.code != 0 {
+		t.Fatalf("-p: exit %d", r.code)
+	}
+	f, err := os.Open(filepath.Join(dir, "x.pb.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	prof, err := profile.Parse(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(prof.Sample) == 0 {
+		t.Fatalf("-p: no samples:\n%s", r.stderr)
+	}
+	for _, smp := range prof.Sample {
+		if got := smp.NumLabel["pid"]; len(got) != 1 || got[0] != int64(target.Process.Pid) {
+			t.Errorf("-p %s: a sample of pid %v", pid, got)
+		}
 	}
 }
