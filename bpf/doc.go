@@ -29,8 +29,8 @@
 // are used), and kstacks of N/4 kernel stacks (16384), which the kernel
 // preallocates (~17 MiB at 1 KiB per stack). 50K distinct user stacks fit
 // the defaults without loss. Periodic drains (DrainInterval, interval.go)
-// flip the active counts map, wait for running programs with an RCU grace
-// period, and move the other map's counts and user stacks into Go.
+// flip the active counts map, wait until no event counts in the other one
+// (the counts gate, gate.go), and move its counts and user stacks into Go.
 //
 // # Attaching
 //

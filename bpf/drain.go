@@ -21,6 +21,7 @@ const (
 	DropEventLost
 	DropNoTables  // DWARF: stack taken before the process's tables were loaded
 	DropUnknownPC // DWARF: stack cut at a pc in no known mapping
+	DropCountsSwitch
 	dropMax
 )
 
@@ -33,6 +34,7 @@ var dropNames = [...]string{
 	"process notice lost (ring buffer full)",
 	"partial stacks: taken before the process's unwind tables were loaded (frame pointers used)",
 	"partial stacks: cut at a pc outside every known mapping (JIT code, or a library loaded since)",
+	"counts map switched twice during one event (raise --interval)",
 }
 
 func (d DropCause) String() string {
@@ -104,11 +106,10 @@ func (s *Session) perCPUSums(m *ebpf.Map, n int) ([]uint64, error) {
 func (s *Session) readCounts() ([]Count, error) {
 	s.dmu.Lock()
 	defer s.dmu.Unlock()
-	if err := s.rcuBarrier(); err != nil { // programs still running after Detach
-		return nil, err
-	}
-	for _, m := range []*ebpf.Map{s.objs.Counts0, s.objs.Counts1} {
-		if err := s.drainCounts(m); err != nil {
+	for i, m := range []*ebpf.Map{s.objs.Counts0, s.objs.Counts1} {
+		// Programs may still be finishing after Detach.
+		s.gate.waitIdle(uint32(i), drainWait)
+		if _, err := s.drainCounts(m); err != nil {
 			return nil, err
 		}
 	}

@@ -3,22 +3,27 @@ package bpf
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/cilium/ebpf"
 )
 
 // Periodic drains (--interval) keep the kernel maps from filling on long
 // runs. Events are counted in one of two maps (counts0, counts1) chosen by
-// the BPF global active_counts. DrainInterval flips it, waits until every
-// program that may still use the old map has returned (an RCU grace period,
-// see rcuBarrier), then moves the old map's counts into Go (accumulator)
-// and deletes them: no event is lost or counted twice. The user stacks those
-// counts reference are copied to Go and deleted from ustacks (events seen
-// later re-insert them: the BPF side inserts on a miss, under the same
-// content hash). Kernel stacks are copied but never deleted during a
-// session: their ids are bucket indexes of a preallocated map, which a
-// different stack could take after a delete while the active map still
-// refers to the old one.
+// counts_gate.active. DrainInterval switches it, waits until no program
+// uses the old map any more (countsGate), then moves the old map's counts
+// into Go (accumulator) and deletes them: no event is lost or counted
+// twice. The user stacks those counts reference are copied to Go and
+// deleted from ustacks (events seen later re-insert them: the BPF side
+// inserts on a miss, under the same content hash). Kernel stacks are copied
+// but never deleted during a session: their ids are bucket indexes of a
+// preallocated map, which a different stack could take after a delete
+// while the active map still refers to the old one.
+//
+// An earlier version waited for an RCU grace period (by updating a
+// map-in-map); under heavy uprobe load on this kernel that wait took
+// minutes. The gate's busy counters make the wait as long as the slowest
+// event in flight: microseconds.
 
 // countKey is an aggregated count's key (probeeCountKey without padding).
 type countKey struct {
@@ -45,21 +50,50 @@ func newAccumulator() accumulator {
 		kstacks: map[int32][]uint64{}}
 }
 
+// DrainStats describes the periodic drains of a session.
+type DrainStats struct {
+	Drains   int           // old map drained
+	Deferred int           // old map still busy after drainWait: drained later
+	Moved    uint64        // events moved to Go
+	MaxWait  time.Duration // longest wait for the old map to fall idle
+}
+
+// drainWait bounds how long DrainInterval waits for events still counting
+// in the old map; a busy map is drained by a later call instead. A var for
+// tests.
+var drainWait = time.Second
+
 // DrainInterval moves the counts gathered since the last drain from the
 // kernel into the session's Go-side aggregation, which Drain includes. It
 // is safe to call while probes are attached; calls are serialized.
 func (s *Session) DrainInterval() error {
 	s.dmu.Lock()
 	defer s.dmu.Unlock()
-	old := s.active
-	if err := s.objs.ActiveCounts.Set(1 - old); err != nil {
-		return fmt.Errorf("switch counts map: %w", err)
+	if !s.switched {
+		s.active = 1 - s.active
+		s.gate.switchTo(s.active)
+		s.switched = true
 	}
-	s.active = 1 - old
-	if err := s.rcuBarrier(); err != nil {
-		return err
+	old := 1 - s.active
+	start := time.Now()
+	idle := s.gate.waitIdle(old, drainWait)
+	s.stats.MaxWait = max(s.stats.MaxWait, time.Since(start))
+	if !idle {
+		s.stats.Deferred++
+		return nil
 	}
-	return s.drainCounts(s.countsMap(old))
+	s.switched = false
+	s.stats.Drains++
+	moved, err := s.drainCounts(s.countsMap(old))
+	s.stats.Moved += moved
+	return err
+}
+
+// DrainStats returns the periodic drains' figures so far.
+func (s *Session) DrainStats() DrainStats {
+	s.dmu.Lock()
+	defer s.dmu.Unlock()
+	return s.stats
 }
 
 func (s *Session) countsMap(i uint32) *ebpf.Map {
@@ -69,68 +103,47 @@ func (s *Session) countsMap(i uint32) *ebpf.Map {
 	return s.objs.Counts1
 }
 
-// rcuBarrier returns once every BPF program running when it was called has
-// returned: updating a map-in-map makes the kernel call synchronize_rcu()
-// (maybe_wait_bpf_programs in kernel/bpf/syscall.c; the kernel's selftests
-// use the same fact), and non-sleepable programs run under rcu_read_lock.
-func (s *Session) rcuBarrier() error {
-	if s.barrier == nil {
-		inner := &ebpf.MapSpec{Type: ebpf.Array, KeySize: 4, ValueSize: 4, MaxEntries: 1}
-		outer, err := ebpf.NewMap(&ebpf.MapSpec{Name: "probee_barrier", Type: ebpf.ArrayOfMaps,
-			KeySize: 4, ValueSize: 4, MaxEntries: 1, InnerMap: inner})
-		if err != nil {
-			return fmt.Errorf("create grace-period map: %w", err)
-		}
-		if s.barrierInner, err = ebpf.NewMap(inner); err != nil {
-			outer.Close()
-			return fmt.Errorf("create grace-period map: %w", err)
-		}
-		s.barrier = outer
-	}
-	if err := s.barrier.Put(uint32(0), s.barrierInner); err != nil {
-		return fmt.Errorf("wait for running BPF programs: %w", err)
-	}
-	return nil
-}
-
-func (s *Session) closeBarrier() {
-	if s.barrier != nil {
-		s.barrier.Close()
-		s.barrierInner.Close()
-		s.barrier, s.barrierInner = nil, nil
-	}
-}
-
 // drainCounts moves every count of m (which no program writes any more)
-// into the accumulator, with the stacks they reference, and clears m.
-func (s *Session) drainCounts(m *ebpf.Map) error {
-	var (
-		key  probeeCountKey
-		val  uint64
-		keys []probeeCountKey
-	)
-	it := m.Iterate()
-	for it.Next(&key, &val) {
+// into the accumulator, with the stacks they reference, and clears m. It
+// returns the number of events moved. Counts are taken and deleted in
+// batches (one syscall per drainBatch keys), so a failure part way moves
+// only what it deleted: nothing is counted twice.
+func (s *Session) drainCounts(m *ebpf.Map) (moved uint64, err error) {
+	keys := make([]probeeCountKey, drainBatch)
+	vals := make([]uint64, drainBatch)
+	var cursor ebpf.MapBatchCursor
+	for {
+		n, err := m.BatchLookupAndDelete(&cursor, keys, vals, nil)
+		moved += s.takeCounts(keys[:n], vals[:n])
+		if errors.Is(err, ebpf.ErrKeyNotExist) {
+			return moved, nil // the map is empty
+		}
+		if err != nil {
+			return moved, fmt.Errorf("drain counts: %w", err)
+		}
+	}
+}
+
+// drainBatch is the number of counts moved per syscall.
+const drainBatch = 4096
+
+// takeCounts adds counts taken from the kernel to the accumulator, copies
+// the stacks they reference, and deletes their user stacks from ustacks
+// (copied; events seen later re-insert them).
+func (s *Session) takeCounts(keys []probeeCountKey, vals []uint64) (moved uint64) {
+	for i, key := range keys {
 		k := countKey{probe: key.Probe, tgid: key.Tgid, comm: key.Comm, ustack: key.Ustack, kstack: key.Kstack}
-		s.acc.counts[k] += val
+		s.acc.counts[k] += vals[i]
+		moved += vals[i]
 		s.copyUser(key.Ustack)
 		s.copyKernel(key.Kstack)
-		keys = append(keys, key)
 	}
-	if err := it.Err(); err != nil {
-		return fmt.Errorf("read counts: %w", err)
-	}
-	for _, k := range keys {
-		if err := m.Delete(&k); err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
-			return fmt.Errorf("clear counts: %w", err)
+	for _, key := range keys {
+		if key.Ustack != 0 {
+			s.objs.Ustacks.Delete(key.Ustack)
 		}
 	}
-	for _, k := range keys {
-		if k.Ustack != 0 {
-			s.objs.Ustacks.Delete(k.Ustack) // copied; re-inserted on the next hit
-		}
-	}
-	return nil
+	return moved
 }
 
 // copyUser copies user stack id to Go unless it is there already.

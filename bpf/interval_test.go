@@ -1,25 +1,116 @@
 package bpf
 
 import (
+	"encoding/binary"
+	"os/exec"
+	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/probee/probee/internal/testgate"
 )
 
-// The grace-period barrier returns, and quickly when nothing runs.
-func TestRCUBarrier(t *testing.T) {
-	testgate.Root(t)
-	s, err := Open(Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	for i := 0; i < 5; i++ {
+// The gate's memory is the map's value: a switch is seen by the kernel, and
+// the drain of an idle map returns at once.
+func TestCountsGate(t *testing.T) {
+	s := openSession(t, Options{})
+	for i := 0; i < 4; i++ {
 		start := time.Now()
 		if err := s.DrainInterval(); err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("drain %d: %v (active counts map %d)", i, time.Since(start), s.active)
+		if d := time.Since(start); d > 100*time.Millisecond {
+			t.Errorf("drain %d of idle maps took %v", i, d)
+		}
+		raw := make([]byte, gateSize)
+		if err := s.objs.CountsGate.Lookup(uint32(0), &raw); err != nil {
+			t.Fatal(err)
+		}
+		if got := binary.LittleEndian.Uint32(raw); got != s.active {
+			t.Errorf("drain %d: kernel sees counts map %d, session %d", i, got, s.active)
+		}
+	}
+	if st := s.DrainStats(); st.Drains != 4 || st.Deferred != 0 {
+		t.Errorf("stats %+v, want 4 drains", st)
+	}
+}
+
+// An event still counting in the old map defers its drain: the map is not
+// drained, and the next call does not switch back.
+func TestDrainDeferred(t *testing.T) {
+	s := openSession(t, Options{})
+	defer func(d time.Duration) { drainWait = d }(drainWait)
+	drainWait = 20 * time.Millisecond
+	inFlight := s.gate.word64(gateSlotsOff + 5*gateSlotSize + 0*8) // slot 5, counts0
+	*inFlight = 1
+	for i := 0; i < 2; i++ {
+		if err := s.DrainInterval(); err != nil {
+			t.Fatal(err)
+		}
+		if st := s.DrainStats(); s.active != 1 || st.Deferred != i+1 || st.Drains != 0 {
+			t.Fatalf("call %d with counts0 busy: active %d, stats %+v; want active 1, deferred", i, s.active, st)
+		}
+	}
+	*inFlight = 0
+	if err := s.DrainInterval(); err != nil {
+		t.Fatal(err)
+	}
+	if st := s.DrainStats(); s.active != 1 || st.Drains != 1 {
+		t.Fatalf("counts0 idle: active %d, stats %+v; want active 1, 1 drain", s.active, st)
+	}
+	if err := s.DrainInterval(); err != nil || s.active != 0 {
+		t.Fatalf("next drain: active %d, %v; want a switch to counts0", s.active, err)
+	}
+}
+
+// Drains every millisecond while two threads hit a probe: every call is
+// counted exactly once.
+func TestDrainUnderLoad(t *testing.T) {
+	testgate.Root(t)
+	bin, _ := filepath.Abs(testgate.Fixture(t, filepath.Join(fixtures, "load-fp")))
+	s := openSession(t, Options{})
+	st, err := s.AttachUprobes(3, []UprobeTarget{{Path: bin, Offset: fileOffset(t, bin, "hit"), Entry: true, Name: "hit"}}, 0, false)
+	if err != nil || st.Attached != 1 {
+		t.Fatalf("attach: %+v %v", st, err)
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(time.Millisecond):
+				if err := s.DrainInterval(); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}
+	})
+	const calls = 2 * 200000
+	err = exec.Command(bin, "200000", "2").Run()
+	close(done)
+	wg.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Detach()
+	snap, err := s.Drain(4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var total uint64
+	for _, c := range snap.Counts {
+		total += c.Count
+	}
+	ds := s.DrainStats()
+	t.Logf("calls %d, counts %d, drops %v, drains %+v", calls, total, snap.Drops, ds)
+	if total+snap.Drops[DropCountsSwitch] != calls || snap.Hits[3] != calls {
+		t.Errorf("counted %d + %d lost, hits %d, want %d", total, snap.Drops[DropCountsSwitch], snap.Hits[3], calls)
+	}
+	if ds.Drains < 10 || ds.Moved == 0 {
+		t.Errorf("drains %+v: want periodic drains that moved counts", ds)
 	}
 }

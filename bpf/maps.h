@@ -8,9 +8,9 @@
 const volatile __u32 filter_pids = 0; // 1: only tgids in the pids map
 
 // Counts are double-buffered for periodic drains (--interval): events go to
-// counts0 or counts1 as active_counts says; user space flips it, waits a
-// grace period for in-flight events, then drains and clears the other one.
-// Allocated on demand (no preallocation).
+// counts0 or counts1 as counts_gate.active says; user space flips it, waits until
+// no event uses the other map (counts_gate.slots[*].busy), then drains and clears
+// it. Allocated on demand (no preallocation).
 struct counts_map {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
@@ -21,8 +21,14 @@ struct counts_map {
 struct counts_map counts0 SEC(".maps");
 struct counts_map counts1 SEC(".maps");
 
-// Which counts map events go to (0 or 1); written by user space (.bss).
-volatile __u32 active_counts = 0;
+// The counts gate (probee.h), memory-mapped by user space.
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct counts_gate);
+} counts_gate SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

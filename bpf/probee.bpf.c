@@ -83,13 +83,31 @@ static __always_inline void add_count_to(void *counts, struct count_key *k)
 		count_drop(DROP_COUNTS_FULL);
 }
 
-// add_count counts one event in the active counts map.
+// add_count counts one event in the active counts map: it marks the map busy
+// in its CPU's slot, then checks the map is still active (user space writes
+// active, then reads busy: Dekker's pattern, ordered by the lock-prefixed
+// add on x86; bpf/gate.go). A second switch during one event is a drop.
 static __always_inline void add_count(struct count_key *k)
 {
-	if (active_counts)
-		add_count_to(&counts1, k);
-	else
-		add_count_to(&counts0, k);
+	__u32 zero = 0;
+	struct counts_gate *g = bpf_map_lookup_elem(&counts_gate, &zero);
+	if (!g)
+		return;
+	__u32 slot = bpf_get_smp_processor_id() & (COUNTS_SLOTS - 1);
+	__u32 m = g->active & 1;
+	__sync_fetch_and_add(&g->slots[slot].busy[m], 1);
+	if ((*(volatile __u32 *)&g->active & 1) != m) {
+		__sync_fetch_and_add(&g->slots[slot].busy[m], -1);
+		m ^= 1;
+		__sync_fetch_and_add(&g->slots[slot].busy[m], 1);
+		if ((*(volatile __u32 *)&g->active & 1) != m) {
+			__sync_fetch_and_add(&g->slots[slot].busy[m], -1);
+			count_drop(DROP_COUNTS_SWITCH);
+			return;
+		}
+	}
+	add_count_to(m ? (void *)&counts1 : (void *)&counts0, k);
+	__sync_fetch_and_add(&g->slots[slot].busy[m], -1);
 }
 
 #include "unwind.h"

@@ -19,7 +19,8 @@ enum drop_cause {
 	DROP_EVENT_LOST = 5,      // ring buffer full: a process notice was lost
 	DROP_NO_TABLES = 6,       // DWARF mode: process had no unwind tables yet (FP walk used)
 	DROP_UNKNOWN_PC = 7,      // DWARF mode: stack cut at a pc outside every known mapping
-	DROP_MAX = 8,
+	DROP_COUNTS_SWITCH = 8,   // --interval: counts map switched twice during one event
+	DROP_MAX = 9,
 };
 
 enum event_type {
@@ -33,6 +34,20 @@ struct event {
 	__u32 tgid;
 	__u32 pid;
 	__u32 pad;
+};
+
+// The counts gate (--interval): which counts map events go to, and per CPU
+// slot how many events are using each map right now. One 64-byte line per
+// slot; user space maps it and reads it with atomics.
+#define COUNTS_SLOTS 64 // a power of two; CPUs beyond it share slots
+struct counts_slot {
+	__u64 busy[2];
+	__u64 pad[6];
+};
+struct counts_gate {
+	__u32 active;
+	__u32 pad[15];
+	struct counts_slot slots[COUNTS_SLOTS];
 };
 
 struct count_key {

@@ -23,6 +23,17 @@ type probeeCountKey struct {
 	Comm   [16]int8
 }
 
+type probeeCountsGate struct {
+	_      structs.HostLayout
+	Active uint32
+	Pad    [15]uint32
+	Slots  [64]struct {
+		_    structs.HostLayout
+		Busy [2]uint64
+		Pad  [6]uint64
+	}
+}
+
 type probeeEvent struct {
 	_    structs.HostLayout
 	Type uint32
@@ -88,6 +99,7 @@ type probeeUserStack struct {
 const (
 	probeeMapCounts0                = "counts0"
 	probeeMapCounts1                = "counts1"
+	probeeMapCountsGate             = "counts_gate"
 	probeeMapDrops                  = "drops"
 	probeeMapEvents                 = "events"
 	probeeMapHits                   = "hits"
@@ -121,7 +133,6 @@ const (
 	probeeProgProbeeTracepoint      = "probee_tracepoint"
 	probeeProgProbeeUprobe          = "probee_uprobe"
 	probeeProgProbeeUprobeMulti     = "probee_uprobe_multi"
-	probeeVarActiveCounts           = "active_counts"
 	probeeVarFilterPids             = "filter_pids"
 	probeeVarHaveBpfLoop            = "have_bpf_loop"
 	probeeVarIncludeIdle            = "include_idle"
@@ -196,6 +207,7 @@ type probeeProgramSpecs struct {
 type probeeMapSpecs struct {
 	Counts0       *ebpf.MapSpec `ebpf:"counts0"`
 	Counts1       *ebpf.MapSpec `ebpf:"counts1"`
+	CountsGate    *ebpf.MapSpec `ebpf:"counts_gate"`
 	Drops         *ebpf.MapSpec `ebpf:"drops"`
 	Events        *ebpf.MapSpec `ebpf:"events"`
 	Hits          *ebpf.MapSpec `ebpf:"hits"`
@@ -220,7 +232,6 @@ type probeeMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type probeeVariableSpecs struct {
-	ActiveCounts *ebpf.VariableSpec `ebpf:"active_counts"`
 	FilterPids   *ebpf.VariableSpec `ebpf:"filter_pids"`
 	HaveBpfLoop  *ebpf.VariableSpec `ebpf:"have_bpf_loop"`
 	IncludeIdle  *ebpf.VariableSpec `ebpf:"include_idle"`
@@ -252,6 +263,7 @@ func (o *probeeObjects) Close() error {
 type probeeMaps struct {
 	Counts0       *ebpf.Map `ebpf:"counts0"`
 	Counts1       *ebpf.Map `ebpf:"counts1"`
+	CountsGate    *ebpf.Map `ebpf:"counts_gate"`
 	Drops         *ebpf.Map `ebpf:"drops"`
 	Events        *ebpf.Map `ebpf:"events"`
 	Hits          *ebpf.Map `ebpf:"hits"`
@@ -276,6 +288,7 @@ func (m *probeeMaps) Close() error {
 	return _ProbeeClose(
 		m.Counts0,
 		m.Counts1,
+		m.CountsGate,
 		m.Drops,
 		m.Events,
 		m.Hits,
@@ -301,7 +314,6 @@ func (m *probeeMaps) Close() error {
 //
 // It can be passed to loadProbeeObjects or ebpf.CollectionSpec.LoadAndAssign.
 type probeeVariables struct {
-	ActiveCounts *ebpf.Variable `ebpf:"active_counts"`
 	FilterPids   *ebpf.Variable `ebpf:"filter_pids"`
 	HaveBpfLoop  *ebpf.Variable `ebpf:"have_bpf_loop"`
 	IncludeIdle  *ebpf.Variable `ebpf:"include_idle"`

@@ -47,11 +47,12 @@ type Session struct {
 	tmu     sync.Mutex  // guards tables
 	tables  tableStore
 
-	dmu          sync.Mutex  // serializes drains; guards the fields below
-	active       uint32      // active_counts: the counts map events go to
-	acc          accumulator // counts and stacks drained so far
-	barrier      *ebpf.Map   // map-in-map updated to wait for running programs
-	barrierInner *ebpf.Map
+	gate     *countsGate // which counts map events go to (interval.go)
+	dmu      sync.Mutex  // serializes drains; guards the fields below
+	active   uint32      // the counts map events go to
+	switched bool        // the other map awaits its drain
+	acc      accumulator // counts and stacks drained so far
+	stats    DrainStats
 }
 
 // MaxProbes is the number of probe ids a session can count.
@@ -77,6 +78,10 @@ func Open(opts Options) (*Session, error) {
 		entriesCap: spec.Maps["unwind_entries"].MaxEntries, pagesCap: spec.Maps["unwind_pages"].MaxEntries}
 	if err := spec.LoadAndAssign(&s.objs, nil); err != nil {
 		return nil, loadError(err)
+	}
+	if s.gate, err = openCountsGate(s.objs.CountsGate); err != nil {
+		s.Close()
+		return nil, err
 	}
 	if err := s.fillStepArrays(); err != nil {
 		s.Close()
@@ -224,7 +229,7 @@ func (s *Session) Close() error {
 		errs = append(errs, l.Close())
 	}
 	s.procs = nil
-	s.closeBarrier()
+	s.gate.close()
 	errs = append(errs, s.objs.Close())
 	return errors.Join(errs...)
 }

@@ -49,6 +49,7 @@ var errCases = []errCase{
 	// Separators and names.
 	{Uprobe, false, "ns::Klass:method", 1, `invalid library name "ns::Klass"`},
 	{Uprobe, false, "libc:a:b", 7, "unexpected ':'"},
+	{Uprobe, false, "bin/app:main", 1, `relative path "bin/app"`},
 	{Uprobe, false, "f[abi:cxx11]()", 1, `invalid library name "f[abi"`},
 	{Uprobe, false, "42", 1, `function name "42" is a number`},
 	{Uprobe, false, "a/", 2, "unexpected '/' at the end of a name"},

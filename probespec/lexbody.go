@@ -1,6 +1,7 @@
 package probespec
 
 import (
+	"fmt"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -59,6 +60,9 @@ func (l *lx) uprobeBody(lo, hi int) *Error {
 	i := l.nextSep(lo, hi)
 	if i < 0 || hasSourceExt(l.in[lo:i]) {
 		return l.targetless(lo, hi, false)
+	}
+	if name := l.in[lo:i]; strings.Contains(name, "/") {
+		return l.fail(lo, fmt.Sprintf("write %q: paths start with /, ./ or ../", "./"+name), "relative path %q", name)
 	}
 	if !validName(l.in[lo:i], "._+-") {
 		return l.fail(lo, hintColon, "invalid library name %q", l.in[lo:i])

@@ -146,6 +146,7 @@ func (t *tracer) report(snap *bpf.Snapshot) {
 	if total == 0 {
 		t.status.infof("no drops")
 	}
+	t.reportDrains()
 	t.reportTables()
 }
 

@@ -42,8 +42,8 @@ Output (outputs are always written, also on Ctrl-C and -d expiry):
   --no-inline         no frames for inlined calls
   --max-stacks N      size of the in-kernel count and user stack maps, kernel stacks N/4
                       (default 65536: 50K distinct stacks lose nothing)
-  --interval D        experimental: move the kernel's counts into probee every D while
-                      tracing (default 0: at the end)
+  --interval D        move the kernel's counts into probee every D while tracing, so
+                      long runs never fill the maps (default 1s; 0: only at the end)
   --no-uprobe-multi   one link per function instead of one uprobe_multi link per file
   -q, --quiet         no status lines on stderr
 

@@ -3,10 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/probee/probee/bpf"
 	"github.com/probee/probee/internal/testgate"
@@ -44,6 +46,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"--uprobe", "malloc", "ls"}, "put the command to trace after --"},
 		{[]string{"--uprobe", "malloc", "--unwind", "magic"}, `--unwind "magic"`},
 		{[]string{"--uprobe", "malloc", "-F", "0"}, "-F 0"},
+		{[]string{"--uprobe", "malloc", "--interval", "5ms"}, "--interval 5ms: want 0 (drain only at the end) or a period of at least 10ms"},
+		{[]string{"--uprobe", "malloc", "--interval", "-2s"}, "--interval -2s"},
 		{[]string{"--uprobe", "malloc", "-o", "x.txt"}, `unknown output extension ".txt"`},
 		{[]string{"--json", "--uprobe", "malloc"}, "--json only applies to --list-probes"},
 		{[]string{"--list-probes", "malloc", "--uprobe", "free"}, "--list-probes only lists"},
@@ -53,6 +57,27 @@ func TestUsageErrors(t *testing.T) {
 		out, errs, code := probee(t, c.args...)
 		if code != 2 || !strings.Contains(errs, c.want) || out != "" {
 			t.Errorf("probee %q: exit %d, stderr %q, stdout %q; want exit 2 and %q", c.args, code, errs, out, c.want)
+		}
+	}
+}
+
+// --interval: default 1s, 0 turns periodic drains off.
+func TestIntervalFlag(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want time.Duration
+		on   bool
+	}{
+		{nil, time.Second, false},
+		{[]string{"--interval", "0"}, 0, true},
+		{[]string{"--interval", "250ms"}, 250 * time.Millisecond, true},
+	} {
+		cfg, err := parseArgs(append([]string{"--uprobe", "malloc"}, c.args...), io.Discard)
+		if err != nil {
+			t.Fatalf("%q: %v", c.args, err)
+		}
+		if cfg.interval != c.want || cfg.intervalOn != c.on {
+			t.Errorf("%q: interval %v (given %v), want %v (%v)", c.args, cfg.interval, cfg.intervalOn, c.want, c.on)
 		}
 	}
 }

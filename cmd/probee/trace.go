@@ -216,11 +216,8 @@ func (t *tracer) wait(ctx context.Context) {
 	case t.cfg.pid != 0:
 		exited = watchPID(ctx, t.cfg.pid)
 	}
-	var tick <-chan time.Time // periodic drains (--interval)
 	if t.cfg.interval > 0 {
-		ticker := time.NewTicker(t.cfg.interval)
-		defer ticker.Stop()
-		tick = ticker.C
+		defer t.drainEvery(t.cfg.interval)()
 	}
 	for {
 		select {
@@ -229,10 +226,6 @@ func (t *tracer) wait(ctx context.Context) {
 			return
 		case <-timeout:
 			return
-		case <-tick:
-			if err := t.sess.DrainInterval(); err != nil {
-				t.status.warnf("periodic drain: %v", err)
-			}
 		case <-exited:
 			if t.cmd != nil {
 				t.status.infof("command %s", t.cmd.status())

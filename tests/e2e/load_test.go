@@ -3,6 +3,7 @@ package e2e
 import (
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -23,23 +24,30 @@ func drops(stderr string) map[string]uint64 {
 	return out
 }
 
-// countsFull is the drop cause of events lost entirely (no count).
-const countsFull = "counts map full"
+// The drop causes of events lost entirely (no count).
+const (
+	countsFull   = "counts map full"
+	countsSwitch = "counts map switched"
+)
 
 // lostEvents sums the drops that lose whole events (the others lose part
 // of a stack, and the event is still counted).
 func lostEvents(d map[string]uint64) uint64 {
 	var n uint64
 	for cause, v := range d {
-		if strings.HasPrefix(cause, countsFull) {
+		if strings.HasPrefix(cause, countsFull) || strings.HasPrefix(cause, countsSwitch) {
 			n += v
 		}
 	}
 	return n
 }
 
+// drainsRE matches probee's report of the periodic drains (--interval).
+var drainsRE = regexp.MustCompile(`(?m)^probee: periodic drains: (\d+) every .*, (\d+) events moved`)
+
 // loadRun traces bin's probe running with args and returns the total
-// count, the drops and probee's result.
+// count and the drops. With --interval in flags it checks that periodic
+// drains ran and moved events.
 func loadRun(t *testing.T, probe string, flags []string, bin string, args ...string) (uint64, map[string]uint64) {
 	t.Helper()
 	argv := append([]string{"--uprobe", bin + ":" + probe}, flags...)
@@ -47,6 +55,14 @@ func loadRun(t *testing.T, probe string, flags []string, bin string, args ...str
 	r := run(t, "", argv...)
 	if r.code != 0 {
 		t.Fatalf("exit %d", r.code)
+	}
+	if slices.Contains(flags, "--interval") && !slices.Contains(flags, "0") {
+		m := drainsRE.FindStringSubmatch(r.stderr)
+		if m == nil || m[1] == "0" || m[2] == "0" {
+			t.Errorf("no periodic drain reported: %q", m)
+		} else {
+			t.Logf("periodic drains: %s, events moved: %s", m[1], m[2])
+		}
 	}
 	return total(folded(t, r.stdout)), drops(r.stderr)
 }
@@ -65,9 +81,7 @@ func loadCalls() int {
 func TestLoadExactCounts(t *testing.T) {
 	testgate.Root(t)
 	bin := fixture(t, "load-fp")
-	// TODO(issue 9): add "200ms" once the periodic drain's grace period is
-	// fast under uprobe load (see bpf/interval.go).
-	for _, interval := range []string{"0"} {
+	for _, interval := range []string{"0", "20ms"} {
 		t.Run("interval="+interval, func(t *testing.T) {
 			per := loadCalls()
 			calls := 2 * per
@@ -94,6 +108,8 @@ func TestManyStacks(t *testing.T) {
 		{"50K-defaults", 50000, nil, false},
 		{"200K-defaults", 200000, nil, true},
 		{"200K-max-stacks", 200000, []string{"--max-stacks", "262144"}, false},
+		// Periodic drains empty the maps: the defaults hold 200K stacks.
+		{"200K-interval", 200000, []string{"--interval", "20ms"}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			n, d := loadRun(t, "leaf", tc.flags, bin, strconv.Itoa(tc.calls))

@@ -1,0 +1,82 @@
+package bpf
+
+import (
+	"fmt"
+	"os"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/cilium/ebpf"
+	"golang.org/x/sys/unix"
+)
+
+// Layout of struct counts_gate (probee.h): active at 0, then one 64-byte
+// slot per CPU (modulo countsSlots) holding busy[2].
+const (
+	countsSlots  = 64
+	gateSlotsOff = 64
+	gateSlotSize = 64
+	gateSize     = gateSlotsOff + countsSlots*gateSlotSize
+)
+
+// countsGate is user space's side of the counts gate: the map's memory,
+// shared with the programs, read and written with atomics. A program marks
+// the map it counts in busy, then checks that it is still active; switchTo
+// stores the new active map, then waitIdle reads the old map's busy
+// counters. Both sides write before they read, with full barriers (Go's
+// atomics; lock-prefixed adds in BPF on x86), so a program either sees
+// the switch or is seen busy.
+type countsGate struct {
+	mem []byte
+}
+
+func openCountsGate(m *ebpf.Map) (*countsGate, error) {
+	if m.ValueSize() != gateSize {
+		return nil, fmt.Errorf("counts gate: value size %d, want %d (probee.h and gate.go disagree)", m.ValueSize(), gateSize)
+	}
+	page := os.Getpagesize()
+	size := (gateSize + page - 1) / page * page
+	mem, err := unix.Mmap(m.FD(), 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	if err != nil {
+		return nil, fmt.Errorf("map the counts gate: %w", err)
+	}
+	return &countsGate{mem: mem}, nil
+}
+
+func (g *countsGate) close() {
+	if g != nil && g.mem != nil {
+		unix.Munmap(g.mem)
+		g.mem = nil
+	}
+}
+
+func (g *countsGate) word32(off int) *uint32 { return (*uint32)(unsafe.Pointer(&g.mem[off])) }
+func (g *countsGate) word64(off int) *uint64 { return (*uint64)(unsafe.Pointer(&g.mem[off])) }
+
+// switchTo makes events count in map m (0 or 1) from now on.
+func (g *countsGate) switchTo(m uint32) { atomic.StoreUint32(g.word32(0), m) }
+
+// busy is how many events are counting in map m right now.
+func (g *countsGate) busy(m uint32) uint64 {
+	var n uint64
+	for i := 0; i < countsSlots; i++ {
+		n += atomic.LoadUint64(g.word64(gateSlotsOff + i*gateSlotSize + int(m)*8))
+	}
+	return n
+}
+
+// waitIdle polls until no event counts in map m, for at most timeout, and
+// reports whether it is idle.
+func (g *countsGate) waitIdle(m uint32, timeout time.Duration) bool {
+	deadline := time.Now().Add(timeout)
+	for pause := 5 * time.Microsecond; ; pause = min(2*pause, 10*time.Millisecond) {
+		if g.busy(m) == 0 {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(pause)
+	}
+}

@@ -1,0 +1,52 @@
+package main
+
+import (
+	"sync"
+	"time"
+)
+
+// drainEvery moves the kernel's counts into probee every d (--interval) in
+// its own goroutine, so a slow drain never delays Ctrl-C, -d expiry or the
+// traced command's exit. The returned stop waits for a drain in progress.
+func (t *tracer) drainEvery(d time.Duration) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		tick := time.NewTicker(d)
+		defer tick.Stop()
+		warned := false
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				if err := t.sess.DrainInterval(); err != nil && !warned {
+					t.status.warnf("periodic drain: %v (counts stay in the kernel until the end)", err)
+					warned = true
+				}
+			}
+		}
+	})
+	return func() {
+		close(done)
+		wg.Wait()
+	}
+}
+
+// reportDrains prints what the periodic drains did: a summary line when
+// --interval was given (a progress line otherwise), and deferred drains.
+func (t *tracer) reportDrains() {
+	if t.cfg.interval <= 0 {
+		return
+	}
+	ds := t.sess.DrainStats()
+	say := t.status.debugf
+	if t.cfg.intervalOn {
+		say = t.status.infof
+	}
+	say("periodic drains: %d every %v, %d events moved, longest wait for in-flight events %v",
+		ds.Drains, t.cfg.interval, ds.Moved, ds.MaxWait.Round(time.Microsecond))
+	if ds.Deferred > 0 {
+		t.status.infof("periodic drains: %d deferred to the next (an event was still counting after 1s)", ds.Deferred)
+	}
+}
