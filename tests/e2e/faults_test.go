@@ -199,9 +199,10 @@ func TestDlopenDlcloseLoop(t *testing.T) {
 	checkNoLeaks(t, before)
 }
 
-// SIGINT while attaching every function of (a copy of) libc and SIGTERM while the outputs
-// are written both end with complete outputs; SIGKILL at any time leaves
-// no program, link or tracefs event behind.
+// SIGINT while attaching every function of (a copy of) libc, SIGTERM while the outputs
+// are written and SIGTERM amid periodic drains (every 10ms) end with
+// complete outputs; SIGKILL at any time leaves no program, link or tracefs
+// event behind.
 func TestProbeeSignalFaults(t *testing.T) {
 	testgate.Root(t)
 	bin := fixture(t, "chain-fp")
@@ -215,18 +216,21 @@ func TestProbeeSignalFaults(t *testing.T) {
 		after string        // stderr line to wait for
 		delay time.Duration // then wait this long
 		sigs  []syscall.Signal
+		flags []string
 	}{
-		{"SIGINT during attach", libc + ":*", "DWARF unwinding", 100 * time.Millisecond, []syscall.Signal{syscall.SIGINT}},
-		{"SIGTERM during drain", bin + ":leaf", "attached", 300 * time.Millisecond, []syscall.Signal{syscall.SIGINT, syscall.SIGTERM}},
-		{"SIGKILL during attach", libc + ":*", "DWARF unwinding", 100 * time.Millisecond, []syscall.Signal{syscall.SIGKILL}},
-		{"SIGKILL attached", bin + ":leaf", "attached", 300 * time.Millisecond, []syscall.Signal{syscall.SIGKILL}},
+		{"SIGINT during attach", libc + ":*", "DWARF unwinding", 100 * time.Millisecond, []syscall.Signal{syscall.SIGINT}, nil},
+		{"SIGTERM during drain", bin + ":leaf", "attached", 300 * time.Millisecond, []syscall.Signal{syscall.SIGINT, syscall.SIGTERM}, nil},
+		{"SIGTERM during periodic drains", bin + ":leaf", "attached", 300 * time.Millisecond, []syscall.Signal{syscall.SIGTERM}, []string{"--interval", "10ms"}},
+		{"SIGKILL during attach", libc + ":*", "DWARF unwinding", 100 * time.Millisecond, []syscall.Signal{syscall.SIGKILL}, nil},
+		{"SIGKILL attached", bin + ":leaf", "attached", 300 * time.Millisecond, []syscall.Signal{syscall.SIGKILL}, nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			const n = "987634567"
 			defer killStray(n)
 			dir, before := t.TempDir(), snapshotKernel(t)
-			b := start(t, dir, "--uprobe", c.spec, "-o", "out.folded", "-o", "out/", "--", bin, n)
+			args := append([]string{"--uprobe", c.spec, "-o", "out.folded", "-o", "out/"}, c.flags...)
+			b := start(t, dir, append(args, "--", bin, n)...)
 			b.waitFor(t, c.after, 20*time.Second)
 			time.Sleep(c.delay)
 			for _, sig := range c.sigs {
