@@ -24,13 +24,16 @@
 // reported; nothing is dropped silently.
 //
 // Map sizes (Options.MaxStacks, --max-stacks N; default N = 65536): two
-// counts maps (counts0/1) of N keys each and ustacks of N user stacks, all
-// allocated on demand (~2.1 KiB per user stack: up to ~140 MiB if all 65536
-// are used), and kstacks of N/4 kernel stacks (16384), which the kernel
-// preallocates (~17 MiB at 1 KiB per stack). 50K distinct user stacks fit
-// the defaults without loss. Periodic drains (DrainInterval, interval.go)
-// flip the active counts map, wait until no event counts in the other one
-// (the counts gate, gate.go), and move its counts and user stacks into Go.
+// counts maps (counts0/1) of N keys each, ustacks of N user stacks (~2.1
+// KiB each: up to ~140 MiB if all 65536 are used) and kstacks of N/4 kernel
+// stacks (16384, ~1 KiB each), all allocated on demand. 50K distinct user
+// stacks fit the defaults without loss. Kernel stacks are keyed by a hash
+// of their content like user stacks, not kept in a stack trace map: its
+// ids are buckets that collide long before the map is full, and a freed id
+// can be reused while a count still names it. Periodic drains
+// (DrainInterval, interval.go) flip the active counts map, wait until no
+// event counts in the other one (the counts gate, gate.go), and move its
+// counts and the stacks they name into Go.
 //
 // # Attaching
 //

@@ -22,6 +22,7 @@ const (
 	DropNoTables  // DWARF: stack taken before the process's tables were loaded
 	DropUnknownPC // DWARF: stack cut at a pc in no known mapping
 	DropCountsSwitch
+	DropKernelStackFull
 	dropMax
 )
 
@@ -30,11 +31,12 @@ var dropNames = [...]string{
 	"user stack map full (raise --max-stacks)",
 	"user stack hash collision",
 	"kernel stack unreadable",
-	"kernel stack map collision (raise --max-stacks)",
+	"kernel stack hash collision",
 	"process notice lost (ring buffer full)",
 	"partial stacks: taken before the process's unwind tables were loaded (frame pointers used)",
 	"partial stacks: cut at a pc outside every known mapping (JIT code, or a library loaded since)",
 	"counts map switched twice during one event (raise --interval)",
+	"kernel stack map full (raise --max-stacks)",
 }
 
 func (d DropCause) String() string {

@@ -13,12 +13,10 @@ import (
 // counts_gate.active. DrainInterval switches it, waits until no program
 // uses the old map any more (countsGate), then moves the old map's counts
 // into Go (accumulator) and deletes them: no event is lost or counted
-// twice. The user stacks those counts reference are copied to Go and
-// deleted from ustacks (events seen later re-insert them: the BPF side
-// inserts on a miss, under the same content hash). Kernel stacks are copied
-// but never deleted during a session: their ids are bucket indexes of a
-// preallocated map, which a different stack could take after a delete
-// while the active map still refers to the old one.
+// twice. The user and kernel stacks those counts reference are copied to
+// Go and deleted from ustacks and kstacks: events seen later re-insert
+// them (the BPF side inserts on a miss, under the same content hash), and
+// counts still in the kernel that name a deleted stack find it in Go.
 //
 // An earlier version waited for an RCU grace period (by updating a
 // map-in-map); under heavy uprobe load on this kernel that wait took
@@ -30,7 +28,7 @@ type countKey struct {
 	probe, tgid uint32
 	comm        [16]int8
 	ustack      uint64 // content hash of the user stack, 0: lost
-	kstack      int32  // kernel stack id, -1: none
+	kstack      uint64 // content hash of the kernel stack, 0: none
 }
 
 type userStack struct {
@@ -42,12 +40,12 @@ type userStack struct {
 type accumulator struct {
 	counts  map[countKey]uint64
 	ustacks map[uint64]userStack
-	kstacks map[int32][]uint64
+	kstacks map[uint64][]uint64
 }
 
 func newAccumulator() accumulator {
 	return accumulator{counts: map[countKey]uint64{}, ustacks: map[uint64]userStack{},
-		kstacks: map[int32][]uint64{}}
+		kstacks: map[uint64][]uint64{}}
 }
 
 // DrainStats describes the periodic drains of a session.
@@ -128,7 +126,7 @@ func (s *Session) drainCounts(m *ebpf.Map) (moved uint64, err error) {
 const drainBatch = 4096
 
 // takeCounts adds counts taken from the kernel to the accumulator, copies
-// the stacks they reference, and deletes their user stacks from ustacks
+// the stacks they reference, and deletes those from ustacks and kstacks
 // (copied; events seen later re-insert them).
 func (s *Session) takeCounts(keys []probeeCountKey, vals []uint64) (moved uint64) {
 	for i, key := range keys {
@@ -141,6 +139,9 @@ func (s *Session) takeCounts(keys []probeeCountKey, vals []uint64) (moved uint64
 	for _, key := range keys {
 		if key.Ustack != 0 {
 			s.objs.Ustacks.Delete(key.Ustack)
+		}
+		if key.Kstack != 0 {
+			s.objs.Kstacks.Delete(key.Kstack)
 		}
 	}
 	return moved
@@ -163,23 +164,17 @@ func (s *Session) copyUser(id uint64) {
 }
 
 // copyKernel copies kernel stack id to Go unless it is there already.
-func (s *Session) copyKernel(id int32) {
-	if id < 0 {
+func (s *Session) copyKernel(id uint64) {
+	if id == 0 {
 		return
 	}
 	if _, ok := s.acc.kstacks[id]; ok {
 		return
 	}
-	var raw [127]uint64
-	if s.objs.Kstacks.Lookup(uint32(id), &raw) != nil {
-		return
+	var st probeeKernelStack
+	if s.objs.Kstacks.Lookup(id, &st) != nil {
+		return // the event is counted without its kernel stack
 	}
-	var pcs []uint64
-	for _, pc := range raw {
-		if pc == 0 {
-			break
-		}
-		pcs = append(pcs, pc)
-	}
-	s.acc.kstacks[id] = pcs
+	n := min(int(st.Len), len(st.Pcs))
+	s.acc.kstacks[id] = append([]uint64(nil), st.Pcs[:n]...)
 }

@@ -39,10 +39,11 @@ struct {
 } ustacks SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 16384);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, MAX_STACK * sizeof(__u64));
+	__type(key, __u64);
+	__type(value, struct kernel_stack);
 } kstacks SEC(".maps");
 
 // tgids to trace when filter_pids is set; children are added at fork.
@@ -87,6 +88,14 @@ struct {
 	__type(key, __u32);
 	__type(value, struct user_stack);
 } scratch SEC(".maps");
+
+// Scratch space for one kernel stack, per CPU.
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct kernel_stack);
+} kscratch SEC(".maps");
 
 // Force the event struct into BTF for bpf2go -type.
 const struct event *unused_event __attribute__((unused));

@@ -7,9 +7,9 @@
 //
 // Each event walks the user stack with frame pointers, deduplicates it in
 // ustacks (keyed by a 64-bit hash of its pcs), takes the kernel stack with
-// bpf_get_stackid where the context has one, and counts the event in counts0/1
-// keyed by (probe, tgid, comm, user stack, kernel stack). Every loss is
-// counted per CPU in drops, by cause.
+// bpf_get_stack where the context has one (deduplicated in kstacks the same
+// way), and counts the event in counts0/1 keyed by (probe, tgid, comm, user
+// stack, kernel stack). Every loss is counted per CPU in drops, by cause.
 
 #include <linux/types.h>
 #include <linux/bpf.h>
@@ -126,15 +126,8 @@ static __always_inline int begin_event(void *ctx, __u64 cookie, int with_kstack,
 	announce(tgid, (__u32)id);
 	k->probe = (__u32)cookie;
 	k->tgid = tgid;
-	k->kstack = -1;
+	k->kstack = with_kstack ? store_kernel_stack(ctx) : 0;
 	bpf_get_current_comm(k->comm, sizeof(k->comm));
-	if (with_kstack) {
-		long kid = bpf_get_stackid(ctx, &kstacks, 0);
-		if (kid >= 0)
-			k->kstack = kid;
-		else
-			count_drop(kid == -17 ? DROP_KSTACK_COLLISION : DROP_KSTACK_ERROR);
-	}
 	return 1;
 }
 
@@ -204,7 +197,7 @@ static __always_inline int unwind_finish(struct unwind_state *s)
 }
 
 // record handles one event: user registers (ip, sp, bp), ctx for
-// bpf_get_stackid when with_kstack, the state slot of the context kind, and
+// bpf_get_stack when with_kstack, the state slot of the context kind, and
 // the prog array and index of its step program. Kernel-probe programs call
 // it as record(ctx, cookie, ip, sp, bp, 1, SLOT_KPROBE, steps_kprobe, STEP_KPROBE).
 #define record(ctx, cookie, ip, sp, bp, with_kstack, slot, steps, idx)                    \

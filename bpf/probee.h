@@ -14,13 +14,14 @@ enum drop_cause {
 	DROP_COUNTS_FULL = 0,     // counts map full
 	DROP_USTACK_FULL = 1,     // user stack map full
 	DROP_USTACK_COLLISION = 2,// two user stacks with one hash
-	DROP_KSTACK_ERROR = 3,    // bpf_get_stackid failed
-	DROP_KSTACK_COLLISION = 4,// kernel stack map bucket taken (-EEXIST)
+	DROP_KSTACK_ERROR = 3,    // bpf_get_stack failed
+	DROP_KSTACK_COLLISION = 4,// two kernel stacks with one hash
 	DROP_EVENT_LOST = 5,      // ring buffer full: a process notice was lost
 	DROP_NO_TABLES = 6,       // DWARF mode: process had no unwind tables yet (FP walk used)
 	DROP_UNKNOWN_PC = 7,      // DWARF mode: stack cut at a pc outside every known mapping
 	DROP_COUNTS_SWITCH = 8,   // --interval: counts map switched twice during one event
-	DROP_MAX = 9,
+	DROP_KSTACK_FULL = 9,     // kernel stack map full
+	DROP_MAX = 10,
 };
 
 enum event_type {
@@ -54,8 +55,7 @@ struct count_key {
 	__u32 probe;
 	__u32 tgid;
 	__u64 ustack; // key in ustacks, 0 when lost
-	__s32 kstack; // id in kstacks, -1 when none
-	__u32 pad;
+	__u64 kstack; // key in kstacks, 0 when none or lost
 	char comm[16];
 };
 
@@ -64,6 +64,16 @@ struct user_stack {
 	__u32 len;
 	__u32 flags;
 	__u64 pcs[MAX_USTACK];
+};
+
+// Kernel stacks, deduplicated like user stacks (same header: hash, len,
+// flags), so periodic drains can delete them (ids of a stack trace map are
+// buckets, which collide).
+struct kernel_stack {
+	__u64 hash;
+	__u32 len;
+	__u32 flags;
+	__u64 pcs[MAX_STACK];
 };
 
 // Unwind tables (layout in unwind/doc.go, storage in bpf/doc.go).

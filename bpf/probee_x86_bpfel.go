@@ -18,8 +18,7 @@ type probeeCountKey struct {
 	Probe  uint32
 	Tgid   uint32
 	Ustack uint64
-	Kstack int32
-	Pad    uint32
+	Kstack uint64
 	Comm   [16]int8
 }
 
@@ -40,6 +39,14 @@ type probeeEvent struct {
 	Tgid uint32
 	Pid  uint32
 	Pad  uint32
+}
+
+type probeeKernelStack struct {
+	_     structs.HostLayout
+	Hash  uint64
+	Len   uint32
+	Flags uint32
+	Pcs   [127]uint64
 }
 
 type probeeProcInfo struct {
@@ -103,6 +110,7 @@ const (
 	probeeMapDrops                  = "drops"
 	probeeMapEvents                 = "events"
 	probeeMapHits                   = "hits"
+	probeeMapKscratch               = "kscratch"
 	probeeMapKstacks                = "kstacks"
 	probeeMapPids                   = "pids"
 	probeeMapProcMaps               = "proc_maps"
@@ -211,6 +219,7 @@ type probeeMapSpecs struct {
 	Drops         *ebpf.MapSpec `ebpf:"drops"`
 	Events        *ebpf.MapSpec `ebpf:"events"`
 	Hits          *ebpf.MapSpec `ebpf:"hits"`
+	Kscratch      *ebpf.MapSpec `ebpf:"kscratch"`
 	Kstacks       *ebpf.MapSpec `ebpf:"kstacks"`
 	Pids          *ebpf.MapSpec `ebpf:"pids"`
 	ProcMaps      *ebpf.MapSpec `ebpf:"proc_maps"`
@@ -267,6 +276,7 @@ type probeeMaps struct {
 	Drops         *ebpf.Map `ebpf:"drops"`
 	Events        *ebpf.Map `ebpf:"events"`
 	Hits          *ebpf.Map `ebpf:"hits"`
+	Kscratch      *ebpf.Map `ebpf:"kscratch"`
 	Kstacks       *ebpf.Map `ebpf:"kstacks"`
 	Pids          *ebpf.Map `ebpf:"pids"`
 	ProcMaps      *ebpf.Map `ebpf:"proc_maps"`
@@ -292,6 +302,7 @@ func (m *probeeMaps) Close() error {
 		m.Drops,
 		m.Events,
 		m.Hits,
+		m.Kscratch,
 		m.Kstacks,
 		m.Pids,
 		m.ProcMaps,
