@@ -3,7 +3,6 @@ package bpf
 import (
 	"encoding/binary"
 	"os/exec"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -68,7 +67,7 @@ func TestDrainDeferred(t *testing.T) {
 // counted exactly once.
 func TestDrainUnderLoad(t *testing.T) {
 	testgate.Root(t)
-	bin, _ := filepath.Abs(testgate.Fixture(t, filepath.Join(fixtures, "load-fp")))
+	bin := privateFixture(t, "load-fp")
 	s := openSession(t, Options{})
 	st, err := s.AttachUprobes(3, []UprobeTarget{{Path: bin, Offset: fileOffset(t, bin, "hit"), Entry: true, Name: "hit"}}, 0, false)
 	if err != nil || st.Attached != 1 {
