@@ -12,13 +12,8 @@ INTERVAL=${INTERVAL:-1s}
 STEP=${STEP:-10}
 bin=$PWD/tests/fixtures/bin/load-fp
 echo "== 50-longrun: probee RSS over $DURATION at $RATE hits/s, --interval $INTERVAL =="
-if [ "$(id -u)" != 0 ] || [ ! -x "$bin" ]; then
-	echo "skipped: needs root and $bin (make fixtures)"
-	exit 0
-fi
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-go build -o "$tmp/probee" ./cmd/probee
+. tests/bench/lib.sh
+bench_setup "$bin"
 # The traced command makes RATE calls a second for DURATION; probee stops
 # when it exits, so calls, counts and drops can be compared exactly.
 case "$DURATION" in

@@ -10,13 +10,8 @@ CALLS=${CALLS:-5000000}
 UNWIND=${UNWIND:-fp}
 bin=$PWD/tests/fixtures/bin/load-fp
 echo "== 55-load: $((2 * CALLS)) calls from 2 threads, --unwind $UNWIND =="
-if [ "$(id -u)" != 0 ] || [ ! -x "$bin" ]; then
-	echo "skipped: needs root and $bin (make fixtures)"
-	exit 0
-fi
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-go build -o "$tmp/probee" ./cmd/probee
+. tests/bench/lib.sh
+bench_setup "$bin"
 start=$(date +%s%N)
 "$tmp/probee" --uprobe "$bin:hit" --unwind "$UNWIND" --interval 1s -o "$tmp/out.folded" \
 	-- "$bin" "$CALLS" 2 2>"$tmp/stderr" || { cat "$tmp/stderr"; exit 1; }
