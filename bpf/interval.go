@@ -107,8 +107,11 @@ func (s *Session) countsMap(i uint32) *ebpf.Map {
 // batches (one syscall per drainBatch keys), so a failure part way moves
 // only what it deleted: nothing is counted twice.
 func (s *Session) drainCounts(m *ebpf.Map) (moved uint64, err error) {
-	keys := make([]probeeCountKey, drainBatch)
-	vals := make([]uint64, drainBatch)
+	if s.batchKeys == nil { // kept: a drain a second should not make garbage
+		s.batchKeys = make([]probeeCountKey, drainBatch)
+		s.batchVals = make([]uint64, drainBatch)
+	}
+	keys, vals := s.batchKeys, s.batchVals
 	var cursor ebpf.MapBatchCursor
 	for {
 		n, err := m.BatchLookupAndDelete(&cursor, keys, vals, nil)

@@ -53,6 +53,9 @@ type Session struct {
 	switched bool        // the other map awaits its drain
 	acc      accumulator // counts and stacks drained so far
 	stats    DrainStats
+	// Buffers of drainCounts.
+	batchKeys []probeeCountKey
+	batchVals []uint64
 }
 
 // MaxProbes is the number of probe ids a session can count.
