@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"syscall"
+	"time"
 )
 
 // A traced command is started through an exec shim: probee re-executes
@@ -114,6 +115,38 @@ func (tc *tracedCommand) release() error {
 func (tc *tracedCommand) abort() {
 	tc.gate.Close()
 	<-tc.done
+}
+
+// running reports whether the command has not exited yet.
+func (tc *tracedCommand) running() bool {
+	select {
+	case <-tc.done:
+		return false
+	default:
+		return true
+	}
+}
+
+// stop ends the command when tracing stopped before it exited (-d, a
+// signal to probee): probee's run owns it, so it is not left behind. It
+// first gets grace to exit by itself (a terminal's Ctrl-C reaches it too),
+// then SIGTERM, then, grace later, SIGKILL. It returns the signal sent, 0
+// when none was needed. Only the command's own process is signaled.
+func (tc *tracedCommand) stop(grace time.Duration) syscall.Signal {
+	var sent syscall.Signal
+	for _, sig := range []syscall.Signal{0, syscall.SIGTERM, syscall.SIGKILL} {
+		if sig != 0 {
+			tc.cmd.Process.Signal(sig)
+			sent = sig
+		}
+		select {
+		case <-tc.done:
+			return sent
+		case <-time.After(grace):
+		}
+	}
+	<-tc.done
+	return sent
 }
 
 // status describes how the command ended, for stderr.

@@ -29,7 +29,8 @@ Probes (repeatable; each spec is one probe with its own output):
 Scope and duration:
   -p, --pid PID       trace one running process (and only it)
   -- CMD ARGS...      start CMD, trace it and its children, stop when it exits
-  -d, --duration D    stop after D (e.g. 5s, 2m); Ctrl-C and SIGTERM also stop cleanly
+  -d, --duration D    stop after D (e.g. 5s, 2m); Ctrl-C and SIGTERM also stop cleanly;
+                      a CMD still running then gets 1s to exit, then SIGTERM
 
 Output (outputs are always written, also on Ctrl-C and -d expiry):
   -o, --output PATH   x.folded|x.collapsed (all probes, label as root frame), x.svg,

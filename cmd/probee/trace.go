@@ -11,6 +11,7 @@ import (
 	"github.com/probee/probee/output"
 	"github.com/probee/probee/probespec"
 	"github.com/probee/probee/resolver"
+	"golang.org/x/sys/unix"
 )
 
 const maxProbes = bpf.MaxProbes
@@ -64,7 +65,24 @@ func trace(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 		return err
 	}
 	t.wait(ctx)
-	return t.finish(stdout)
+	err := t.finish(stdout)
+	t.stopCommand()
+	return err
+}
+
+// commandGrace is how long a command still running when tracing ends gets
+// to exit before SIGTERM, and after it before SIGKILL.
+const commandGrace = time.Second
+
+// stopCommand ends the traced command if tracing stopped before it exited,
+// once the outputs are written.
+func (t *tracer) stopCommand() {
+	if t.cmd == nil || t.cmd.gate != nil || !t.cmd.running() {
+		return
+	}
+	if sig := t.cmd.stop(commandGrace); sig != 0 {
+		t.status.infof("stopped the command (pid %d) with %s: tracing ended before it exited", t.cmd.pid(), unix.SignalName(sig))
+	}
 }
 
 // checkTraceable rejects what cannot work before anything is started.

@@ -161,6 +161,24 @@ func TestDurationAndPIDExit(t *testing.T) {
 	}
 }
 
+// -d expiry with -- CMD: the outputs are written, then the command, which
+// would run for minutes, is stopped (SIGTERM) rather than left behind.
+func TestDurationStopsCommand(t *testing.T) {
+	testgate.Root(t)
+	bin := fixture(t, "chain-fp")
+	const n = "876543291"
+	defer killStray(n)
+	dir := t.TempDir()
+	r := run(t, dir, "--uprobe", bin+":leaf", "-d", "500ms", "-o", "out.folded", "--", bin, n)
+	if r.code != 0 || !strings.Contains(r.stderr, "stopped the command") || !strings.Contains(r.stderr, "SIGTERM") {
+		t.Fatalf("exit %d, want 0 and the command stopped with SIGTERM", r.code)
+	}
+	complete(t, dir, r.stderr, bin+":leaf")
+	if pids := pidsOf(n); len(pids) > 0 {
+		t.Errorf("the command is still running: pids %v", pids)
+	}
+}
+
 // Every function of libc on a running workload: >= 1500 probes on one
 // uprobe_multi link; refused addresses are named. (Attach and detach times
 // are measured by tests/bench/15-attach-libc.sh, not asserted here.)
