@@ -26,7 +26,8 @@ const (
 // stores the new active map, then waitIdle reads the old map's busy
 // counters. Both sides write before they read, with full barriers (Go's
 // atomics; lock-prefixed adds in BPF on x86), so a program either sees
-// the switch or is seen busy.
+// the switch or is seen busy. An arm64 build would need the BPF side's add
+// in its fetch form (BPF_FETCH, which that JIT emits fully ordered).
 type countsGate struct {
 	mem []byte
 }
