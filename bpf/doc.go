@@ -18,10 +18,10 @@
 // caller: this is the frame every FP-based peer loses at function entry.
 //
 // Events are counted in the kernel in a hash map keyed by (probe, tgid, comm,
-// user stack, kernel stack). User stacks are deduplicated in a hash map keyed
-// by a 64-bit hash of their pcs (allocated on demand); kernel stacks use a
-// stack-trace map. Every loss is counted per CPU by cause (see DropCause) and
-// reported; nothing is dropped silently.
+// user stack, kernel stack). User and kernel stacks are deduplicated in hash
+// maps keyed by a 64-bit hash of their pcs (allocated on demand). Every loss
+// is counted per CPU by cause (see DropCause) and reported; nothing is
+// dropped silently.
 //
 // Map sizes (Options.MaxStacks, --max-stacks N; default N = 65536): two
 // counts maps (counts0/1) of N keys each, ustacks of N user stacks (~2.1
