@@ -2,14 +2,18 @@
 # Per-hit cost of taking a stack at a uprobe on libc malloc: the malloc-heavy
 # fixture untraced, under bpftrace `@[ustack] = count()`, and under probee,
 # interleaved (ROUNDS rounds). The fixture times its own loop, so tracer
-# start-up and tear-down are not counted. Prints ns per hit and the ratio.
-# Target (issue 4): probee <= 0.8x bpftrace.
+# start-up and tear-down are not counted. Prints ns per hit and the ratios
+# for probee's frame-pointer walk (`--unwind fp`, like bpftrace's ustack:
+# target, issue 4, <= 0.8x bpftrace) and for its default (`--unwind auto`:
+# DWARF through Debian's libc, which has no frame pointers, so complete
+# stacks where bpftrace's stop; no target). PROBEE_ARGS adds flags to both;
+# PROBEE picks the binary (default bin/probee).
 set -e
 cd "$(dirname "$0")/../.."
 N=${N:-2000000}
 ROUNDS=${ROUNDS:-3}
 BIN=$PWD/tests/fixtures/bin/${FIXTURE:-mallocbench-fp}
-PROBEE=$PWD/bin/probee
+PROBEE=${PROBEE:-$PWD/bin/probee}
 [ -x "$BIN" ] || { echo "missing $BIN: run make fixtures" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || { echo "needs root" >&2; exit 1; }
 command -v bpftrace >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bpftrace >/dev/null
@@ -22,21 +26,23 @@ under_bpftrace() {
 	bpftrace -q -e "uprobe:$LIBC:malloc /pid == cpid/ { @[ustack] = count(); } END { clear(@); }" \
 		-c "$BIN $N" 2>&1 >/dev/null | loop_ns
 }
-under_probee() {
-	"$PROBEE" -q $PROBEE_ARGS --uprobe "$LIBC:malloc" -o /tmp/probee-bench.folded -- "$BIN" "$N" 2>&1 >/dev/null | loop_ns
+under_probee() { # UNWIND
+	"$PROBEE" -q --unwind "$1" $PROBEE_ARGS --uprobe "$LIBC:malloc" -o /tmp/probee-bench.folded \
+		-- "$BIN" "$N" 2>&1 >/dev/null | loop_ns
 }
-base=0 bt=0 pr=0
+base=0 bt=0 fp=0 auto=0
 for i in $(seq "$ROUNDS"); do
 	base=$((base + $(untraced)))
 	bt=$((bt + $(under_bpftrace)))
-	pr=$((pr + $(under_probee)))
+	fp=$((fp + $(under_probee fp)))
+	auto=$((auto + $(under_probee auto)))
 done
 rm -f /tmp/probee-bench.folded
-awk -v b="$base" -v t="$bt" -v p="$pr" -v n="$N" -v r="$ROUNDS" -v f="$(basename "$BIN")" 'BEGIN {
-	h = n * r; bt = (t - b) / h; pr = (p - b) / h
+awk -v b="$base" -v t="$bt" -v p="$fp" -v a="$auto" -v n="$N" -v r="$ROUNDS" -v f="$(basename "$BIN")" 'BEGIN {
+	h = n * r; bt = (t - b) / h; fp = (p - b) / h; au = (a - b) / h
 	printf "uprobe libc:malloc + user stack, %s, %d calls x %d rounds\n", f, n, r
-	printf "  untraced        %8.1f ns/call\n", b / h
-	printf "  bpftrace ustack %8.1f ns/hit\n", bt
-	printf "  probee          %8.1f ns/hit\n", pr
-	printf "  probee/bpftrace %8.2fx (target <= 0.80x)\n", pr / bt
+	printf "  untraced                  %8.1f ns/call\n", b / h
+	printf "  bpftrace ustack           %8.1f ns/hit\n", bt
+	printf "  probee --unwind fp        %8.1f ns/hit  %5.2fx bpftrace (target <= 0.80x)\n", fp, fp / bt
+	printf "  probee --unwind auto      %8.1f ns/hit  %5.2fx bpftrace (DWARF through libc: complete stacks)\n", au, au / bt
 }'
