@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sort"
 	"sync"
+	"time"
 )
 
 // Frame is one symbolized address.
@@ -39,6 +40,8 @@ func (f Frame) Name() string {
 type procMaps struct {
 	maps []Mapping          // executable mappings, sorted by Start
 	open map[string]*Object // mapping path -> loaded object (nil: unreadable)
+	seen bool               // snapshotted: the process produced an event
+	last time.Time          // when AddMapping last recorded a mapping
 }
 
 // Symbolizer turns addresses into frames. Processes are snapshotted when
@@ -114,9 +117,11 @@ func (s *Symbolizer) Snapshot(pid int) error {
 func (s *Symbolizer) merge(pid int, p *procMaps) {
 	old := s.procs[pid]
 	if old == nil {
+		p.seen = true
 		s.procs[pid] = p
 		return
 	}
+	old.seen = true
 	for _, m := range p.maps {
 		old.insert(m)
 	}

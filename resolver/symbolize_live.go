@@ -1,6 +1,9 @@
 package resolver
 
-import "sort"
+import (
+	"sort"
+	"time"
+)
 
 // AddMapping records one executable file mapping of pid as the kernel
 // reported it when it was created (bpf.MmapWatcher). Processes that exit
@@ -15,6 +18,39 @@ func (s *Symbolizer) AddMapping(pid int, m Mapping) {
 		s.procs[pid] = p
 	}
 	p.insert(m)
+	p.last = time.Now()
+}
+
+// Prune forgets the mappings recorded for processes that never produced an
+// event (never snapshotted) and no longer run, once their last record is
+// older than grace (by then the notice of an event, if there was one, has
+// been handled). The kernel reports the mappings of every process on the
+// machine; kept, they would grow without bound on long runs on busy
+// machines. alive reports whether a pid still runs. It returns how many
+// processes were forgotten.
+func (s *Symbolizer) Prune(grace time.Duration, alive func(pid int) bool) int {
+	cutoff := time.Now().Add(-grace)
+	var stale []int
+	s.mu.Lock()
+	for pid, p := range s.procs {
+		if !p.seen && p.last.Before(cutoff) {
+			stale = append(stale, pid)
+		}
+	}
+	s.mu.Unlock()
+	n := 0
+	for _, pid := range stale {
+		if alive(pid) {
+			continue
+		}
+		s.mu.Lock()
+		if p := s.procs[pid]; p != nil && !p.seen && p.last.Before(cutoff) {
+			delete(s.procs, pid)
+			n++
+		}
+		s.mu.Unlock()
+	}
+	return n
 }
 
 // ExecReset forgets pid's mappings: it exec'd and has a new address space.

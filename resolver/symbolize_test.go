@@ -107,3 +107,37 @@ func TestKernelFrames(t *testing.T) {
 		t.Errorf("kernel frames = %+v", fs)
 	}
 }
+
+// Prune forgets recorded processes that never produced an event and are
+// gone, after the grace period; snapshotted and running ones stay.
+func TestSymbolizerPrune(t *testing.T) {
+	s := NewSymbolizer(Scope{}, nil)
+	m := Mapping{Start: 0x1000, End: 0x2000, Perms: "r-xp", Path: "/bin/true"}
+	for _, pid := range []int{100001, 100002, 100003} {
+		s.AddMapping(pid, m)
+	}
+	self := os.Getpid()
+	if err := s.Snapshot(self); err != nil {
+		t.Fatal(err)
+	}
+	s.AddMapping(self, m)
+	alive := func(pid int) bool { return pid == 100002 || pid == self }
+	if n := s.Prune(time.Hour, alive); n != 0 {
+		t.Errorf("pruned %d within the grace period, want 0", n)
+	}
+	if n := s.Prune(0, alive); n != 2 {
+		t.Errorf("pruned %d, want 2 (the exited, never seen 100001 and 100003)", n)
+	}
+	for pid, want := range map[int]bool{100001: false, 100002: true, 100003: false, self: true} {
+		s.mu.Lock()
+		_, ok := s.procs[pid]
+		s.mu.Unlock()
+		if ok != want {
+			t.Errorf("pid %d kept: %v, want %v", pid, ok, want)
+		}
+	}
+	dead := func(int) bool { return false }
+	if s.Prune(0, dead); len(s.procs) != 1 {
+		t.Errorf("a snapshotted process was pruned: %d left, want 1", len(s.procs))
+	}
+}

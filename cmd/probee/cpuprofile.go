@@ -5,7 +5,7 @@ import (
 	"runtime/pprof"
 )
 
-// cpuProfileEnv names a file to which probee writes a Go CPU profile of
+// Hidden debugging aids for probee's own overhead. cpuProfileEnv names a file to which probee writes a Go CPU profile of
 // its own run (a hidden debugging aid, used to find probee's overhead).
 const cpuProfileEnv = "PROBEE_CPUPROFILE"
 
@@ -27,6 +27,21 @@ func init() {
 	}
 	stopCPUProfile = func() {
 		pprof.StopCPUProfile()
+		f.Close()
+	}
+}
+
+// heapProfileEnv names a file to which probee writes a Go heap profile
+// when tracing stops, before the outputs are made (what the run held).
+const heapProfileEnv = "PROBEE_HEAPPROFILE"
+
+func writeHeapProfile() {
+	path := os.Getenv(heapProfileEnv)
+	if path == "" {
+		return
+	}
+	if f, err := os.Create(path); err == nil {
+		pprof.Lookup("heap").WriteTo(f, 0)
 		f.Close()
 	}
 }

@@ -14,6 +14,7 @@ import (
 // drops on stderr and writes the outputs. It runs on every way out of wait.
 func (t *tracer) finish(stdout io.Writer) error {
 	defer stopCPUProfile()
+	writeHeapProfile()
 	if err := t.sess.Detach(); err != nil {
 		t.status.warnf("detach: %v", err)
 	}

@@ -237,8 +237,12 @@ func (t *tracer) wait(ctx context.Context) {
 	if t.cfg.interval > 0 {
 		defer t.drainEvery(t.cfg.interval)()
 	}
+	prune := time.NewTicker(pruneEvery)
+	defer prune.Stop()
 	for {
 		select {
+		case <-prune.C:
+			t.sym.Prune(pruneGrace, processAlive)
 		case <-ctx.Done():
 			t.status.infof("interrupted: writing outputs")
 			return
