@@ -1,6 +1,6 @@
 // The frame-pointer walk of user stacks, and the deduplication of user and
-// kernel stacks in ustacks and kstacks (keyed by a 64-bit hash of the pcs). Included once, from probee.bpf.c,
-// after maps.h and the drop counters.
+// kernel stacks in ustacks and kstacks (keyed by a 64-bit hash of the pcs).
+// Included once, from probee.bpf.c, after maps.h and the drop counters.
 #ifndef PROBEE_FPSTACK_H
 #define PROBEE_FPSTACK_H
 

@@ -8,9 +8,9 @@
 const volatile __u32 filter_pids = 0; // 1: only tgids in the pids map
 
 // Counts are double-buffered for periodic drains (--interval): events go to
-// counts0 or counts1 as counts_gate.active says; user space flips it, waits until
-// no event uses the other map (counts_gate.slots[*].busy), then drains and clears
-// it. Allocated on demand (no preallocation).
+// counts0 or counts1 as counts_gate.active says; user space flips it, waits
+// until no event uses the other map (counts_gate.slots[*].busy), then
+// drains and clears it. Allocated on demand (no preallocation).
 struct counts_map {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
