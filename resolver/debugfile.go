@@ -5,6 +5,8 @@ import (
 	"debug/elf"
 	"os"
 	"path/filepath"
+
+	"github.com/probee/probee/internal/elfnote"
 )
 
 // DefaultDebugDir is where distributions install separate debug files.
@@ -53,7 +55,7 @@ func (o *Object) mergeDebugFile(debugRoot string) {
 	}
 	defer fh.Close()
 	_ = safeELF(p, func() error {
-		if id := buildID(f); id != "" && o.BuildID != "" && id != o.BuildID {
+		if id := elfnote.BuildID(f); id != "" && o.BuildID != "" && id != o.BuildID {
 			return nil
 		}
 		syms, err := f.Symbols()

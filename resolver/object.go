@@ -4,14 +4,14 @@ import (
 	"bytes"
 	"cmp"
 	"debug/elf"
-	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"slices"
 	"strings"
+
+	"github.com/probee/probee/internal/elfnote"
 )
 
 // Symbol source files, in increasing order of how far we had to look.
@@ -163,7 +163,7 @@ func NewObject(name string, r io.ReaderAt) (*Object, error) {
 }
 
 func newObject(path string, f *elf.File) (*Object, error) {
-	o := &Object{Path: path, BuildID: buildID(f), loads: loadSegments(f)}
+	o := &Object{Path: path, BuildID: elfnote.BuildID(f), loads: loadSegments(f)}
 	for _, p := range f.Progs {
 		if p.Type == elf.PT_INTERP {
 			o.Interp = readInterp(p)
@@ -260,47 +260,6 @@ func (o *Object) finish() {
 	}
 	o.Funcs = out
 }
-
-// buildID returns the GNU build-id note as hex.
-func buildID(f *elf.File) string {
-	if s := f.Section(".note.gnu.build-id"); s != nil {
-		if b, err := s.Data(); err == nil {
-			return parseBuildIDNote(b, f.ByteOrder)
-		}
-	}
-	for _, p := range f.Progs {
-		if p.Type != elf.PT_NOTE || p.Filesz > 1<<16 {
-			continue
-		}
-		b := make([]byte, p.Filesz)
-		if _, err := p.ReadAt(b, 0); err == nil {
-			if id := parseBuildIDNote(b, f.ByteOrder); id != "" {
-				return id
-			}
-		}
-	}
-	return ""
-}
-
-// parseBuildIDNote walks ELF notes looking for NT_GNU_BUILD_ID (3, "GNU").
-func parseBuildIDNote(b []byte, bo binary.ByteOrder) string {
-	for len(b) >= 12 {
-		namesz, descsz, typ := bo.Uint32(b), bo.Uint32(b[4:]), bo.Uint32(b[8:])
-		nameEnd := 12 + align4(uint64(namesz))
-		descEnd := nameEnd + align4(uint64(descsz))
-		if descEnd > uint64(len(b)) || nameEnd < 12 {
-			return ""
-		}
-		name := b[12 : 12+uint64(namesz)]
-		if typ == 3 && string(bytes.TrimRight(name, "\x00")) == "GNU" {
-			return hex.EncodeToString(b[nameEnd : nameEnd+uint64(descsz)])
-		}
-		b = b[descEnd:]
-	}
-	return ""
-}
-
-func align4(n uint64) uint64 { return (n + 3) &^ 3 }
 
 // FileOffset converts a virtual address (st_value) into the offset in the
 // file, which is what the kernel's uprobe API takes. ok is false when no

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+
+	"github.com/probee/probee/internal/elfnote"
 )
 
 // Cache builds each ELF file's table once and shares it between processes.
@@ -111,7 +113,7 @@ func fileBuildID(path string) (id string, err error) {
 		return "", fmt.Errorf("unwind table: %w", err)
 	}
 	defer f.Close()
-	return BuildID(f), nil
+	return elfnote.BuildID(f), nil
 }
 
 // Module is one executable file mapping of a process with its table.

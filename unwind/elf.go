@@ -3,11 +3,11 @@ package unwind
 import (
 	"debug/elf"
 	"encoding/binary"
-	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/probee/probee/internal/elfnote"
 )
 
 // Segment is a PT_LOAD program header.
@@ -72,7 +72,7 @@ func BuildELF(f *elf.File) (*Table, error) {
 	if err != nil {
 		return nil, err
 	}
-	t.BuildID = BuildID(f)
+	t.BuildID = elfnote.BuildID(f)
 	t.Loads = loads(f)
 	return t, nil
 }
@@ -157,44 +157,4 @@ func loads(f *elf.File) []Segment {
 		}
 	}
 	return out
-}
-
-// BuildID returns the hex GNU build-id of f, or "".
-func BuildID(f *elf.File) string {
-	for _, p := range f.Progs {
-		if p.Type != elf.PT_NOTE || p.Filesz > 1<<16 {
-			continue
-		}
-		buf := make([]byte, p.Filesz)
-		if _, err := p.ReadAt(buf, 0); err != nil && !errors.Is(err, io.EOF) {
-			continue
-		}
-		if id := findBuildID(buf, p.Align); id != "" {
-			return id
-		}
-	}
-	return ""
-}
-
-// findBuildID scans ELF notes (namesz, descsz, type, name, desc; fields
-// padded to 4 bytes, 8 for 8-aligned note segments) for NT_GNU_BUILD_ID.
-func findBuildID(buf []byte, align uint64) string {
-	pad := uint64(4)
-	if align == 8 {
-		pad = 8
-	}
-	up := func(n uint64) uint64 { return (n + pad - 1) &^ (pad - 1) }
-	r := &reader{buf: buf}
-	for r.left() >= 12 {
-		namesz, descsz, typ := uint64(r.u32()), uint64(r.u32()), r.u32()
-		name := r.bytes(up(namesz))
-		desc := r.bytes(up(descsz))
-		if r.err {
-			return ""
-		}
-		if typ == 3 && namesz == 4 && string(name[:3]) == "GNU" && uint64(len(desc)) >= descsz {
-			return hex.EncodeToString(desc[:descsz])
-		}
-	}
-	return ""
 }
