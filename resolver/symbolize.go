@@ -85,6 +85,14 @@ func (s *Symbolizer) Snapshot(pid int) error {
 	if err != nil {
 		return err
 	}
+	s.SnapshotMaps(pid, maps)
+	return nil
+}
+
+// SnapshotMaps is Snapshot from mappings the caller has just read from
+// /proc/PID/maps (the unwind-table loader reads them too: one read serves
+// both).
+func (s *Symbolizer) SnapshotMaps(pid int, maps []Mapping) {
 	p := &procMaps{open: map[string]*Object{}}
 	var paths, keys []string
 	for _, m := range maps {
@@ -108,7 +116,6 @@ func (s *Symbolizer) Snapshot(pid int) error {
 	s.mu.Lock()
 	s.merge(pid, p)
 	s.mu.Unlock()
-	return nil
 }
 
 // merge adds a snapshot to what is known of pid (mappings recorded as they

@@ -146,14 +146,14 @@ func (t *tracer) addPIDs() error {
 			if err := t.sess.AddPID(pid); err != nil {
 				return err
 			}
-			t.sym.Snapshot(pid)
 		}
 	}
-	if t.dwarf != nil {
-		if t.cfg.pid != 0 {
-			t.dwarf.loadProcess(t.cfg.pid)
-		}
-		if t.cmd != nil {
+	if t.cfg.pid != 0 {
+		t.newProcess(t.cfg.pid)
+	}
+	if t.cmd != nil {
+		t.sym.Snapshot(t.cmdPID())
+		if t.dwarf != nil {
 			t.dwarf.track(t.cmdPID())
 			t.attachGate()
 		}
@@ -168,13 +168,28 @@ func (t *tracer) cmdPID() int {
 	return t.cmd.pid()
 }
 
-// onEvent snapshots a process's mappings the first time it hits a probe.
+// onEvent handles the kernel's process notices.
 func (t *tracer) onEvent(ev bpf.ProcessEvent) {
-	if ev.Type == bpf.EventNewProcess {
-		t.sym.Snapshot(ev.TGID)
-	}
-	if t.dwarf != nil {
+	switch {
+	case ev.Type == bpf.EventNewProcess:
+		t.newProcess(ev.TGID)
+	case t.dwarf != nil:
 		t.dwarf.onEvent(ev)
+	}
+}
+
+// newProcess snapshots the mappings of a process that hit a probe for the
+// first time (or of -p PID) and, in DWARF mode, loads its unwind tables:
+// one read of /proc/PID/maps serves both.
+func (t *tracer) newProcess(pid int) {
+	var read []resolver.Mapping
+	if t.dwarf != nil {
+		read = t.dwarf.newProcess(pid)
+	}
+	if read != nil {
+		t.sym.SnapshotMaps(pid, read)
+	} else {
+		t.sym.Snapshot(pid)
 	}
 }
 

@@ -42,20 +42,21 @@ func newDwarfTables(t *tracer) *dwarfTables {
 	return &dwarfTables{t: t, cache: unwind.NewCache(), procs: map[int][]unwind.Mapping{}, goBins: map[string]bool{}, dirty: map[int]bool{}, execs: map[int]bool{}}
 }
 
-// loadProcess reads pid's mappings from /proc and loads their tables. It is
-// called from the event and the mmap goroutines; reading and pushing under
-// one lock makes the last push the freshest read (an older, partial read
-// pushed after the exec gate's full one would cut stacks).
-func (d *dwarfTables) loadProcess(pid int) {
+// loadProcess reads pid's mappings from /proc, loads their tables and
+// returns the mappings read (nil when none were). It is called from the
+// event and the mmap goroutines; reading and pushing under one lock makes
+// the last push the freshest read (an older, partial read pushed after the
+// exec gate's full one would cut stacks).
+func (d *dwarfTables) loadProcess(pid int) []unwind.Mapping {
 	d.loadMu.Lock()
 	defer d.loadMu.Unlock()
 	if d.closed {
-		return
+		return nil
 	}
 	all, err := unwind.ReadMaps(pid)
 	if err != nil {
 		d.t.status.debugf("unwind tables of pid %d: %v", pid, err)
-		return
+		return nil
 	}
 	var exec []unwind.Mapping
 	for _, m := range all {
@@ -67,6 +68,7 @@ func (d *dwarfTables) loadProcess(pid int) {
 	d.procs[pid] = exec
 	d.mu.Unlock()
 	d.push(pid, exec)
+	return all
 }
 
 // stop ends table loading before the session closes; it waits for a
@@ -100,20 +102,26 @@ func (d *dwarfTables) track(pid int) {
 	d.mu.Unlock()
 }
 
-// onEvent handles the kernel's process notices.
+// newProcess loads the tables of a process seen for the first time and
+// returns the mappings it read (nil when it read none: the process is
+// already tracked, or gone).
+func (d *dwarfTables) newProcess(pid int) []unwind.Mapping {
+	d.mu.Lock()
+	_, known := d.procs[pid]
+	d.mu.Unlock()
+	if known {
+		return nil
+	}
+	return d.loadProcess(pid)
+}
+
+// onEvent handles the exec gate's and exit notices.
 func (d *dwarfTables) onEvent(ev bpf.ProcessEvent) {
 	switch ev.Type {
 	case bpf.EventGate:
 		d.loadProcess(ev.TGID)
 		if err := bpf.Continue(ev.TGID); err != nil {
 			d.t.status.warnf("%v", err)
-		}
-	case bpf.EventNewProcess:
-		d.mu.Lock()
-		_, known := d.procs[ev.TGID]
-		d.mu.Unlock()
-		if !known {
-			d.loadProcess(ev.TGID)
 		}
 	case bpf.EventExit:
 		d.mu.Lock()
