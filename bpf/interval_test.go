@@ -3,6 +3,7 @@ package bpf
 import (
 	"encoding/binary"
 	"os/exec"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -67,7 +68,7 @@ func TestDrainDeferred(t *testing.T) {
 // counted exactly once.
 func TestDrainUnderLoad(t *testing.T) {
 	testgate.Root(t)
-	bin := privateFixture(t, "load-fp")
+	bin := testgate.PrivateFixture(t, filepath.Join(fixtures, "load-fp"))
 	s := openSession(t, Options{})
 	st, err := s.AttachUprobes(3, []UprobeTarget{{Path: bin, Offset: fileOffset(t, bin, "hit"), Entry: true, Name: "hit"}}, 0, false)
 	if err != nil || st.Attached != 1 {

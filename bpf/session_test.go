@@ -2,7 +2,6 @@ package bpf
 
 import (
 	"debug/elf"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
@@ -39,23 +38,6 @@ func fileOffset(t *testing.T, path, sym string) uint64 {
 	return 0
 }
 
-// privateFixture copies fixture name to a temporary directory. Uprobes
-// attach by inode, so calls in processes that other test packages run from
-// the shared copy at the same time (go test runs packages in parallel) are
-// not counted by a session without a pid filter.
-func privateFixture(t *testing.T, name string) string {
-	t.Helper()
-	data, err := os.ReadFile(testgate.Fixture(t, filepath.Join(fixtures, name)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(bin, data, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return bin
-}
-
 func openSession(t *testing.T, opts Options) *Session {
 	t.Helper()
 	testgate.Root(t)
@@ -71,7 +53,7 @@ func TestUprobeEntryStack(t *testing.T) {
 	for _, multi := range []bool{true, false} {
 		name := map[bool]string{true: "multi", false: "single"}[multi]
 		t.Run(name, func(t *testing.T) {
-			bin := privateFixture(t, "chain-fp")
+			bin := testgate.PrivateFixture(t, filepath.Join(fixtures, "chain-fp"))
 			s := openSession(t, Options{})
 			off := fileOffset(t, bin, "leaf")
 			st, err := s.AttachUprobes(7, []UprobeTarget{{Path: bin, Offset: off, Entry: true, Name: "leaf"}}, 0, !multi)

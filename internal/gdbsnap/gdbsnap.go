@@ -14,6 +14,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/probee/probee/internal/testgate"
 )
 
 // script is run by gdb -batch; OUTDIR and BREAK are replaced (JSON-quoted).
@@ -43,26 +45,6 @@ json.dump({"regs": regs, "bt": bt, "maps": maps}, open(out + "/state.json", "w")
 gdb.execute("kill")
 `
 
-// privateCopy copies bin, and the lib*.so files next to it (fixtures find
-// them through RUNPATH $ORIGIN), into dir and returns the copy of bin. gdb
-// runs the copy: a uprobe that a test running at the same time has on the
-// shared file (uprobes attach by inode) would take the trap of gdb's
-// breakpoint at the same address, and the program would run past it.
-func privateCopy(t testing.TB, bin, dir string) string {
-	t.Helper()
-	libs, _ := filepath.Glob(filepath.Join(filepath.Dir(bin), "lib*.so"))
-	for _, src := range append(libs, bin) {
-		data, err := os.ReadFile(src)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, filepath.Base(src)), data, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return filepath.Join(dir, filepath.Base(bin))
-}
-
 // Snapshot is the state of a program stopped at a breakpoint.
 type Snapshot struct {
 	RIP, RSP, RBP uint64
@@ -75,8 +57,8 @@ type Snapshot struct {
 // name) and returns the snapshot. It fails t when gdb or the snapshot fails.
 func Take(t testing.TB, bin, breakAt string, args ...string) *Snapshot {
 	t.Helper()
+	bin = testgate.PrivateFixture(t, bin) // see there: uprobes take gdb's traps
 	dir := t.TempDir()
-	bin = privateCopy(t, bin, dir)
 	q := func(s string) string { b, _ := json.Marshal(s); return string(b) }
 	py := filepath.Join(dir, "snap.py")
 	if err := os.WriteFile(py, []byte(strings.NewReplacer("OUTDIR", q(dir), "BREAK", q(breakAt)).Replace(script)), 0o644); err != nil {

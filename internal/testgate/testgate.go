@@ -7,6 +7,7 @@ package testgate
 
 import (
 	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -63,4 +64,27 @@ func Fixture(t testing.TB, path string) string {
 	}
 	t.Skipf("fixture %s is missing: run make fixtures", path)
 	return ""
+}
+
+// PrivateFixture returns a copy of fixture path, with the lib*.so files
+// next to it (fixtures find them through RUNPATH $ORIGIN), in a temporary
+// directory. Uprobes attach by inode: a test that probes the shared file
+// without a pid filter would count the processes other test packages run
+// from it at the same time, and gdb's breakpoint on an address another
+// test has a uprobe on never stops (the uprobe takes the trap).
+func PrivateFixture(t testing.TB, path string) string {
+	t.Helper()
+	path = Fixture(t, path)
+	dir := t.TempDir()
+	libs, _ := filepath.Glob(filepath.Join(filepath.Dir(path), "lib*.so"))
+	for _, src := range append(libs, path) {
+		data, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, filepath.Base(src)), data, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return filepath.Join(dir, filepath.Base(path))
 }
