@@ -1,6 +1,7 @@
 package resolver
 
 import (
+	"os"
 	"path/filepath"
 	"runtime"
 	"testing"
@@ -40,4 +41,11 @@ func resolveOK(t *testing.T, spec probespec.Spec, scope Scope) []Target {
 		t.Fatalf("Resolve(%+v): %v", spec, err)
 	}
 	return ts
+}
+
+// statSame reports whether a and b name the same file.
+func statSame(a, b string) bool {
+	sa, err1 := os.Stat(a)
+	sb, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
 }

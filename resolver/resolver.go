@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -135,11 +134,4 @@ func (r *Resolver) warnf(format string, args ...any) {
 	if r.scope.Warn != nil {
 		fmt.Fprintf(r.scope.Warn, "warning: "+format+"\n", args...)
 	}
-}
-
-// statSame reports whether a and b name the same file.
-func statSame(a, b string) bool {
-	sa, err1 := os.Stat(a)
-	sb, err2 := os.Stat(b)
-	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
 }

@@ -141,3 +141,42 @@ func TestSymbolizerPrune(t *testing.T) {
 		t.Errorf("a snapshotted process was pruned: %d left, want 1", len(s.procs))
 	}
 }
+
+// pidFile reads a process's file through /proc/PID/root only when that is
+// another file than the same path on the host (a container); a process
+// gone (no /proc/PID/root) reads the host's file.
+func TestPIDFile(t *testing.T) {
+	root := t.TempDir()
+	write := func(path, text string) {
+		t.Helper()
+		full := filepath.Join(root, path)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("/lib/same.so", "x")
+	write("/lib/other.so", "host")
+	write("/proc/7/root/lib/other.so", "container")
+	write("/proc/7/root/lib/only.so", "container")
+	if err := os.Link(filepath.Join(root, "lib/same.so"), filepath.Join(root, "proc/7/root/lib/same.so")); err != nil {
+		t.Fatal(err)
+	}
+	r := New(Scope{Root: root})
+	for _, c := range []struct {
+		pid  int
+		path string
+		want string
+	}{
+		{7, "/lib/same.so", "/lib/same.so"},
+		{7, "/lib/other.so", "/proc/7/root/lib/other.so"},
+		{7, "/lib/only.so", "/proc/7/root/lib/only.so"},
+		{8, "/lib/other.so", "/lib/other.so"},
+	} {
+		if got := r.pidFile(c.pid, c.path); got != filepath.Join(root, c.want) {
+			t.Errorf("pidFile(%d, %s) = %s, want %s", c.pid, c.path, got, filepath.Join(root, c.want))
+		}
+	}
+}

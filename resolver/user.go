@@ -173,7 +173,13 @@ func (r *Resolver) readMaps(pid int) ([]Mapping, error) {
 func (r *Resolver) pidFile(pid int, path string) string {
 	inside := r.rootPath(fmt.Sprintf("/proc/%d/root%s", pid, path))
 	host := r.rootPath(path)
-	if _, err := os.Stat(inside); err != nil || statSame(inside, host) {
+	// One stat of inside: with two, a process exiting between them made
+	// the same file look different, and the inside path then failed to load.
+	si, err := os.Stat(inside)
+	if err != nil {
+		return host
+	}
+	if sh, err := os.Stat(host); err == nil && os.SameFile(si, sh) {
 		return host
 	}
 	return inside

@@ -30,6 +30,7 @@
 //     The init prints PROBEE-VMTEST-EXIT=<code>; its absence (a hang, a
 //     panic) or a non-zero code fails the run.
 //
-// Flags: -run selects other e2e tests, -timeout bounds boot plus tests,
+// Flags: -run selects other e2e tests, -count repeats them (flaky-test
+// hunts), -timeout bounds boot plus tests,
 // -cache moves the kernel cache.
 package main
