@@ -88,8 +88,10 @@
 // unknown pc end early; both events are still counted with the stack they
 // got, and tallied as partial stacks (DropNoTables, DropUnknownPC: the
 // names are counters, not losses), which the CLI reports apart from drops.
-// The exec gate (AttachGate, Continue) stops a traced command at its entry
-// point until its tables are loaded.
+// The stop gates (stopgate.h; AttachLdsoGate, AttachGate, Continue) stop a
+// traced process until its tables are loaded: at ld.so's _dl_debug_state
+// once new objects are mapped (start-up and dlopen), or at a static
+// command's entry point.
 //
 // # Sampling (sample.go)
 //

@@ -325,31 +325,6 @@ int probee_step_perf(struct bpf_perf_event_data *ctx)
 	return step_program(ctx, SLOT_PERF, steps_perf, 0);
 }
 
-// The exec gate: a uprobe on a traced command's entry point stops the
-// process (SIGSTOP) and tells user space, which loads the unwind tables of
-// every mapping (the binary and the libraries ld.so mapped) and sends
-// SIGCONT, so that no event of the command is unwound without tables.
-SEC("uprobe")
-int probee_gate(struct pt_regs *regs)
-{
-	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tgid = id >> 32;
-
-	if (!filter_pids || !bpf_map_lookup_elem(&pids, &tgid))
-		return 0;
-	struct event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-	if (!e) {
-		count_drop(DROP_EVENT_LOST);
-		return 0;
-	}
-	e->type = EVENT_GATE;
-	e->tgid = tgid;
-	e->pid = (__u32)id;
-	bpf_ringbuf_submit(e, 0);
-	bpf_send_signal(19 /* SIGSTOP */);
-	return 0;
-}
-
 // Children of traced processes are traced too (-p PID, -- CMD).
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(probee_fork, struct task_struct *parent, struct task_struct *child)
@@ -388,4 +363,5 @@ int probee_exit(void *ctx)
 	return 0;
 }
 
+#include "stopgate.h"
 #include "kprobe.h"

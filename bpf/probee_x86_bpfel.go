@@ -112,6 +112,7 @@ const (
 	probeeMapHits                   = "hits"
 	probeeMapKscratch               = "kscratch"
 	probeeMapKstacks                = "kstacks"
+	probeeMapLdsoAdding             = "ldso_adding"
 	probeeMapPids                   = "pids"
 	probeeMapProcMaps               = "proc_maps"
 	probeeMapScratch                = "scratch"
@@ -131,6 +132,7 @@ const (
 	probeeProgProbeeGate            = "probee_gate"
 	probeeProgProbeeKprobe          = "probee_kprobe"
 	probeeProgProbeeKprobeMulti     = "probee_kprobe_multi"
+	probeeProgProbeeLdsoGate        = "probee_ldso_gate"
 	probeeProgProbeePerf            = "probee_perf"
 	probeeProgProbeeStepKprobe      = "probee_step_kprobe"
 	probeeProgProbeeStepKprobeMulti = "probee_step_kprobe_multi"
@@ -197,6 +199,7 @@ type probeeProgramSpecs struct {
 	ProbeeGate            *ebpf.ProgramSpec `ebpf:"probee_gate"`
 	ProbeeKprobe          *ebpf.ProgramSpec `ebpf:"probee_kprobe"`
 	ProbeeKprobeMulti     *ebpf.ProgramSpec `ebpf:"probee_kprobe_multi"`
+	ProbeeLdsoGate        *ebpf.ProgramSpec `ebpf:"probee_ldso_gate"`
 	ProbeePerf            *ebpf.ProgramSpec `ebpf:"probee_perf"`
 	ProbeeStepKprobe      *ebpf.ProgramSpec `ebpf:"probee_step_kprobe"`
 	ProbeeStepKprobeMulti *ebpf.ProgramSpec `ebpf:"probee_step_kprobe_multi"`
@@ -221,6 +224,7 @@ type probeeMapSpecs struct {
 	Hits          *ebpf.MapSpec `ebpf:"hits"`
 	Kscratch      *ebpf.MapSpec `ebpf:"kscratch"`
 	Kstacks       *ebpf.MapSpec `ebpf:"kstacks"`
+	LdsoAdding    *ebpf.MapSpec `ebpf:"ldso_adding"`
 	Pids          *ebpf.MapSpec `ebpf:"pids"`
 	ProcMaps      *ebpf.MapSpec `ebpf:"proc_maps"`
 	Scratch       *ebpf.MapSpec `ebpf:"scratch"`
@@ -278,6 +282,7 @@ type probeeMaps struct {
 	Hits          *ebpf.Map `ebpf:"hits"`
 	Kscratch      *ebpf.Map `ebpf:"kscratch"`
 	Kstacks       *ebpf.Map `ebpf:"kstacks"`
+	LdsoAdding    *ebpf.Map `ebpf:"ldso_adding"`
 	Pids          *ebpf.Map `ebpf:"pids"`
 	ProcMaps      *ebpf.Map `ebpf:"proc_maps"`
 	Scratch       *ebpf.Map `ebpf:"scratch"`
@@ -304,6 +309,7 @@ func (m *probeeMaps) Close() error {
 		m.Hits,
 		m.Kscratch,
 		m.Kstacks,
+		m.LdsoAdding,
 		m.Pids,
 		m.ProcMaps,
 		m.Scratch,
@@ -343,6 +349,7 @@ type probeePrograms struct {
 	ProbeeGate            *ebpf.Program `ebpf:"probee_gate"`
 	ProbeeKprobe          *ebpf.Program `ebpf:"probee_kprobe"`
 	ProbeeKprobeMulti     *ebpf.Program `ebpf:"probee_kprobe_multi"`
+	ProbeeLdsoGate        *ebpf.Program `ebpf:"probee_ldso_gate"`
 	ProbeePerf            *ebpf.Program `ebpf:"probee_perf"`
 	ProbeeStepKprobe      *ebpf.Program `ebpf:"probee_step_kprobe"`
 	ProbeeStepKprobeMulti *ebpf.Program `ebpf:"probee_step_kprobe_multi"`
@@ -362,6 +369,7 @@ func (p *probeePrograms) Close() error {
 		p.ProbeeGate,
 		p.ProbeeKprobe,
 		p.ProbeeKprobeMulti,
+		p.ProbeeLdsoGate,
 		p.ProbeePerf,
 		p.ProbeeStepKprobe,
 		p.ProbeeStepKprobeMulti,

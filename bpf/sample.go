@@ -74,7 +74,27 @@ func (s *Session) AttachGate(path string, offset uint64) error {
 	return nil
 }
 
-// Continue resumes a process stopped by the exec gate.
+// AttachLdsoGate holds traced processes at ld.so's _dl_debug_state (file
+// offset stateOff, virtual address stateAddr) each time ld.so has mapped new
+// objects, before their constructors run: at start-up and at every dlopen
+// (see stopgate.h). rdebugAddr is the virtual address of _r_debug.
+func (s *Session) AttachLdsoGate(path string, stateOff, stateAddr, rdebugAddr uint64) error {
+	if stateAddr >= 1<<32 || rdebugAddr >= 1<<32 {
+		return fmt.Errorf("ld.so gate: %s: _dl_debug_state 0x%x or _r_debug 0x%x beyond 4 GiB", path, stateAddr, rdebugAddr)
+	}
+	ex, err := link.OpenExecutable(path)
+	if err != nil {
+		return fmt.Errorf("open %s for the ld.so gate: %w", path, err)
+	}
+	l, err := ex.Uprobe("", s.objs.ProbeeLdsoGate, &link.UprobeOptions{Address: stateOff, Cookie: stateAddr<<32 | rdebugAddr})
+	if err != nil {
+		return fmt.Errorf("attach the ld.so gate to %s: %w", path, err)
+	}
+	s.addLink(l)
+	return nil
+}
+
+// Continue resumes a process stopped by a gate.
 func Continue(pid int) error {
 	if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
 		return fmt.Errorf("resume pid %d after loading its unwind tables: %w", pid, err)

@@ -163,12 +163,7 @@ func NewObject(name string, r io.ReaderAt) (*Object, error) {
 }
 
 func newObject(path string, f *elf.File) (*Object, error) {
-	o := &Object{Path: path, BuildID: elfnote.BuildID(f), loads: loadSegments(f)}
-	for _, p := range f.Progs {
-		if p.Type == elf.PT_INTERP {
-			o.Interp = readInterp(p)
-		}
-	}
+	o := &Object{Path: path, BuildID: elfnote.BuildID(f), loads: loadSegments(f), Interp: interpOf(f)}
 	o.readDynamic(f)
 	o.debuglink = debuglink(f)
 	dyn, _ := f.DynamicSymbols()
@@ -176,6 +171,16 @@ func newObject(path string, f *elf.File) (*Object, error) {
 	tab, _ := f.Symbols()
 	o.addSymbols(f, tab, fromSymtab)
 	return o, nil
+}
+
+// interpOf returns f's program interpreter (PT_INTERP), "" when static.
+func interpOf(f *elf.File) string {
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			return readInterp(p)
+		}
+	}
+	return ""
 }
 
 func readInterp(p *elf.Prog) string {

@@ -23,6 +23,10 @@
 // Each FDE ends with a CFANone entry so a pc between functions never uses
 // a stale rule, except where the next FDE starts after mere alignment
 // padding (less than 16 bytes, 16-aligned start), which is never executed.
+// Code at the ELF entry point that no FDE covers (ld.so's _start and
+// _dl_start_user) gets an end-of-stack rule over at most 256 bytes, up to
+// the next FDE (entry.go): it is the first code of a process, and the
+// outermost frame of every start-up constructor's stack.
 //
 // # Lookup
 //

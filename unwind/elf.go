@@ -67,6 +67,9 @@ func BuildELF(f *elf.File) (*Table, error) {
 		}
 		frames = append(frames, fr)
 	}
+	if fr := entryFrames(f, frames); fr != nil {
+		frames = append(frames, fr)
+	}
 	// No CFI at all gives an empty table: the unwinder uses frame pointers.
 	t, err := Build(frames...)
 	if err != nil {

@@ -149,6 +149,9 @@ func (t *tracer) addPIDs() error {
 		}
 	}
 	if t.cfg.pid != 0 {
+		if t.dwarf != nil { // first: a dlopen from now on is held until its tables are loaded
+			t.attachPIDGate(t.cfg.pid)
+		}
 		t.newProcess(t.cfg.pid)
 	}
 	if t.cmd != nil {

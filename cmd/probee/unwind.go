@@ -15,10 +15,11 @@ import (
 )
 
 // dwarfTables keeps the kernel's unwind mappings of traced processes up to
-// date: tables for -p and -- CMD targets at start (the command is held at
-// its entry point by the exec gate until they are loaded), lazily for other
-// processes on their first event, and on every new executable mapping
-// (dlopen) from the mmap watcher.
+// date: tables for -p and -- CMD targets at start and whenever ld.so has
+// mapped new objects (the ld.so gate holds the process until they are
+// loaded, see attachGate), lazily for other processes on their first event,
+// and on every new executable mapping from the mmap watcher (mappings the
+// gate does not see: mmap'd code, another ld.so).
 type dwarfTables struct {
 	t      *tracer
 	cache  *unwind.Cache
@@ -115,7 +116,7 @@ func (d *dwarfTables) newProcess(pid int) []unwind.Mapping {
 	return d.loadProcess(pid)
 }
 
-// onEvent handles the exec gate's and exit notices.
+// onEvent handles the gates' and exit notices.
 func (d *dwarfTables) onEvent(ev bpf.ProcessEvent) {
 	switch ev.Type {
 	case bpf.EventGate:
@@ -169,16 +170,62 @@ func (d *dwarfTables) reloadDirty() {
 	}
 }
 
-// attachGate holds a traced command at its ELF entry point until its tables
-// are loaded. For a command that is not an ELF file (a script) the tables
-// come from the mmap records instead, and its first stacks may be partial.
+// defaultInterp is the ld.so every dynamically linked x86-64 program asks
+// for; the interpreter of a script command (sh, python) uses it too.
+const defaultInterp = "/lib64/ld-linux-x86-64.so.2"
+
+// attachGate holds the traced command until its unwind tables are loaded.
+// A dynamically linked command (or a script, through its interpreter) is
+// held by the ld.so gate: at start-up once ld.so has mapped its libraries,
+// before any constructor runs, and again at every dlopen, in the command
+// and in every traced child that execs a program using the same ld.so. A
+// static command is held at its ELF entry point.
 func (t *tracer) attachGate() {
+	interp, err := resolver.Interpreter(t.cmd.path)
+	static := err == nil && interp == ""
+	if !static {
+		if interp == "" {
+			interp = defaultInterp
+		}
+		gerr := t.attachLdsoGate(interp)
+		if gerr == nil || err != nil { // attached, or a script: no entry point to fall back on
+			t.gateWarn(gerr)
+			return
+		}
+		t.status.debugf("ld.so gate: %v (using the entry point)", gerr)
+	}
 	off, err := resolver.EntryFileOffset(t.cmd.path)
 	if err == nil {
 		err = t.sess.AttachGate(t.cmd.path, off)
 	}
+	t.gateWarn(err)
+}
+
+func (t *tracer) gateWarn(err error) {
 	if err != nil {
 		t.status.warnf("exec gate: %v (the command's first stacks may be partial)", err)
+	}
+}
+
+// attachLdsoGate puts the ld.so gate on the ld.so at path.
+func (t *tracer) attachLdsoGate(path string) error {
+	d, err := resolver.FindLdsoDebug(path)
+	if err != nil {
+		return err
+	}
+	return t.sess.AttachLdsoGate(path, d.StateOffset, d.StateAddr, d.RDebugAddr)
+}
+
+// attachPIDGate puts the ld.so gate on the ld.so of the -p process, so that
+// libraries it dlopens later are unwound from their first event.
+func (t *tracer) attachPIDGate(pid int) {
+	root := fmt.Sprintf("/proc/%d/root", pid)
+	interp, err := resolver.Interpreter(fmt.Sprintf("/proc/%d/exe", pid))
+	if err == nil && interp != "" {
+		err = t.attachLdsoGate(filepath.Join(root, interp))
+	}
+	if err != nil {
+		t.status.warnf("ld.so gate for pid %d: %v (the first stacks of libraries it dlopens may be partial)", pid, err)
 	}
 }
 

@@ -1,0 +1,84 @@
+// The stop gates (included at the end of probee.bpf.c): uprobes that stop
+// a traced process (SIGSTOP) and tell user space, which loads the unwind
+// tables of its mappings and sends SIGCONT, so that no event is unwound
+// without them.
+//
+//   - probee_ldso_gate, on ld.so's _dl_debug_state: ld.so calls it with
+//     _r_debug.r_state = RT_ADD before it maps objects and RT_CONSISTENT
+//     once they are mapped, before their constructors run (at start-up and
+//     at every dlopen). The gate stops at the RT_CONSISTENT that follows an
+//     RT_ADD of the same process; a dlclose (RT_DELETE) does not stop.
+//   - probee_gate, on a static command's entry point (no ld.so).
+//
+// The cookie of the ld.so gate holds the virtual addresses of
+// _dl_debug_state (high 32 bits) and _r_debug (low 32 bits) in ld.so; the
+// load address is the probed pc minus the first, rounded down to a page
+// (the pc may be reported one byte past the breakpoint).
+
+#ifndef PROBEE_STOPGATE_H
+#define PROBEE_STOPGATE_H
+
+#define RT_CONSISTENT 0
+#define RT_ADD 1
+#define R_STATE_OFFSET 24 // struct r_debug: int r_version, r_map, r_brk, then r_state
+
+// ld.so gate: processes between an RT_ADD and the RT_CONSISTENT after it.
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u32);
+	__type(value, __u8);
+} ldso_adding SEC(".maps");
+
+// stop_process stops the current process and asks user space for its
+// tables.
+static __always_inline int stop_process(__u64 id)
+{
+	struct event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+
+	if (!e) {
+		count_drop(DROP_EVENT_LOST);
+		return 0;
+	}
+	e->type = EVENT_GATE;
+	e->tgid = id >> 32;
+	e->pid = (__u32)id;
+	bpf_ringbuf_submit(e, 0);
+	bpf_send_signal(19 /* SIGSTOP */);
+	return 0;
+}
+
+SEC("uprobe")
+int probee_gate(struct pt_regs *regs)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32;
+
+	if (!filter_pids || !bpf_map_lookup_elem(&pids, &tgid))
+		return 0;
+	return stop_process(id);
+}
+
+SEC("uprobe")
+int probee_ldso_gate(struct pt_regs *regs)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32;
+	__u64 cookie = bpf_get_attach_cookie(regs);
+	__u64 base = (PT_REGS_IP(regs) - (cookie >> 32)) & ~0xfffULL;
+	int state = -1;
+	__u8 one = 1;
+
+	if (!filter_pids || !bpf_map_lookup_elem(&pids, &tgid))
+		return 0;
+	bpf_probe_read_user(&state, sizeof(state), (void *)(base + (__u32)cookie + R_STATE_OFFSET));
+	if (state == RT_ADD) {
+		bpf_map_update_elem(&ldso_adding, &tgid, &one, BPF_ANY);
+		return 0;
+	}
+	if (state != RT_CONSISTENT || bpf_map_delete_elem(&ldso_adding, &tgid) != 0)
+		return 0;
+	return stop_process(id);
+}
+
+#endif
