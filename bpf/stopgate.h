@@ -31,7 +31,11 @@ struct {
 } ldso_adding SEC(".maps");
 
 // stop_process stops the current process and asks user space for its
-// tables.
+// tables. The SIGSTOP is queued before the notice is submitted: user
+// space's SIGCONT must come after it (a SIGCONT that came first would leave
+// the process stopped for good; one that comes while the SIGSTOP is still
+// pending cancels it, which is fine: the tables are loaded). No notice
+// space, no stop.
 static __always_inline int stop_process(__u64 id)
 {
 	struct event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
@@ -43,8 +47,8 @@ static __always_inline int stop_process(__u64 id)
 	e->type = EVENT_GATE;
 	e->tgid = id >> 32;
 	e->pid = (__u32)id;
-	bpf_ringbuf_submit(e, 0);
 	bpf_send_signal(19 /* SIGSTOP */);
+	bpf_ringbuf_submit(e, 0);
 	return 0;
 }
 
