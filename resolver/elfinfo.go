@@ -1,6 +1,9 @@
 package resolver
 
-import "fmt"
+import (
+	"debug/elf"
+	"fmt"
+)
 
 // EntryFileOffset returns the file offset of path's ELF entry point (e_entry),
 // where a process starts running after the dynamic loader: `_start` in C
@@ -11,11 +14,21 @@ func EntryFileOffset(path string) (uint64, error) {
 		return 0, err
 	}
 	defer fh.Close()
-	seg, ok := segmentOf(loadSegments(f), f.Entry)
-	if !ok || !seg.exec {
+	off, ok := execFileOffset(f, f.Entry)
+	if !ok {
 		return 0, fmt.Errorf("%s: entry point 0x%x is in no executable segment", path, f.Entry)
 	}
-	return f.Entry - seg.vaddr + seg.off, nil
+	return off, nil
+}
+
+// execFileOffset returns the file offset of the virtual address addr when an
+// executable PT_LOAD segment holds it (a uprobe's place in the file).
+func execFileOffset(f *elf.File, addr uint64) (uint64, bool) {
+	seg, ok := segmentOf(loadSegments(f), addr)
+	if !ok || !seg.exec {
+		return 0, false
+	}
+	return addr - seg.vaddr + seg.off, true
 }
 
 // Interpreter returns the program interpreter (ld.so) the ELF file at path
@@ -76,10 +89,9 @@ func FindLdsoDebug(path string) (LdsoDebug, error) {
 	if d.StateAddr == 0 || d.RDebugAddr == 0 {
 		return LdsoDebug{}, fmt.Errorf("%s: no _dl_debug_state or _r_debug in its dynamic symbols: not glibc's ld.so", path)
 	}
-	seg, ok := segmentOf(loadSegments(f), d.StateAddr)
-	if !ok || !seg.exec {
+	var ok bool
+	if d.StateOffset, ok = execFileOffset(f, d.StateAddr); !ok {
 		return LdsoDebug{}, fmt.Errorf("%s: _dl_debug_state 0x%x is in no executable segment", path, d.StateAddr)
 	}
-	d.StateOffset = d.StateAddr - seg.vaddr + seg.off
 	return d, nil
 }
