@@ -40,6 +40,7 @@ test: generate-check lint fixtures build
 	else echo "skipping make vmtest: needs qemu-system-x86 (apt-get install qemu-system-x86) or root" >&2; fi
 
 bench: fixtures build
+	@tests/install-deps.sh bench
 	@tests/bench/run.sh
 
 # Kernel-probe e2e tests inside Debian's kernel under qemu (the host has no

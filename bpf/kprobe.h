@@ -1,7 +1,8 @@
 // kprobe, kretprobe and kprobe_multi programs (included at the end of
 // probee.bpf.c). They run in kernel context: the kernel stack comes from
-// bpf_get_stackid on ctx, the user stack from the task's saved user
-// registers, walked like a tracepoint's (FP or DWARF). The cookie is the
+// bpf_get_stack on ctx (kept in kstacks by content hash), the user stack
+// from the task's saved user registers, walked like a tracepoint's (FP or
+// DWARF). The cookie is the
 // probe id only: the user registers are at a syscall or interrupt, never at
 // a function's first instruction.
 //

@@ -1,7 +1,17 @@
 //go:build ignore
 
-// probee's capture programs. One program per context kind (uprobe, uprobe_multi,
-// tracepoint); every attach carries a cookie: bits 0-31 the probe id, bit 32 set
+// probee's capture programs. One program per context kind, each with the
+// DWARF step program it tail-calls (bpf/unwind.h):
+//   - probee_uprobe / probee_uprobe_multi: uprobes and uretprobes, single
+//     links and uprobe_multi links;
+//   - probee_kprobe / probee_kprobe_multi (kprobe.h): kprobes, kretprobes,
+//     kprobe_multi;
+//   - probee_tracepoint: tracepoints (the user's --tracepoint specs);
+//   - probee_perf: cpu-clock sampling (--sample);
+//   - probee_fork / probee_exit: the process lifecycle, as BTF tracepoints
+//     (tp_btf), which need no tracefs mounted;
+//   - probee_gate / probee_ldso_gate (stopgate.h): the start gates.
+// Every probe attach carries a cookie: bits 0-31 the probe id, bit 32 set
 // when the probe sits on a function's first instruction (the caller's return
 // address is then at [rsp], and rbp still belongs to the caller).
 //
@@ -340,8 +350,11 @@ int BPF_PROG(probee_fork, struct task_struct *parent, struct task_struct *child)
 	return 0;
 }
 
-SEC("tracepoint/sched/sched_process_exit")
-int probee_exit(void *ctx)
+// Process exit, as a BTF tracepoint: probee's own lifecycle hooks need no
+// tracefs mounted. Kernels from 6.16 pass a third argument (group_dead);
+// only the task is read, so one program serves both prototypes.
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(probee_exit, struct task_struct *task)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32;

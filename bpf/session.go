@@ -192,10 +192,10 @@ func (s *Session) attachProcessTracking() error {
 	if err != nil {
 		return fmt.Errorf("attach sched_process_fork (tp_btf): %w", err)
 	}
-	exit, err := link.Tracepoint("sched", "sched_process_exit", s.objs.ProbeeExit, nil)
+	exit, err := link.AttachTracing(link.TracingOptions{Program: s.objs.ProbeeExit})
 	if err != nil {
 		fork.Close()
-		return fmt.Errorf("attach tracepoint sched:sched_process_exit: %w", err)
+		return fmt.Errorf("attach sched_process_exit (tp_btf): %w", err)
 	}
 	s.procs = []link.Link{fork, exit}
 	return nil

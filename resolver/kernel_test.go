@@ -2,13 +2,10 @@ package resolver
 
 import (
 	"errors"
-	"os"
 	"reflect"
 	"strings"
-	"syscall"
 	"testing"
 
-	"github.com/probee/probee/internal/testgate"
 	"github.com/probee/probee/probespec"
 )
 
@@ -97,37 +94,5 @@ func TestTracepointsFake(t *testing.T) {
 	}
 	if _, err := Resolve(tp("sched", "x"), Scope{Root: t.TempDir()}); !errors.Is(err, ErrNoTracefs) {
 		t.Errorf("no tracefs: %v", err)
-	}
-}
-
-// mountTracefs mounts tracefs at /sys/kernel/tracing when it is not.
-func mountTracefs(t *testing.T) {
-	if _, err := os.Stat("/sys/kernel/tracing/events"); err == nil {
-		return
-	}
-	if err := syscall.Mount("tracefs", "/sys/kernel/tracing", "tracefs", 0, ""); err != nil {
-		t.Skipf("cannot mount tracefs: %v", err)
-	}
-}
-
-func TestRealTracefs(t *testing.T) {
-	testgate.Root(t)
-	mountTracefs(t)
-	tp := probespec.Spec{Kind: probespec.Tracepoint, Tracepoint: probespec.TracepointName{Category: "sched", Name: "sched_switch"}}
-	if got := lines(resolveOK(t, tp, Scope{})); !reflect.DeepEqual(got, []string{"tracepoint:sched:sched_switch"}) {
-		t.Errorf("sched:sched_switch = %v", got)
-	}
-	tp.Tracepoint = probespec.TracepointName{Category: "syscalls", Name: "sys_enter_open*"}
-	if ts := resolveOK(t, tp, Scope{}); len(ts) < 2 {
-		t.Errorf("syscalls:sys_enter_open* = %v", lines(ts))
-	}
-	// Kernel functions: from available_filter_functions when the kernel has
-	// ftrace, else from kallsyms (this host has no kprobes; listing works).
-	ts, err := Resolve(kspec(probespec.Target{}, probespec.MatchGlob, "vfs_*"), Scope{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(strings.Join(lines(ts), "\n"), "kprobe:vfs_read\n") {
-		t.Errorf("vfs_* has no vfs_read: %d targets", len(ts))
 	}
 }

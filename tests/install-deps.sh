@@ -1,6 +1,10 @@
 #!/bin/sh
-# Installs the Debian packages probee's build, fixtures and tests need.
+# Installs the Debian packages probee's build, fixtures and tests need: the
+# one place the project installs anything (tests and tools never do).
 # Does nothing when they are present; needs root (apt-get) otherwise.
+#
+#   tests/install-deps.sh          build, fixtures, tests and make vmtest
+#   tests/install-deps.sh bench    also the peers make bench compares with
 set -e
 need=""
 have() { command -v "$1" >/dev/null 2>&1; }
@@ -12,8 +16,17 @@ have gcc      || need="$need gcc"
 have g++      || need="$need g++"
 have gdb      || need="$need gdb"
 have chromium || need="$need chromium"
+have unshare  || need="$need util-linux"
 [ -e /usr/include/bpf/bpf_helpers.h ] || need="$need libbpf-dev"
 [ -e /usr/include/x86_64-linux-gnu/asm/types.h ] || need="$need linux-libc-dev"
+# make vmtest boots Debian's kernel under qemu (as root, or where qemu is).
+if [ "$(id -u)" = 0 ]; then
+	have qemu-system-x86_64 || need="$need qemu-system-x86"
+fi
+if [ "$1" = bench ]; then
+	have bpftrace || need="$need bpftrace"
+	have perf     || need="$need linux-perf"
+fi
 [ -z "$need" ] && exit 0
 if [ "$(id -u)" != 0 ]; then
 	echo "missing packages:$need - run as root or: apt-get install$need" >&2

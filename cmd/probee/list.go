@@ -9,10 +9,13 @@ import (
 )
 
 // listProbes prints the targets a spec resolves to; nothing is attached.
-func listProbes(cfg *config, stdout io.Writer) error {
+func listProbes(cfg *config, stdout, stderr io.Writer) error {
 	spec, err := probespec.Parse(probespec.Uprobe, cfg.listSpec)
 	if err != nil {
 		return specError("--list-probes", cfg.listSpec, err)
+	}
+	if err := mountKernelFS([]probespec.Spec{spec}, newStatus(stderr, cfg.quiet)); err != nil {
+		return err
 	}
 	if len(cfg.command) > 0 {
 		if _, err := startCheck(cfg.command[0]); err != nil {

@@ -65,7 +65,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return nil
 	}
 	if cfg.list {
-		return listProbes(cfg, stdout)
+		return listProbes(cfg, stdout, stderr)
 	}
 	return trace(ctx, cfg, stdout, stderr)
 }

@@ -40,6 +40,11 @@ func (s *statusWriter) warnf(format string, args ...any) {
 	fmt.Fprintf(s.w, "probee: warning: "+format+"\n", args...)
 }
 
+// notef prints even with -q: what probee changed on the machine.
+func (s *statusWriter) notef(format string, args ...any) {
+	fmt.Fprintf(s.w, "probee: "+format+"\n", args...)
+}
+
 func (s *statusWriter) debugf(format string, args ...any) {
 	if s.tty && !s.quiet {
 		fmt.Fprintf(s.w, "probee: "+format+"\n", args...)

@@ -105,10 +105,17 @@ func checkTraceable(cfg *config) error {
 
 // resolveAll turns every probe's spec into targets (pure: files only).
 func (t *tracer) resolveAll() error {
-	for _, p := range t.cfg.probes {
+	specs := make([]probespec.Spec, len(t.cfg.probes))
+	for i, p := range t.cfg.probes {
 		if p.spec.Kind == probespec.Kprobe && !haveKprobes() {
 			return kprobeUnavailable(p)
 		}
+		specs[i] = p.spec
+	}
+	if err := mountKernelFS(specs, t.status); err != nil {
+		return err
+	}
+	for _, p := range t.cfg.probes {
 		targets, err := t.res.Resolve(p.spec)
 		if err != nil {
 			return &exitError{1, fmt.Errorf("%s %s: %w", p.flag, quote(p.text), err)}

@@ -16,7 +16,7 @@ BIN=$PWD/tests/fixtures/bin/${FIXTURE:-mallocbench-fp}
 PROBEE=${PROBEE:-$PWD/bin/probee}
 [ -x "$BIN" ] || { echo "missing $BIN: run make fixtures" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || { echo "needs root" >&2; exit 1; }
-command -v bpftrace >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bpftrace >/dev/null
+command -v bpftrace >/dev/null || { echo "bpftrace is missing: run tests/install-deps.sh bench (as root)" >&2; exit 1; }
 LIBC=$(ldd "$BIN" | awk '/libc.so.6/ {print $3}')
 LIBC=$(readlink -f "$LIBC")
 

@@ -11,7 +11,7 @@ ROUNDS=${ROUNDS:-15}
 PROBEE=$PWD/bin/probee
 LIBC=$(ldconfig -p | awk '$1 == "libc.so.6" && /x86-64/ {print $NF; exit}')
 LIBC=$(readlink -f "${LIBC:-/lib/x86_64-linux-gnu/libc.so.6}")
-command -v bpftrace >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bpftrace >/dev/null
+command -v bpftrace >/dev/null || { echo "bpftrace is missing: run tests/install-deps.sh bench (as root)" >&2; exit 1; }
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
 

@@ -26,7 +26,7 @@ for f in mallocbench-fp mallocbench-nofp spin-nofp; do
 	[ -x "$FB/$f" ] || { echo "missing $FB/$f: run make fixtures" >&2; exit 1; }
 done
 [ "$(id -u)" = 0 ] || { echo "needs root" >&2; exit 1; }
-command -v bpftrace >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bpftrace >/dev/null
+command -v bpftrace >/dev/null || { echo "bpftrace is missing: run tests/install-deps.sh bench (as root)" >&2; exit 1; }
 LIBC=$(readlink -f "$(ldd "$FB/mallocbench-nofp" | awk '/libc.so.6/ {print $3}')")
 
 loop_ns() { sed -n 's/^mallocbench: [0-9]* calls in \([0-9]*\) ns$/\1/p'; }

@@ -56,6 +56,7 @@ func runExample(t *testing.T, script string) string {
 	cmd := exec.CommandContext(ctx, "sh", filepath.Base(script))
 	cmd.Dir = filepath.Dir(script)
 	cmd.Env = append(os.Environ(), "PROBEE="+probee)
+	isolateMounts(cmd)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()

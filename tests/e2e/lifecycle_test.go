@@ -32,6 +32,7 @@ func start(t *testing.T, dir string, args ...string) *bg {
 	t.Helper()
 	b := &bg{cmd: exec.Command(probee, args...), done: make(chan struct{})}
 	b.cmd.Dir = dir
+	isolateMounts(b.cmd)
 	b.cmd.Stdout = &bytes.Buffer{}
 	pipe, err := b.cmd.StderrPipe()
 	if err != nil {

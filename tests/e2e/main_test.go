@@ -70,6 +70,8 @@ func runAs(t *testing.T, dir string, uid int, args ...string) result {
 	cmd := exec.Command(probee, args...)
 	if uid >= 0 {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(uid)}}
+	} else {
+		isolateMounts(cmd)
 	}
 	if dir == "" {
 		dir = t.TempDir()
@@ -86,6 +88,20 @@ func runAs(t *testing.T, dir string, uid int, args ...string) result {
 	}
 	t.Logf("probee %s\nexit %d\nstderr:\n%s", strings.Join(args, " "), r.code, r.stderr)
 	return r
+}
+
+// isolateMounts runs cmd (probee, or a script that runs it) in a private
+// mount namespace when the tests run as root: what probee mounts when it
+// is missing (tracefs for tracepoints) is gone when it exits, so the tests
+// leave the machine's mounts as they found them (TestFreshMachine).
+func isolateMounts(cmd *exec.Cmd) {
+	if os.Geteuid() != 0 {
+		return
+	}
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Unshareflags |= syscall.CLONE_NEWNS // Go makes / private
 }
 
 // folded parses collapsed stacks into stack -> count.
