@@ -149,6 +149,25 @@ func (tc *tracedCommand) stop(grace time.Duration) syscall.Signal {
 	return sent
 }
 
+// exitCode is the command's exit status as a shell reports it: the status,
+// or 128 + the signal number when a signal killed it (-1 while running, or
+// when it could not be waited for).
+func (tc *tracedCommand) exitCode() int {
+	var ee *exec.ExitError
+	switch {
+	case tc.running():
+		return -1
+	case tc.err == nil:
+		return 0
+	case errors.As(tc.err, &ee):
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return 128 + int(ws.Signal())
+		}
+		return ee.ExitCode()
+	}
+	return -1
+}
+
 // status describes how the command ended, for stderr.
 func (tc *tracedCommand) status() string {
 	var ee *exec.ExitError

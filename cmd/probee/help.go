@@ -58,4 +58,8 @@ Listing:
   --json              one JSON object per target;  -v  adds address, size, demangled name
 
 Exit codes: 0 ok, 1 runtime failure or nothing matched, 2 usage or spec error.
+  With -- CMD: when CMD ends by itself, probee exits as CMD did (its status, or
+  128 + the signal number), after writing every output; probee's own failure
+  (1, 2) wins. When tracing ends first (-d, Ctrl-C, SIGTERM) and probee stops
+  CMD, the exit code is probee's and the status line says how CMD ended.
 `

@@ -37,11 +37,24 @@ type exitError struct {
 func (e *exitError) Error() string { return e.err.Error() }
 func (e *exitError) Unwrap() error { return e.err }
 
+// commandExit passes on the exit status of a traced command that ended by
+// itself with a non-zero status (issue 20): probee succeeded, and exits as
+// the command did, like perf record -- CMD. The status line has said how
+// it ended, so nothing more is printed.
+type commandExit struct{ code int }
+
+func (e *commandExit) Error() string { return fmt.Sprintf("command exit status %d", e.code) }
+
 // exitCode prints err (if any) and maps it to probee's exit codes: 0 ok,
-// 1 runtime failure, 2 usage or spec error.
+// 1 runtime failure, 2 usage or spec error, or the traced command's status
+// (commandExit) when probee itself succeeded.
 func exitCode(err error, stderr io.Writer) int {
 	if err == nil {
 		return 0
+	}
+	var ce *commandExit
+	if errors.As(err, &ce) {
+		return ce.code
 	}
 	fmt.Fprintf(stderr, "probee: %v\n", err)
 	var ue *usageError

@@ -64,9 +64,12 @@ func trace(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 	if err := t.attachAll(); err != nil {
 		return err
 	}
-	t.wait(ctx)
+	exited := t.wait(ctx)
 	err := t.finish(stdout)
 	t.stopCommand()
+	if err == nil && exited && t.cmd != nil && t.cmd.exitCode() > 0 {
+		return &commandExit{t.cmd.exitCode()}
+	}
 	return err
 }
 
@@ -81,7 +84,9 @@ func (t *tracer) stopCommand() {
 		return
 	}
 	if sig := t.cmd.stop(commandGrace); sig != 0 {
-		t.status.infof("stopped the command (pid %d) with %s: tracing ended before it exited", t.cmd.pid(), unix.SignalName(sig))
+		t.status.infof("stopped the command (pid %d) with %s: tracing ended before it exited; it %s", t.cmd.pid(), unix.SignalName(sig), t.cmd.status())
+	} else {
+		t.status.infof("command %s after tracing ended", t.cmd.status())
 	}
 }
 
@@ -240,8 +245,9 @@ func (t *tracer) close() {
 	t.status.debugf("detached in %v", time.Since(start).Round(time.Millisecond))
 }
 
-// wait blocks until Ctrl-C/SIGTERM, -d expiry, or the traced process ends.
-func (t *tracer) wait(ctx context.Context) {
+// wait blocks until Ctrl-C/SIGTERM, -d expiry, or the traced process ends,
+// and reports whether the process ended first.
+func (t *tracer) wait(ctx context.Context) bool {
 	var timeout <-chan time.Time
 	if t.cfg.duration > 0 {
 		timer := time.NewTimer(t.cfg.duration)
@@ -270,16 +276,16 @@ func (t *tracer) wait(ctx context.Context) {
 			t.sym.Prune(pruneGrace, processAlive)
 		case <-ctx.Done():
 			t.status.infof("interrupted: writing outputs")
-			return
+			return false
 		case <-timeout:
-			return
+			return false
 		case <-exited:
 			if t.cmd != nil {
 				t.status.infof("command %s", t.cmd.status())
 			} else {
 				t.status.infof("process %d exited", t.cfg.pid)
 			}
-			return
+			return true
 		}
 	}
 }
