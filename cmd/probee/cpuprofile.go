@@ -3,13 +3,15 @@ package main
 import (
 	"os"
 	"runtime/pprof"
+	"sync"
 )
 
 // Hidden debugging aids for probee's own overhead. cpuProfileEnv names a file to which probee writes a Go CPU profile of
 // its own run (a hidden debugging aid, used to find probee's overhead).
 const cpuProfileEnv = "PROBEE_CPUPROFILE"
 
-// stopCPUProfile ends the profile started in init; a no-op without one.
+// stopCPUProfile ends the profile started in init; a no-op without one,
+// and after the first call (finish and main both call it).
 var stopCPUProfile = func() {}
 
 func init() {
@@ -25,9 +27,12 @@ func init() {
 		f.Close()
 		return
 	}
+	var once sync.Once
 	stopCPUProfile = func() {
-		pprof.StopCPUProfile()
-		f.Close()
+		once.Do(func() {
+			pprof.StopCPUProfile()
+			f.Close()
+		})
 	}
 }
 

@@ -25,6 +25,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
+	stopCPUProfile()
 	os.Exit(exitCode(err, os.Stderr))
 }
 
