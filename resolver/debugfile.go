@@ -58,12 +58,9 @@ func (o *Object) mergeDebugFile(debugRoot string) {
 		if id := elfnote.BuildID(f); id != "" && o.BuildID != "" && id != o.BuildID {
 			return nil
 		}
-		syms, err := f.Symbols()
-		if err != nil {
-			return nil
+		if o.addSymbols(newSectionTables(f), elf.SHT_SYMTAB, fromDebug) {
+			o.DebugFile = p
 		}
-		o.DebugFile = p
-		o.addSymbols(f, syms, fromDebug)
 		return nil
 	})
 }

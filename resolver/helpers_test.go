@@ -10,6 +10,10 @@ import (
 	"github.com/probee/probee/probespec"
 )
 
+// llvmLib is a big C++ library (Debian's libllvm14: 34000 functions) for
+// tests and benchmarks of the symbol scan, which skip it when missing.
+const llvmLib = "/usr/lib/x86_64-linux-gnu/libLLVM-14.so.1"
+
 // fixture returns the path of a fixture binary, skipping when missing.
 func fixture(t testing.TB, name string) string {
 	t.Helper()

@@ -164,12 +164,11 @@ func NewObject(name string, r io.ReaderAt) (*Object, error) {
 
 func newObject(path string, f *elf.File) (*Object, error) {
 	o := &Object{Path: path, BuildID: elfnote.BuildID(f), loads: loadSegments(f), Interp: interpOf(f)}
-	o.readDynamic(f)
+	t := newSectionTables(f)
+	o.readDynamic(t)
 	o.debuglink = debuglink(f)
-	dyn, _ := f.DynamicSymbols()
-	o.addSymbols(f, dyn, fromDynsym)
-	tab, _ := f.Symbols()
-	o.addSymbols(f, tab, fromSymtab)
+	o.addSymbols(t, elf.SHT_DYNSYM, fromDynsym)
+	o.addSymbols(t, elf.SHT_SYMTAB, fromSymtab)
 	return o, nil
 }
 
@@ -194,50 +193,17 @@ func readInterp(p *elf.Prog) string {
 	return string(bytes.TrimRight(b, "\x00"))
 }
 
-func (o *Object) readDynamic(f *elf.File) {
-	if s, _ := f.DynString(elf.DT_SONAME); len(s) > 0 {
+func (o *Object) readDynamic(t *sectionTables) {
+	if s := t.dynStrings(elf.DT_SONAME); len(s) > 0 {
 		o.Soname = s[0]
 	}
-	o.Needed, _ = f.DynString(elf.DT_NEEDED)
-	for _, s := range dynStrings(f, elf.DT_RPATH) {
+	o.Needed = t.dynStrings(elf.DT_NEEDED)
+	for _, s := range t.dynStrings(elf.DT_RPATH) {
 		o.Rpath = append(o.Rpath, strings.Split(s, ":")...)
 	}
-	for _, s := range dynStrings(f, elf.DT_RUNPATH) {
+	for _, s := range t.dynStrings(elf.DT_RUNPATH) {
 		o.Runpath = append(o.Runpath, strings.Split(s, ":")...)
 	}
-}
-
-func dynStrings(f *elf.File, tag elf.DynTag) []string {
-	s, _ := f.DynString(tag)
-	return s
-}
-
-// addSymbols keeps defined functions with code.
-func (o *Object) addSymbols(f *elf.File, syms []elf.Symbol, from uint8) {
-	for _, s := range syms {
-		t := elf.ST_TYPE(s.Info)
-		if t != elf.STT_FUNC && t != elf.STT_GNU_IFUNC {
-			continue
-		}
-		if s.Value == 0 || s.Section == elf.SHN_UNDEF || s.Name == "" || !execSection(f, s.Section) {
-			continue
-		}
-		b := elf.ST_BIND(s.Info)
-		o.Funcs = append(o.Funcs, Symbol{
-			Name: s.Name, Addr: s.Value, Size: s.Size, from: from,
-			Global: b == elf.STB_GLOBAL || b == elf.STB_WEAK,
-		})
-	}
-}
-
-func execSection(f *elf.File, idx elf.SectionIndex) bool {
-	if idx == elf.SHN_ABS {
-		return false
-	}
-	if int(idx) >= len(f.Sections) {
-		return false
-	}
-	return f.Sections[idx].Flags&elf.SHF_EXECINSTR != 0
 }
 
 // finish sorts, deduplicates (name, addr) pairs and demangles.
