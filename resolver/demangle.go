@@ -1,16 +1,79 @@
 package resolver
 
 import (
+	"runtime"
 	"strings"
+	"sync"
 
 	"github.com/ianlancetaylor/demangle"
 )
+
+// nameForms are the two demangled forms of one symbol.
+type nameForms struct{ full, short string }
+
+// nameCache holds the demangled names of an Object's functions, each
+// computed when first needed (a demangled or regex matcher that the
+// prefilter lets through, a symbolized frame, a -v or --json listing).
+// Demangling every symbol up front took two thirds of listing libLLVM,
+// and most runs need few names or none. Copies of an Object share it.
+type nameCache struct {
+	mu sync.Mutex
+	m  map[int]nameForms
+}
+
+// demangled returns the full and short demangled names of o.Funcs[i], ""
+// when the name is not mangled; see demangleName.
+func (o *Object) demangled(i int) (full, short string) {
+	name := o.Funcs[i].Name
+	c := o.names
+	if !isMangled(name) || c == nil {
+		return demangleName(name)
+	}
+	c.mu.Lock()
+	d, ok := c.m[i]
+	c.mu.Unlock()
+	if ok {
+		return d.full, d.short
+	}
+	d.full, d.short = demangleName(name)
+	c.mu.Lock()
+	if c.m == nil {
+		c.m = map[int]nameForms{}
+	}
+	c.m[i] = d
+	c.mu.Unlock()
+	return d.full, d.short
+}
+
+// warmNames demangles o.Funcs[i] for every i in idx into the cache, on
+// all CPUs: a pattern the prefilter cannot narrow ("*::operator[]*")
+// demangles every name of the object.
+func (o *Object) warmNames(idx []int) {
+	workers := min(runtime.GOMAXPROCS(0), len(idx)/256+1)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := w; k < len(idx); k += workers {
+				o.demangled(idx[k])
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// isMangled reports whether raw looks like a C++ (_Z) or Rust v0 (_R)
+// symbol, the names demangleName tries.
+func isMangled(raw string) bool {
+	return strings.HasPrefix(raw, "_Z") || strings.HasPrefix(raw, "_R")
+}
 
 // demangleName returns the full demangled name (Rust hashes dropped) and
 // the name without its parameter list; both are "" for names that are not
 // C++ (_Z) or Rust (_ZN...17h<hash>E legacy, _R v0) symbols.
 func demangleName(raw string) (full, short string) {
-	if !strings.HasPrefix(raw, "_Z") && !strings.HasPrefix(raw, "_R") {
+	if !isMangled(raw) {
 		return "", ""
 	}
 	full, err := demangle.ToString(raw)

@@ -32,6 +32,14 @@
 // uses github.com/ianlancetaylor/demangle (C++, Rust legacy and v0), globs
 // use github.com/gobwas/glob.
 //
+// Demangling is lazy (Object.demangled, cached per object): only names a
+// matcher needs, symbolized frames and printed -v/--json targets are
+// demangled; Resolve leaves Target.Demangled empty (Target.DemangledName).
+// Demangled and regex patterns first test the raw name against the
+// identifiers the pattern requires (prefilter.go), so a glob such as
+// "llvm::SmallVectorBase<*>::grow_pod*" demangles a handful of libLLVM's
+// names, not all of them.
+//
 // # Decisions (documented once, here)
 //
 // Library names (TargetLib): a name containing ".so" is a file name and

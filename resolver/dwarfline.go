@@ -55,7 +55,7 @@ func (o *Object) lineTarget(h lineHit, spec probespec.Spec) Target {
 		SourceFile: h.file, Line: spec.Source.Line, SymbolFrom: o.Path}
 	if i := o.funcAt(h.addr); i >= 0 {
 		s := o.Funcs[i]
-		t.Symbol, t.Demangled, t.Address, t.Offset, t.Size = s.Name, s.Demangled, s.Addr, h.addr-s.Addr, s.Size
+		t.Symbol, t.Address, t.Offset, t.Size = s.Name, s.Addr, h.addr-s.Addr, s.Size
 		if s.from == fromDebug {
 			t.SymbolFrom = o.DebugFile
 		}

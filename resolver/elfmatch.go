@@ -12,19 +12,20 @@ import (
 // matches m.
 func matchObject(o *Object, m *nameMatcher, spec probespec.Spec) ([]Target, error) {
 	var ts []Target
+	m.warm(o)
 	for i := 0; i < len(o.Funcs); {
 		j := i + 1
 		for j < len(o.Funcs) && o.Funcs[j].Addr == o.Funcs[i].Addr {
 			j++
 		}
 		group := o.Funcs[i:j]
-		i = j
 		best := -1
 		for k := range group {
-			if m.matchSymbol(&group[k]) && (best < 0 || betterName(&group[k], &group[best])) {
+			if m.matchSymbol(o, i+k) && (best < 0 || betterName(&group[k], &group[best])) {
 				best = k
 			}
 		}
+		i = j
 		if best < 0 {
 			continue
 		}
@@ -74,7 +75,7 @@ func (o *Object) target(group []Symbol, best int, spec probespec.Spec) Target {
 	s := group[best]
 	t := Target{
 		Kind: probespec.Uprobe, Ret: spec.Ret, Path: o.Path, BuildID: o.BuildID,
-		Symbol: s.Name, Demangled: s.Demangled, Address: s.Addr, Offset: spec.Offset,
+		Symbol: s.Name, Address: s.Addr, Offset: spec.Offset,
 		SymbolFrom: o.Path,
 	}
 	if s.from == fromDebug {
@@ -113,10 +114,12 @@ func leadingUnderscores(s string) int { return len(s) - len(strings.TrimLeft(s, 
 func objectNames(objs []*Object, kind probespec.MatcherKind) []string {
 	var out []string
 	for _, o := range objs {
-		for _, s := range o.Funcs {
-			if kind == probespec.MatchDemangled && s.Short != "" {
-				out = append(out, s.Short)
-				continue
+		for i, s := range o.Funcs {
+			if kind == probespec.MatchDemangled {
+				if _, short := o.demangled(i); short != "" {
+					out = append(out, short)
+					continue
+				}
 			}
 			out = append(out, s.Name)
 		}

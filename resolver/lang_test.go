@@ -11,7 +11,7 @@ import (
 func demangledOf(ts []Target) []string {
 	var out []string
 	for _, t := range ts {
-		out = append(out, t.Demangled)
+		out = append(out, t.DemangledName())
 	}
 	sort.Strings(out)
 	return out
@@ -58,7 +58,7 @@ func TestRustDemangled(t *testing.T) {
 			}
 		}
 		ts := resolveOK(t, uspec(pathT(p), probespec.MatchDemangled, "*bump_trait"), Scope{})
-		if len(ts) != 1 || ts[0].Demangled != "<rustfx::Counter as rustfx::Bump>::bump_trait" {
+		if len(ts) != 1 || ts[0].DemangledName() != "<rustfx::Counter as rustfx::Bump>::bump_trait" {
 			t.Errorf("%s: *bump_trait = %v", bin, demangledOf(ts))
 		}
 	}

@@ -23,6 +23,9 @@ var listTargets = []Target{
 	{Kind: probespec.Kprobe, Symbol: "vfs_read"},
 	{Kind: probespec.Kprobe, Ret: true, Symbol: "ext4_file_open", Module: "ext4"},
 	{Kind: probespec.Tracepoint, Category: "sched", Name: "sched_switch"},
+	// As Resolve leaves it: -v and --json demangle the symbol.
+	{Kind: probespec.Uprobe, Path: "/opt/app", Symbol: "_ZN2ns5twiceIiEET_S1_", Address: 0x1600, FileOffset: 0x1600, Size: 0x10,
+		SymbolFrom: "/opt/app"},
 }
 
 func golden(t *testing.T, name string, got []byte) {

@@ -23,14 +23,12 @@ const (
 
 // Symbol is one function symbol of an Object.
 type Symbol struct {
-	Name      string // raw (mangled) name
-	Demangled string // full demangled name, "" when not mangled
-	Short     string // demangled without parameters, "" when not mangled
-	Addr      uint64 // st_value
-	Size      uint64
-	Global    bool // STB_GLOBAL or STB_WEAK
-	Fragment  bool // .cold / .part.N piece of another function
-	from      uint8
+	Name     string // raw (mangled) name; Object.demangled has the demangled forms
+	Addr     uint64 // st_value
+	Size     uint64
+	Global   bool // STB_GLOBAL or STB_WEAK
+	Fragment bool // .cold / .part.N piece of another function
+	from     uint8
 }
 
 // segment is one PT_LOAD program header.
@@ -54,6 +52,7 @@ type Object struct {
 
 	loads     []segment
 	debuglink string
+	names     *nameCache // demangled Funcs names, filled on demand
 }
 
 // ErrNotELF is returned for files that are not ELF objects (linker
@@ -163,7 +162,7 @@ func NewObject(name string, r io.ReaderAt) (*Object, error) {
 }
 
 func newObject(path string, f *elf.File) (*Object, error) {
-	o := &Object{Path: path, BuildID: elfnote.BuildID(f), loads: loadSegments(f), Interp: interpOf(f)}
+	o := &Object{Path: path, BuildID: elfnote.BuildID(f), loads: loadSegments(f), Interp: interpOf(f), names: &nameCache{}}
 	t := newSectionTables(f)
 	o.readDynamic(t)
 	o.debuglink = debuglink(f)
@@ -206,7 +205,8 @@ func (o *Object) readDynamic(t *sectionTables) {
 	}
 }
 
-// finish sorts, deduplicates (name, addr) pairs and demangles.
+// finish sorts and deduplicates (name, addr) pairs; demangling waits
+// until a name is needed (Object.demangled).
 func (o *Object) finish() {
 	slices.SortFunc(o.Funcs, func(a, b Symbol) int {
 		if c := cmp.Compare(a.Addr, b.Addr); c != 0 {
@@ -225,7 +225,6 @@ func (o *Object) finish() {
 			}
 			continue
 		}
-		s.Demangled, s.Short = demangleName(s.Name)
 		s.Fragment = isFragment(s.Name)
 		out = append(out, s)
 	}

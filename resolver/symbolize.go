@@ -219,8 +219,8 @@ func (o *Object) symbolize(f *Frame, va uint64) {
 	if i := o.funcAt(va); i >= 0 {
 		s := &o.Funcs[i]
 		f.Symbol, f.Function, f.Offset = s.Name, s.Name, va-s.Addr
-		if s.Demangled != "" {
-			f.Function = s.Demangled
+		if full, _ := o.demangled(i); full != "" {
+			f.Function = full
 		}
 	}
 }

@@ -86,8 +86,8 @@ func TestFrameNames(t *testing.T) {
 	p := &procMaps{maps: []Mapping{{Start: 0x1000, End: 0x100000, Perms: "r-xp", Path: o.Path}, {Start: 0x200000, End: 0x201000, Perms: "r-xp", Path: "[vdso]"}},
 		open: map[string]*Object{o.Path: o}}
 	var method uint64
-	for _, s := range o.Funcs {
-		if s.Demangled == "ns::Klass::method(int)" {
+	for i, s := range o.Funcs {
+		if full, _ := o.demangled(i); full == "ns::Klass::method(int)" {
 			method = s.Addr
 		}
 	}

@@ -1,11 +1,15 @@
 package resolver
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/probee/probee/probespec"
 )
@@ -16,12 +20,12 @@ type Target struct {
 	Ret  bool           `json:"ret,omitempty"`
 
 	// User space (uprobe/uretprobe).
-	Path       string   `json:"path,omitempty"`     // ELF file to attach to (openable by probee)
-	BuildID    string   `json:"build_id,omitempty"` // hex
-	Symbol     string   `json:"symbol,omitempty"`   // raw name that matched (kernel: function name)
-	Demangled  string   `json:"demangled,omitempty"`
-	Aliases    []string `json:"aliases,omitempty"` // other names at the same address
-	Address    uint64   `json:"address,omitempty"` // st_value of Symbol (kernel: kallsyms address when readable)
+	Path       string   `json:"path,omitempty"`      // ELF file to attach to (openable by probee)
+	BuildID    string   `json:"build_id,omitempty"`  // hex
+	Symbol     string   `json:"symbol,omitempty"`    // raw name that matched (kernel: function name)
+	Demangled  string   `json:"demangled,omitempty"` // "" from Resolve: see DemangledName
+	Aliases    []string `json:"aliases,omitempty"`   // other names at the same address
+	Address    uint64   `json:"address,omitempty"`   // st_value of Symbol (kernel: kallsyms address when readable)
 	FileOffset uint64   `json:"file_offset,omitempty"`
 	Offset     uint64   `json:"offset,omitempty"` // bytes into the function
 	Size       uint64   `json:"size,omitempty"`
@@ -35,6 +39,18 @@ type Target struct {
 	// Tracepoint.
 	Category string `json:"category,omitempty"`
 	Name     string `json:"name,omitempty"`
+}
+
+// DemangledName returns t.Demangled, else the demangled Symbol of a
+// user-space target ("" when not mangled). Resolve leaves Demangled empty:
+// demangling every target made listing big C++ libraries slow, and only
+// -v, --json and demangled matching need the names.
+func (t Target) DemangledName() string {
+	if t.Demangled != "" || t.Kind != probespec.Uprobe {
+		return t.Demangled
+	}
+	full, _ := demangleName(t.Symbol)
+	return full
 }
 
 // ProbeAddress is the address (st_value + Offset) the probe fires at.
@@ -61,71 +77,144 @@ func (t Target) KindName() string {
 // String is the canonical one-line form: uprobe:/abs/path:symbol[+0xOFF],
 // kprobe:[module:]function[+0xOFF], tracepoint:category:name.
 func (t Target) String() string {
-	switch t.Kind {
-	case probespec.Tracepoint:
-		return "tracepoint:" + t.Category + ":" + t.Name
-	case probespec.Kprobe:
-		s := t.KindName() + ":"
-		if t.Module != "" {
-			s += t.Module + ":"
-		}
-		return s + t.Symbol + offSuffix(t.Offset)
-	}
-	sym := t.Symbol
-	if sym == "" {
-		sym = fmt.Sprintf("0x%x", t.Address)
-	}
-	return t.KindName() + ":" + t.Path + ":" + sym + offSuffix(t.Offset)
+	var buf [160]byte
+	return string(t.appendLine(buf[:0]))
 }
 
-func offSuffix(off uint64) string {
-	if off == 0 {
-		return ""
+// appendLine appends String() to b.
+func (t *Target) appendLine(b []byte) []byte {
+	switch t.Kind {
+	case probespec.Tracepoint:
+		b = append(b, "tracepoint:"...)
+		b = append(b, t.Category...)
+		b = append(b, ':')
+		return append(b, t.Name...)
+	case probespec.Kprobe:
+		b = append(b, t.KindName()...)
+		b = append(b, ':')
+		if t.Module != "" {
+			b = append(b, t.Module...)
+			b = append(b, ':')
+		}
+		b = append(b, t.Symbol...)
+		return appendOffset(b, t.Offset)
 	}
-	return fmt.Sprintf("+0x%x", off)
+	b = append(b, t.KindName()...)
+	b = append(b, ':')
+	b = append(b, t.Path...)
+	b = append(b, ':')
+	if t.Symbol == "" {
+		b = append(b, "0x"...)
+		b = strconv.AppendUint(b, t.Address, 16)
+	} else {
+		b = append(b, t.Symbol...)
+	}
+	return appendOffset(b, t.Offset)
+}
+
+func appendOffset(b []byte, off uint64) []byte {
+	if off == 0 {
+		return b
+	}
+	return strconv.AppendUint(append(b, "+0x"...), off, 16)
+}
+
+// targetLines returns String() of each target, cut from one string: one
+// allocation for all the lines of a listing instead of one per target.
+func targetLines(ts []Target) []string {
+	size := 0
+	for i := range ts {
+		size += maxLineLen(&ts[i])
+	}
+	var all strings.Builder
+	all.Grow(size)
+	line := make([]byte, 0, 256)
+	ends := make([]int, len(ts))
+	for i := range ts {
+		line = ts[i].appendLine(line[:0])
+		all.Write(line)
+		ends[i] = all.Len()
+	}
+	s := all.String() // no copy
+	lines := make([]string, len(ts))
+	start := 0
+	for i, end := range ends {
+		lines[i], start = s[start:end], end
+	}
+	return lines
+}
+
+// maxLineLen bounds len(t.String()): its strings, separators, and up to
+// two hex numbers with their prefixes.
+func maxLineLen(t *Target) int {
+	return len("tracepoint:") + len(t.Path) + len(t.Symbol) + len(t.Module) + len(t.Category) + len(t.Name) + 2 + 2*(3+16)
 }
 
 // WriteList writes one canonical target per line. verbose adds the
 // address, file offset, size, demangled name, source line and the file the
 // symbol came from when it is not Path, tab-separated.
 func WriteList(w io.Writer, targets []Target, verbose bool) error {
-	if !verbose {
-		return writePlain(w, targets)
+	lines := targetLines(targets)
+	bw := bufio.NewWriterSize(w, 64<<10)
+	if verbose {
+		writeVerbose(bw, targets, lines)
+	} else {
+		writePlain(bw, targets, lines)
 	}
+	return bw.Flush()
+}
+
+func writeVerbose(w *bufio.Writer, targets []Target, lines []string) {
 	width := 0
-	for _, t := range targets {
-		width = max(width, len(t.String()))
+	for _, l := range lines {
+		width = max(width, len(l))
 	}
-	for _, t := range targets {
-		line := t.String()
+	names := demangledNames(targets)
+	for i, t := range targets {
+		t.Demangled = names[i]
 		if d := verboseDetails(t); d != "" {
-			line = fmt.Sprintf("%-*s  %s", width, line, d)
+			fmt.Fprintf(w, "%-*s  %s\n", width, lines[i], d)
+			continue
 		}
-		if _, err := fmt.Fprintln(w, line); err != nil {
-			return err
-		}
+		w.WriteString(lines[i])
+		w.WriteByte('\n')
 	}
-	return nil
 }
 
 // writePlain writes canonical lines; targets that print the same (static
 // functions of one name in several compilation units) get their address,
 // so every line names one place.
-func writePlain(w io.Writer, targets []Target) error {
-	seen := map[string]int{}
-	for _, t := range targets {
-		seen[t.String()]++
+func writePlain(w *bufio.Writer, targets []Target, lines []string) {
+	seen := make(map[string]int, len(lines))
+	for _, l := range lines {
+		seen[l]++
 	}
-	for _, t := range targets {
-		line := t.String()
-		if seen[line] > 1 {
-			line += fmt.Sprintf("  addr=0x%x", t.ProbeAddress())
+	for i, l := range lines {
+		w.WriteString(l)
+		if seen[l] > 1 {
+			fmt.Fprintf(w, "  addr=0x%x", targets[i].ProbeAddress())
 		}
-		if _, err := fmt.Fprintln(w, line); err != nil {
-			return err
-		}
+		w.WriteByte('\n')
 	}
-	return nil
+}
+
+// demangledNames returns DemangledName of each target, demangling on all
+// CPUs (listing libLLVM -v demangles 34000 names).
+func demangledNames(targets []Target) []string {
+	names := make([]string, len(targets))
+	workers := min(runtime.GOMAXPROCS(0), len(targets)/512+1)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < len(targets); i += workers {
+				names[i] = targets[i].DemangledName()
+			}
+		}()
+	}
+	wg.Wait()
+	return names
 }
 
 func verboseDetails(t Target) string {
@@ -162,11 +251,14 @@ type jsonTarget struct {
 
 // WriteJSON writes one JSON object per line (JSON Lines), in order.
 func WriteJSON(w io.Writer, targets []Target) error {
-	enc := json.NewEncoder(w)
-	for _, t := range targets {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	enc := json.NewEncoder(bw)
+	names := demangledNames(targets)
+	for i, t := range targets {
+		t.Demangled = names[i]
 		if err := enc.Encode(jsonTarget{Kind: t.KindName(), Target: t}); err != nil {
 			return err
 		}
 	}
-	return nil
+	return bw.Flush()
 }
