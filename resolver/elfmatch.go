@@ -3,39 +3,49 @@ package resolver
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/probee/probee/probespec"
 )
 
-// matchObject returns one target per address of o where some symbol
-// matches m.
-func matchObject(o *Object, m *nameMatcher, spec probespec.Spec) ([]Target, error) {
-	var ts []Target
+// matchObject appends to ts one target per address of o where some symbol
+// matches m. Matches are found first, so ts grows once (a Target is big,
+// and listing libLLVM makes 34000).
+func matchObject(ts []Target, o *Object, m *nameMatcher, spec probespec.Spec) ([]Target, error) {
+	type hit struct{ group, best int }
+	var hits []hit
 	m.warm(o)
 	for i := 0; i < len(o.Funcs); {
 		j := i + 1
 		for j < len(o.Funcs) && o.Funcs[j].Addr == o.Funcs[i].Addr {
 			j++
 		}
-		group := o.Funcs[i:j]
 		best := -1
-		for k := range group {
-			if m.matchSymbol(o, i+k) && (best < 0 || betterName(&group[k], &group[best])) {
+		for k := i; k < j; k++ {
+			if m.matchSymbol(o, k) && (best < 0 || betterName(&o.Funcs[k], &o.Funcs[best])) {
 				best = k
 			}
 		}
-		i = j
-		if best < 0 {
-			continue
+		if best >= 0 {
+			hits = append(hits, hit{i, best})
 		}
-		t := o.target(group, best, spec)
+		i = j
+	}
+	first := len(ts)
+	ts = slices.Grow(ts, len(hits))
+	for _, h := range hits {
+		j := h.group + 1
+		for j < len(o.Funcs) && o.Funcs[j].Addr == o.Funcs[h.group].Addr {
+			j++
+		}
+		t := o.target(o.Funcs[h.group:j], h.best-h.group, spec)
 		if spec.Offset > 0 && spec.Offset >= t.Size {
 			return nil, offsetError(t, spec.Offset, o)
 		}
 		ts = append(ts, t)
 	}
-	versionNames(ts)
+	versionNames(ts[first:])
 	return ts, nil
 }
 
@@ -44,23 +54,46 @@ func matchObject(o *Object, m *nameMatcher, spec probespec.Spec) ([]Target, erro
 // memcpy@@GLIBC_2.14, the default) are two addresses. The default version
 // keeps the plain name; the others take their versioned alias.
 func versionNames(ts []Target) {
-	count := map[string]int{}
+	// Only targets with a versioned alias of their name can be renamed:
+	// count names for those alone (libLLVM has 34000 targets, none).
+	var count map[string]int
+	for i := range ts {
+		if versionedAlias(&ts[i]) >= 0 {
+			if count == nil {
+				count = map[string]int{}
+			}
+			count[ts[i].Symbol] = 0
+		}
+	}
+	if count == nil {
+		return
+	}
 	for _, t := range ts {
-		count[t.Symbol]++
+		if n, ok := count[t.Symbol]; ok {
+			count[t.Symbol] = n + 1
+		}
 	}
 	for i := range ts {
 		t := &ts[i]
 		if count[t.Symbol] < 2 {
 			continue
 		}
-		for k, a := range t.Aliases {
-			base, ver, ok := strings.Cut(a, "@")
-			if ok && base == t.Symbol && !strings.HasPrefix(ver, "@") {
-				t.Aliases[k], t.Symbol = t.Symbol, a
-				break
-			}
+		if k := versionedAlias(t); k >= 0 {
+			t.Aliases[k], t.Symbol = t.Symbol, t.Aliases[k]
 		}
 	}
+}
+
+// versionedAlias returns the index of the first alias of t that is its
+// name with a non-default version (name@VER, not name@@VER), or -1.
+func versionedAlias(t *Target) int {
+	for k, a := range t.Aliases {
+		base, ver, ok := strings.Cut(a, "@")
+		if ok && base == t.Symbol && !strings.HasPrefix(ver, "@") {
+			return k
+		}
+	}
+	return -1
 }
 
 func offsetError(t Target, off uint64, o *Object) error {

@@ -160,9 +160,9 @@ func TestPrefilterSameMatches(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, _ := matchObject(o, m, spec)
+			got, _ := matchObject(nil, o, m, spec)
 			m.pre = nil
-			want, _ := matchObject(o, m, spec)
+			want, _ := matchObject(nil, o, m, spec)
 			if !reflect.DeepEqual(symbols(got), symbols(want)) {
 				t.Errorf("%s: %q: %d targets with the prefilter, %d without", p, pat.Pattern, len(got), len(want))
 			}

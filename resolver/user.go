@@ -32,11 +32,9 @@ func (r *Resolver) resolveUser(spec probespec.Spec) ([]Target, error) {
 	}
 	var ts []Target
 	for _, o := range objs {
-		got, err := matchObject(o, m, spec)
-		if err != nil {
+		if ts, err = matchObject(ts, o, m, spec); err != nil {
 			return nil, err
 		}
-		ts = append(ts, got...)
 	}
 	if len(ts) == 0 {
 		return nil, &NoMatchError{What: "function", Pattern: spec.Matcher.Pattern, Where: where,
