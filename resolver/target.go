@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -152,31 +154,34 @@ func maxLineLen(t *Target) int {
 
 // WriteList writes one canonical target per line. verbose adds the
 // address, file offset, size, demangled name, source line and the file the
-// symbol came from when it is not Path, tab-separated.
+// symbol came from when it is not Path, tab-separated. Lines are built in
+// one scratch buffer as they are written: libLLVM's list is 4 MB.
 func WriteList(w io.Writer, targets []Target, verbose bool) error {
-	lines := targetLines(targets)
 	bw := bufio.NewWriterSize(w, 64<<10)
 	if verbose {
-		writeVerbose(bw, targets, lines)
+		writeVerbose(bw, targets)
 	} else {
-		writePlain(bw, targets, lines)
+		writePlain(bw, targets)
 	}
 	return bw.Flush()
 }
 
-func writeVerbose(w *bufio.Writer, targets []Target, lines []string) {
+func writeVerbose(w *bufio.Writer, targets []Target) {
 	width := 0
-	for _, l := range lines {
-		width = max(width, len(l))
+	var line []byte
+	for i := range targets {
+		line = targets[i].appendLine(line[:0])
+		width = max(width, len(line))
 	}
 	names := demangledNames(targets)
 	for i, t := range targets {
 		t.Demangled = names[i]
+		line = t.appendLine(line[:0])
 		if d := verboseDetails(t); d != "" {
-			fmt.Fprintf(w, "%-*s  %s\n", width, lines[i], d)
+			fmt.Fprintf(w, "%-*s  %s\n", width, line, d)
 			continue
 		}
-		w.WriteString(lines[i])
+		w.Write(line)
 		w.WriteByte('\n')
 	}
 }
@@ -184,18 +189,43 @@ func writeVerbose(w *bufio.Writer, targets []Target, lines []string) {
 // writePlain writes canonical lines; targets that print the same (static
 // functions of one name in several compilation units) get their address,
 // so every line names one place.
-func writePlain(w *bufio.Writer, targets []Target, lines []string) {
-	seen := make(map[string]int, len(lines))
-	for _, l := range lines {
-		seen[l]++
-	}
-	for i, l := range lines {
-		w.WriteString(l)
-		if seen[l] > 1 {
+func writePlain(w *bufio.Writer, targets []Target) {
+	same := repeatedLines(targets)
+	var line []byte
+	for i := range targets {
+		line = targets[i].appendLine(line[:0])
+		w.Write(line)
+		if same[string(line)] {
 			fmt.Fprintf(w, "  addr=0x%x", targets[i].ProbeAddress())
 		}
 		w.WriteByte('\n')
 	}
+}
+
+// repeatedLines returns the lines more than one target prints. Line
+// hashes are compared first, so only the lines whose hash repeats are
+// kept, and then compared whole.
+func repeatedLines(targets []Target) map[string]bool {
+	seed := maphash.MakeSeed()
+	hashes := make([]uint64, len(targets))
+	var line []byte
+	for i := range targets {
+		line = targets[i].appendLine(line[:0])
+		hashes[i] = maphash.Bytes(seed, line)
+	}
+	sorted := slices.Clone(hashes)
+	slices.Sort(sorted)
+	count := map[string]int{}
+	for i, h := range hashes {
+		if k, _ := slices.BinarySearch(sorted, h); k+1 < len(sorted) && sorted[k+1] == h {
+			count[string(targets[i].appendLine(line[:0]))]++
+		}
+	}
+	same := map[string]bool{}
+	for l, n := range count {
+		same[l] = n > 1
+	}
+	return same
 }
 
 // demangledNames returns DemangledName of each target, demangling on all
