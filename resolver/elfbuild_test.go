@@ -158,8 +158,8 @@ func (e *testELF) header(h []byte, shoff uint64, shnum, shentsize int) {
 
 // sampleELF is a shared library with .text, .dynsym/.dynstr (two
 // functions, one object, one undefined), .dynamic (SONAME, NEEDED,
-// RUNPATH) and .symtab/.strtab (a local function, an alias, an IFUNC and
-// an absolute symbol).
+// RUNPATH) and .symtab/.strtab (a local function, an alias, an IFUNC, an
+// absolute symbol and one at address 0).
 func sampleELF(e *testELF) *testELF {
 	text := e.add(testSection{name: ".text", typ: elf.SHT_PROGBITS, flags: elf.SHF_ALLOC | elf.SHF_EXECINSTR, data: make([]byte, 64)})
 	dynstr := e.add(testSection{name: ".dynstr", typ: elf.SHT_STRTAB,
@@ -175,6 +175,7 @@ func sampleELF(e *testELF) *testELF {
 		testSym{name: 1, info: elf.ST_INFO(elf.STB_LOCAL, elf.STT_FUNC), shndx: text, value: 0x1030, size: 8},
 		testSym{name: 10, info: elf.ST_INFO(elf.STB_WEAK, elf.STT_FUNC), shndx: text, value: 0x1000, size: 16},
 		testSym{name: 20, info: elf.ST_INFO(elf.STB_GLOBAL, elf.STT_GNU_IFUNC), shndx: text, value: 0x1038},
-		testSym{name: 29, info: elf.ST_INFO(elf.STB_GLOBAL, elf.STT_FUNC), shndx: uint16(elf.SHN_ABS), value: 0x2000})})
+		testSym{name: 29, info: elf.ST_INFO(elf.STB_GLOBAL, elf.STT_FUNC), shndx: uint16(elf.SHN_ABS), value: 0x2000},
+		funcSym(29, text, 0))})
 	return e
 }
