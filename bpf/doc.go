@@ -45,7 +45,7 @@
 // link per target.
 //
 // Kprobes and kretprobes (kprobe.h, kprobe.go) take the kernel stack with
-// bpf_get_stackid and the user stack from the task's saved user registers,
+// bpf_get_stack and the user stack from the task's saved user registers,
 // like tracepoints. A spec's functions share one kprobe_multi link per
 // direction when the kernel has it (split in halves on refusal, like
 // uprobe_multi), one perf-event link per function otherwise (and for +off
