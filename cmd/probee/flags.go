@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -33,41 +34,38 @@ type probeArg struct {
 
 // config is the parsed command line.
 type config struct {
-	probes     []probeArg
-	listSpec   string
-	list       bool
-	json       bool
-	verbose    bool
-	quiet      bool
-	pid        int
-	duration   time.Duration
-	interval   time.Duration // --interval: periodic drains (0: only at the end)
-	intervalOn bool          // --interval was given
-	outputs    []string
-	unwind     string
-	sample     bool
-	freq       int
-	noMulti    bool
-	maxStacks  int
-	noTail     bool // --no-tail-calls: DWARF unwinding with the inline loop only
-	idle       bool // --include-idle: keep idle samples with --sample
-	lines      bool // --lines: append :file:line to frames
-	noInline   bool // --no-inline: no inline frames from DWARF
-	command    []string
-	help       bool
-	usageTexts string
+	probes        []probeArg
+	listSpec      string
+	list          bool
+	json          bool
+	verbose       bool
+	quiet         bool
+	pid           int
+	duration      time.Duration
+	interval      time.Duration // --interval: periodic drains (0: only at the end)
+	intervalOn    bool          // --interval was given
+	outputs       []string
+	unwind        unwindMode
+	sample        bool
+	freq          int
+	noUprobeMulti bool // --no-uprobe-multi: one uprobe link per function
+	noKprobeMulti bool // --no-kprobe-multi: one kprobe link per function
+	maxStacks     int
+	noTail        bool // --no-tail-calls: DWARF unwinding with the inline loop only
+	idle          bool // --include-idle: keep idle samples with --sample
+	lines         bool // --lines: append :file:line to frames
+	noInline      bool // --no-inline: no inline frames from DWARF
+	command       []string
+	help          bool
+	usageTexts    string
 }
 
 func newFlagSet(cfg *config, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("probee", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	addProbe := func(name string, kind probespec.Kind) {
-		dashes := "--"
-		if len(name) == 1 {
-			dashes = "-"
-		}
 		fs.Func(name, "", func(s string) error {
-			cfg.probes = append(cfg.probes, probeArg{flag: dashes + name, kind: kind, text: s})
+			cfg.probes = append(cfg.probes, probeArg{flag: dashes(name) + name, kind: kind, text: s})
 			return nil
 		})
 	}
@@ -89,11 +87,12 @@ func newFlagSet(cfg *config, stderr io.Writer) *flag.FlagSet {
 	addOut := func(s string) error { cfg.outputs = append(cfg.outputs, s); return nil }
 	fs.Func("o", "", addOut)
 	fs.Func("output", "", addOut)
-	fs.StringVar(&cfg.unwind, "unwind", "auto", "")
+	fs.Var(&cfg.unwind, "unwind", "")
 	fs.BoolVar(&cfg.sample, "sample", false, "")
 	fs.IntVar(&cfg.freq, "F", 99, "")
 	fs.IntVar(&cfg.freq, "frequency", 99, "")
-	fs.BoolVar(&cfg.noMulti, "no-uprobe-multi", false, "")
+	fs.BoolVar(&cfg.noUprobeMulti, "no-uprobe-multi", false, "")
+	fs.BoolVar(&cfg.noKprobeMulti, "no-kprobe-multi", false, "")
 	fs.IntVar(&cfg.maxStacks, "max-stacks", 0, "")
 	fs.DurationVar(&cfg.interval, "interval", -1, "")
 	fs.BoolVar(&cfg.noTail, "no-tail-calls", false, "")
@@ -103,6 +102,38 @@ func newFlagSet(cfg *config, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&cfg.help, "h", false, "")
 	fs.BoolVar(&cfg.help, "help", false, "")
 	return fs
+}
+
+func flagError(err error) error {
+	if _, ok := err.(*usageError); ok {
+		return err
+	}
+	return usagef("%s (see probee --help)", flagMessage(err))
+}
+
+// badValue matches the flag package's message for a value a flag refused.
+var badValue = regexp.MustCompile(`^invalid (?:boolean )?value (".*") for (?:flag )?-([\w-]+): `)
+
+// flagMessage words a flag package error with the flag as typed:
+// "unknown flag -nope", `invalid value "magic" for --unwind: ...`.
+func flagMessage(err error) string {
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: "); ok {
+		return "unknown flag " + name
+	}
+	if m := badValue.FindStringSubmatchIndex(msg); m != nil {
+		name := msg[m[4]:m[5]]
+		return "invalid value " + msg[m[2]:m[3]] + " for " + dashes(name) + name + ": " + msg[m[1]:]
+	}
+	return msg
+}
+
+// dashes is the prefix probee's help gives a flag: "-" for one letter.
+func dashes(name string) string {
+	if len(name) == 1 {
+		return "-"
+	}
+	return "--"
 }
 
 func parsePID(s string, pid *int) error {
@@ -123,11 +154,7 @@ func parseArgs(args []string, stderr io.Writer) (*config, error) {
 			cfg.help = true
 			return cfg, nil
 		}
-		msg := err.Error()
-		if name, ok := strings.CutPrefix(msg, "flag provided but not defined: "); ok {
-			msg = "unknown flag " + name
-		}
-		return nil, usagef("%s (see probee --help)", msg)
+		return nil, flagError(err)
 	}
 	cfg.command = fs.Args()
 	if cfg.help {
@@ -207,11 +234,6 @@ func (cfg *config) validate(args []string) error {
 	}
 	if len(cfg.probes) > maxProbes {
 		return usagef("%d probes given; probee counts at most %d per run", len(cfg.probes), maxProbes)
-	}
-	switch cfg.unwind {
-	case "fp", "dwarf", "auto":
-	default:
-		return usagef("--unwind %q: want fp, dwarf or auto", cfg.unwind)
 	}
 	if cfg.duration < 0 {
 		return usagef("-d %v: want a positive duration such as 5s or 2m", cfg.duration)

@@ -45,7 +45,8 @@ Output (outputs are always written, also on Ctrl-C and -d expiry):
                       (default 65536: 50K distinct stacks lose nothing)
   --interval D        move the kernel's counts into probee every D while tracing, so
                       long runs never fill the maps (default 1s; 0: only at the end)
-  --no-uprobe-multi   one link per function instead of one uprobe_multi link per file
+  --no-uprobe-multi   one uprobe link per function instead of one uprobe_multi link per file
+  --no-kprobe-multi   one kprobe link per function instead of kprobe_multi links
   -q, --quiet         no status lines on stderr
 
 Sampling:
