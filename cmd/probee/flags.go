@@ -35,8 +35,8 @@ type probeArg struct {
 // config is the parsed command line.
 type config struct {
 	probes        []probeArg
-	listSpec      string
-	list          bool
+	list          bool     // --list-probes, -l
+	listSpecs     []string // the positional arguments: specs to list
 	json          bool
 	verbose       bool
 	quiet         bool
@@ -51,13 +51,12 @@ type config struct {
 	noUprobeMulti bool // --no-uprobe-multi: one uprobe link per function
 	noKprobeMulti bool // --no-kprobe-multi: one kprobe link per function
 	maxStacks     int
-	noTail        bool // --no-tail-calls: DWARF unwinding with the inline loop only
-	idle          bool // --include-idle: keep idle samples with --sample
-	lines         bool // --lines: append :file:line to frames
-	noInline      bool // --no-inline: no inline frames from DWARF
-	command       []string
+	noTail        bool     // --no-tail-calls: DWARF unwinding with the inline loop only
+	idle          bool     // --include-idle: keep idle samples with --sample
+	lines         bool     // --lines: append :file:line to frames
+	noInline      bool     // --no-inline: no inline frames from DWARF
+	command       []string // what follows "--"
 	help          bool
-	usageTexts    string
 }
 
 func newFlagSet(cfg *config, stderr io.Writer) *flag.FlagSet {
@@ -74,7 +73,8 @@ func newFlagSet(cfg *config, stderr io.Writer) *flag.FlagSet {
 	addProbe("tracepoint", probespec.Tracepoint)
 	addProbe("event", probespec.KindInvalid)
 	addProbe("e", probespec.KindInvalid)
-	fs.Func("list-probes", "", func(s string) error { cfg.list, cfg.listSpec = true, s; return nil })
+	fs.BoolVar(&cfg.list, "list-probes", false, "")
+	fs.BoolVar(&cfg.list, "l", false, "")
 	fs.BoolVar(&cfg.json, "json", false, "")
 	fs.BoolVar(&cfg.verbose, "v", false, "")
 	fs.BoolVar(&cfg.verbose, "verbose", false, "")
@@ -149,21 +149,34 @@ func parsePID(s string, pid *int) error {
 func parseArgs(args []string, stderr io.Writer) (*config, error) {
 	cfg := &config{}
 	fs := newFlagSet(cfg, stderr)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			cfg.help = true
-			return cfg, nil
-		}
-		return nil, flagError(err)
+	cl := splitArgs(fs, args)
+	if err := cl.parse(fs, args); err != nil {
+		return nil, err
 	}
-	cfg.command = fs.Args()
+	cfg.command = cl.command
 	if cfg.help {
 		return cfg, nil
 	}
 	if err := cfg.parseSpecs(); err != nil {
 		return nil, err
 	}
-	return cfg, cfg.validate(args)
+	if err := cfg.takePositional(args, cl); err != nil {
+		return nil, err
+	}
+	return cfg, cfg.validate()
+}
+
+// takePositional makes the positional arguments the specs of --list-probes;
+// without it they are a command given without "--".
+func (cfg *config) takePositional(args []string, cl cmdLine) error {
+	if !cfg.list && len(cl.positional) > 0 {
+		return cl.misplacedCommand(args)
+	}
+	if cfg.list && len(cl.positional) == 0 {
+		return usagef("--list-probes needs a SPEC to list, e.g. probee --list-probes 'libc:malloc*' (several SPECs list them all)")
+	}
+	cfg.listSpecs = cl.positional
+	return nil
 }
 
 func (cfg *config) parseSpecs() error {
@@ -213,16 +226,13 @@ func quote(s string) string {
 
 func notPrintable(r rune) bool { return !unicode.IsPrint(r) }
 
-func (cfg *config) validate(args []string) error {
+func (cfg *config) validate() error {
 	if cfg.pid != 0 && len(cfg.command) > 0 {
 		return usagef("-p and -- CMD both given: trace either a running process (-p PID) or a new command (-- CMD ARGS), not both")
 	}
-	if len(cfg.command) > 0 && !hasDashDash(args) {
-		return usagef("unexpected argument %q: put the command to trace after --, e.g. probee --uprobe malloc -- %s", cfg.command[0], strings.Join(cfg.command, " "))
-	}
 	if cfg.list {
 		if len(cfg.probes) > 0 || cfg.sample {
-			return usagef("--list-probes only lists: drop the --uprobe/--kprobe/--tracepoint/--sample flags")
+			return usagef("--list-probes only lists: drop the --uprobe/--kprobe/--tracepoint/--sample flags (a command to trace goes after --)")
 		}
 		return nil
 	}
@@ -261,13 +271,4 @@ func (cfg *config) defaultInterval() error {
 		return usagef("--interval %v: want 0 (drain only at the end) or a period of at least 10ms, such as 5s", cfg.interval)
 	}
 	return nil
-}
-
-func hasDashDash(args []string) bool {
-	for _, a := range args {
-		if a == "--" {
-			return true
-		}
-	}
-	return false
 }
