@@ -91,15 +91,6 @@ func TestCaretMessage(t *testing.T) {
 	}
 }
 
-func TestHelp(t *testing.T) {
-	for _, flag := range []string{"-h", "--help"} {
-		out, errs, code := probee(t, flag)
-		if code != 0 || !strings.Contains(out, "Usage:") || !strings.Contains(out, "--list-probes") || errs != "" {
-			t.Errorf("%s: exit %d, stderr %q", flag, code, errs)
-		}
-	}
-}
-
 func TestListProbesFixture(t *testing.T) {
 	bin, _ := filepath.Abs(testgate.Fixture(t, "../../tests/fixtures/bin/chain-fp"))
 	out, errs, code := probee(t, "--list-probes", bin+":regex:^foo_")
