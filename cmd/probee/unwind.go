@@ -37,7 +37,7 @@ type dwarfTables struct {
 // read, well within the 100 ms in which a new mapping must be unwound.
 const reloadDelay = 2 * time.Millisecond
 
-func (t *tracer) dwarfOn() bool { return t.cfg.unwind != "fp" }
+func (t *tracer) dwarfOn() bool { return t.cfg.unwind.dwarf() }
 
 func newDwarfTables(t *tracer) *dwarfTables {
 	return &dwarfTables{t: t, cache: unwind.NewCache(), procs: map[int][]unwind.Mapping{}, goBins: map[string]bool{}, dirty: map[int]bool{}, execs: map[int]bool{}}
@@ -246,7 +246,7 @@ func (d *dwarfTables) modules(pid int, all []unwind.Mapping) ([]unwind.Module, [
 	var mods []unwind.Module
 	var build []unwind.Mapping
 	for _, m := range all {
-		if d.t.cfg.unwind == "auto" && filepath.IsAbs(m.Path) && d.isGo(filepath.Join(root, m.Path)) {
+		if d.t.cfg.unwind.goByFramePointers() && filepath.IsAbs(m.Path) && d.isGo(filepath.Join(root, m.Path)) {
 			mods = append(mods, unwind.Module{Start: m.Start, End: m.End, Path: m.Path, Table: &unwind.Table{}})
 			continue
 		}
