@@ -15,11 +15,12 @@
 //   - the ld.so.cache parser (no Go library reads glibc's cache format);
 //   - the DT_NEEDED closure (glibc's search order: RPATH, RUNPATH with
 //     $ORIGIN/$LIB/$PLATFORM, ld.so.cache, default directories);
-//   - /proc/PID/maps and kallsyms parsers (tiny, and they must never panic).
+//   - the kallsyms parser, and the /proc/PID/maps one shared with unwind
+//     (internal/procmaps): tiny, and they must never panic.
 //
 // ELF and DWARF come from the standard library (debug/elf, debug/dwarf),
-// always behind a panic-to-error guard (safeELF) because debug/elf has
-// panicked on hostile input in the past. Demangling uses
+// always opened and read behind internal/safeelf's panic-to-error guard
+// because debug/elf has panicked on hostile input in the past. Demangling uses
 // github.com/ianlancetaylor/demangle (C++, Rust legacy and v0), globs use
 // github.com/gobwas/glob.
 //

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/probee/probee/internal/safeelf"
 	"github.com/probee/probee/probespec"
 )
 
@@ -76,7 +77,7 @@ func lineAddrs(o *Object, want string, line int) (hits []lineHit, near []int, er
 		if err != nil || d == nil {
 			continue
 		}
-		err = safeELF(p, func() error {
+		err = safeelf.Guard(p, func() error {
 			hits, near = scanLines(d, want, line)
 			return nil
 		})
@@ -91,13 +92,13 @@ func lineAddrs(o *Object, want string, line int) (hits []lineHit, near []int, er
 }
 
 func openDWARF(path string) (*dwarf.Data, error) {
-	f, fh, err := openELF(path)
+	f, err := safeelf.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	defer fh.Close()
+	defer f.Close()
 	var d *dwarf.Data
-	err = safeELF(path, func() (e error) {
+	err = safeelf.Guard(path, func() (e error) {
 		if f.Section(".debug_line") == nil {
 			return nil
 		}

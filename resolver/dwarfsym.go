@@ -5,6 +5,8 @@ import (
 	"debug/elf"
 	"sort"
 	"sync"
+
+	"github.com/probee/probee/internal/safeelf"
 )
 
 // srcFrame is one source-level frame of an address: an inlined call or the
@@ -54,19 +56,19 @@ func openDWARFInfo(paths ...string) *dwarfInfo {
 		if p == "" {
 			continue
 		}
-		f, fh, err := openELF(p)
+		f, err := safeelf.Open(p)
 		if err != nil {
 			continue
 		}
 		var d *dwarf.Data
-		_ = safeELF(p, func() (e error) {
-			if f.Section(".debug_info") == nil || !hasDWARFLines(f) {
+		_ = safeelf.Guard(p, func() (e error) {
+			if f.Section(".debug_info") == nil || !hasDWARFLines(f.File) {
 				return nil
 			}
 			d, e = f.DWARF()
 			return e
 		})
-		fh.Close()
+		f.Close()
 		if d != nil {
 			return newDWARFInfo(d)
 		}
@@ -91,7 +93,7 @@ func (di *dwarfInfo) lookup(pc uint64) (out []srcFrame) {
 	if fs, ok := di.pcs[pc]; ok {
 		return fs
 	}
-	_ = safeELF("DWARF", func() error { out = di.lookupLocked(pc); return nil })
+	_ = safeelf.Guard("DWARF", func() error { out = di.lookupLocked(pc); return nil })
 	if len(di.pcs) >= maxPCCache {
 		clear(di.pcs)
 	}

@@ -1,7 +1,6 @@
 package unwind
 
 import (
-	"debug/elf"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/probee/probee/internal/elfnote"
+	"github.com/probee/probee/internal/safeelf"
 )
 
 // Cache builds each ELF file's table once and shares it between processes.
@@ -103,17 +103,13 @@ func statKey(path string) (fileKey, error) {
 }
 
 func fileBuildID(path string) (id string, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			id, err = "", fmt.Errorf("%s: malformed ELF file: %v", path, p)
-		}
-	}()
-	f, err := elf.Open(path)
+	f, err := safeelf.Open(path)
 	if err != nil {
 		return "", fmt.Errorf("unwind table: %w", err)
 	}
 	defer f.Close()
-	return elfnote.BuildID(f), nil
+	err = safeelf.Guard(path, func() error { id = elfnote.BuildID(f.File); return nil })
+	return id, err
 }
 
 // Module is one executable file mapping of a process with its table.
