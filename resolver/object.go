@@ -46,6 +46,7 @@ type Object struct {
 
 	loads     []safeelf.Segment
 	debuglink string
+	dwarf     *lazyDWARF // read on first use; shared by the copies Index makes
 }
 
 // ErrNotELF is returned for files that are not ELF objects (linker
@@ -94,7 +95,8 @@ func NewObject(name string, r io.ReaderAt) (*Object, error) {
 }
 
 func newObject(path string, f *elf.File) (*Object, error) {
-	o := &Object{Path: path, BuildID: elfnote.BuildID(f), loads: safeelf.Loads(f), Interp: interpOf(f)}
+	o := &Object{Path: path, BuildID: elfnote.BuildID(f), loads: safeelf.Loads(f), Interp: interpOf(f),
+		dwarf: &lazyDWARF{}}
 	o.readDynamic(f)
 	o.debuglink = debuglink(f)
 	dyn, _ := f.DynamicSymbols()

@@ -58,7 +58,7 @@ type Symbolizer struct {
 	kernOnce sync.Once
 	ksyms    []KernelSymbol
 
-	dw dwarfCache
+	dw dwarfFrames
 }
 
 // NewSymbolizer returns a Symbolizer over scope's root and kallsyms. idx
@@ -72,8 +72,7 @@ func NewSymbolizer(scope Scope, idx *Index) *Symbolizer {
 	if ks == "" {
 		ks = r.rootPath("/proc/kallsyms")
 	}
-	return &Symbolizer{idx: r.idx, r: r, kallsyms: ks, procs: map[int]*procMaps{},
-		dw: dwarfCache{objs: map[string]*dwarfEntry{}}}
+	return &Symbolizer{idx: r.idx, r: r, kallsyms: ks, procs: map[int]*procMaps{}}
 }
 
 // Snapshot reads pid's mappings and loads their ELF objects now, so the

@@ -93,7 +93,8 @@
 // ParseMaps/ReadMaps read /proc/PID/maps; LoadBias computes a mapping's
 // bias from the PT_LOAD segment holding its file offset (never assuming one
 // p_vaddr - p_offset for the whole file); Cache builds each file's table
-// once, keyed by build-id (path, inode, size and mtime without one), and
+// once, keyed by internal/fileid's identity (the build-id, else device,
+// inode, size and mtime: resolver's Index uses the same key), and
 // Cache.Modules resolves a process's executable mappings. A Table with no
 // entries means the file has no CFI: unwind it with frame pointers.
 package unwind

@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"fmt"
 
-	"github.com/probee/probee/internal/elfnote"
 	"github.com/probee/probee/internal/safeelf"
 )
 
@@ -59,7 +58,6 @@ func BuildELF(f *elf.File) (*Table, error) {
 	if err != nil {
 		return nil, err
 	}
-	t.BuildID = elfnote.BuildID(f)
 	t.Loads = safeelf.Loads(f)
 	return t, nil
 }
