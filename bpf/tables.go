@@ -25,7 +25,7 @@ type tableLoc struct {
 }
 
 // tableStore appends tables to the shared arrays once per table (tables
-// come from unwind.Cache, shared by build-id) and interns their rules.
+// come from unwind.Cache, shared by file identity) and interns their rules.
 type tableStore struct {
 	rules        *unwind.RuleSet
 	rulesWritten int

@@ -46,7 +46,7 @@ type procMaps struct {
 
 // Symbolizer turns addresses into frames. Processes are snapshotted when
 // first seen and kept after they exit. Objects are shared through the
-// Index (one read per file and build-id). Safe for concurrent use.
+// Index (one read per file identity). Safe for concurrent use.
 type Symbolizer struct {
 	idx      *Index
 	r        *Resolver // for rootPath and pidFile

@@ -122,8 +122,8 @@ func (t *Table) validate() error {
 }
 
 // encodeEntries returns the entries of a validated t as the BPF code reads
-// them: one u32 each, pc_low | rule << 16 (struct unwind_entry, little
-// endian). remap, when not nil, translates t's rule indexes to those of a
+// them: one u32 each, pc_low | rule << 16 (the __u32 values of unwind.h's
+// unwind_entries map; as bytes, the little-endian u16 pair of doc.go). remap, when not nil, translates t's rule indexes to those of a
 // shared RuleSet; every resulting index must be below nrules, the number
 // of rules the entries are read against.
 func (t *Table) encodeEntries(remap []uint16, nrules int) ([]uint32, error) {
