@@ -7,12 +7,6 @@ import (
 	"github.com/probee/probee/internal/fileid"
 )
 
-type indexEntry struct {
-	once sync.Once
-	obj  *Object
-	err  error
-}
-
 // view is an object's ID and a path it was loaded under.
 type view struct {
 	id   fileid.ID
@@ -26,15 +20,15 @@ type view struct {
 type Index struct {
 	debugDir string
 
+	objs  fileid.Cache[*Object]
 	mu    sync.Mutex
-	byID  map[fileid.ID]*indexEntry
 	views map[view]*Object // objects reached at a path other than the one read
 }
 
 // NewIndex returns an empty index that consults separate debug files under
 // debugDir ("" disables debug files).
 func NewIndex(debugDir string) *Index {
-	return &Index{debugDir: debugDir, byID: map[fileid.ID]*indexEntry{}, views: map[view]*Object{}}
+	return &Index{debugDir: debugDir, views: map[view]*Object{}}
 }
 
 // Load returns the Object for path, reading each file at most once per run.
@@ -44,18 +38,11 @@ func (ix *Index) Load(path string) (*Object, error) {
 	if err != nil {
 		return nil, err
 	}
-	ix.mu.Lock()
-	e := ix.byID[id]
-	if e == nil {
-		e = &indexEntry{}
-		ix.byID[id] = e
+	o, err := ix.objs.Get(id, func() (*Object, error) { return LoadObject(path, ix.debugDir) })
+	if err != nil || o.Path == path {
+		return o, err
 	}
-	ix.mu.Unlock()
-	e.once.Do(func() { e.obj, e.err = LoadObject(path, ix.debugDir) })
-	if e.err != nil || e.obj.Path == path {
-		return e.obj, e.err
-	}
-	return ix.view(view{id, path}, e.obj), nil
+	return ix.view(view{id, path}, o), nil
 }
 
 // view returns o under another path: the symbols are shared, the path is

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
-	"sync"
 
 	"github.com/probee/probee/internal/fileid"
 )
@@ -15,27 +14,14 @@ import (
 // copies of one build at several paths share a table. It is safe for
 // concurrent use.
 type Cache struct {
-	mu     sync.Mutex
-	tables map[fileid.ID]*cacheEntry
-}
-
-type cacheEntry struct {
-	once sync.Once
-	t    *Table
-	err  error
+	tables fileid.Cache[*Table]
 }
 
 // NewCache returns an empty cache.
-func NewCache() *Cache {
-	return &Cache{tables: map[fileid.ID]*cacheEntry{}}
-}
+func NewCache() *Cache { return &Cache{} }
 
 // Len is the number of distinct tables held.
-func (c *Cache) Len() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.tables)
-}
+func (c *Cache) Len() int { return c.tables.Len() }
 
 // Get returns the table of the ELF file at path, building it on first use.
 func (c *Cache) Get(path string) (*Table, error) {
@@ -43,15 +29,7 @@ func (c *Cache) Get(path string) (*Table, error) {
 	if err != nil {
 		return nil, fmt.Errorf("unwind table: %w", err)
 	}
-	c.mu.Lock()
-	e := c.tables[id]
-	if e == nil {
-		e = &cacheEntry{}
-		c.tables[id] = e
-	}
-	c.mu.Unlock()
-	e.once.Do(func() { e.t, e.err = BuildFile(path) })
-	return e.t, e.err
+	return c.tables.Get(id, func() (*Table, error) { return BuildFile(path) })
 }
 
 // Module is one executable file mapping of a process with its table.

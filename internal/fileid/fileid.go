@@ -1,7 +1,8 @@
 // Package fileid owns the identity that keys probee's per-file caches:
 // resolver's Index (symbols, and the DWARF read with them) and unwind's
-// Cache (tables). Both call Of; nothing else stats files or reads build-ids
-// to key a cache.
+// Cache (tables). Both call Of for the key and keep their values in a
+// Cache (cache.go: one build per ID, concurrent callers share it); nothing
+// else stats files or reads build-ids to key a cache.
 //
 // # The key
 //
