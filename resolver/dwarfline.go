@@ -2,6 +2,7 @@ package resolver
 
 import (
 	"debug/dwarf"
+	"debug/elf"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -91,6 +92,9 @@ func lineAddrs(o *Object, want string, line int) (hits []lineHit, near []int, er
 	return nil, nil, nil
 }
 
+// openDWARF returns the DWARF of the ELF file at path, nil when it has no
+// .debug_info or no .debug_line with contents (a stripped file, or a
+// debug file's placeholder).
 func openDWARF(path string) (*dwarf.Data, error) {
 	f, err := safeelf.Open(path)
 	if err != nil {
@@ -99,13 +103,18 @@ func openDWARF(path string) (*dwarf.Data, error) {
 	defer f.Close()
 	var d *dwarf.Data
 	err = safeelf.Guard(path, func() (e error) {
-		if f.Section(".debug_line") == nil {
+		if f.Section(".debug_info") == nil || !hasDWARFLines(f.File) {
 			return nil
 		}
 		d, e = f.DWARF()
 		return e
 	})
 	return d, err
+}
+
+func hasDWARFLines(f *elf.File) bool {
+	s := f.Section(".debug_line")
+	return s != nil && s.Type != elf.SHT_NOBITS
 }
 
 // scanLines walks every compile unit's line table.

@@ -2,7 +2,6 @@ package resolver
 
 import (
 	"debug/dwarf"
-	"debug/elf"
 	"sort"
 	"sync"
 
@@ -49,36 +48,18 @@ func newDWARFInfo(d *dwarf.Data) *dwarfInfo {
 		pcs: map[uint64][]srcFrame{}, names: map[dwarf.Offset][2]string{}}
 }
 
-// openDWARFInfo returns the DWARF of the first of paths whose ELF file has
-// .debug_info, or nil when none has (or all are malformed).
+// openDWARFInfo returns the DWARF of the first of paths that has it
+// (openDWARF), or nil when none has (or all are malformed).
 func openDWARFInfo(paths ...string) *dwarfInfo {
 	for _, p := range paths {
 		if p == "" {
 			continue
 		}
-		f, err := safeelf.Open(p)
-		if err != nil {
-			continue
-		}
-		var d *dwarf.Data
-		_ = safeelf.Guard(p, func() (e error) {
-			if f.Section(".debug_info") == nil || !hasDWARFLines(f.File) {
-				return nil
-			}
-			d, e = f.DWARF()
-			return e
-		})
-		f.Close()
-		if d != nil {
+		if d, _ := openDWARF(p); d != nil {
 			return newDWARFInfo(d)
 		}
 	}
 	return nil
-}
-
-func hasDWARFLines(f *elf.File) bool {
-	s := f.Section(".debug_line")
-	return s != nil && s.Type != elf.SHT_NOBITS
 }
 
 // lookup returns the source frames of a virtual address, innermost inlined
