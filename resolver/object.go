@@ -62,18 +62,7 @@ func LoadObject(path, debugRoot string) (*Object, error) {
 		return nil, err
 	}
 	defer f.Close()
-	var o *Object
-	err = safeelf.Guard(path, func() (e error) { o, e = newObject(path, f.File); return e })
-	if err != nil {
-		return nil, err
-	}
-	if debugRoot != "" {
-		o.mergeDebugFile(debugRoot)
-	}
-	if err := safeelf.Guard(path, func() error { o.finish(); return nil }); err != nil {
-		return nil, err
-	}
-	return o, nil
+	return readObject(path, f.File, debugRoot)
 }
 
 // NewObject reads the function symbols from r (no debug-file lookup). It is
@@ -83,10 +72,19 @@ func NewObject(name string, r io.ReaderAt) (*Object, error) {
 	if err != nil {
 		return nil, err
 	}
+	return readObject(name, f, "")
+}
+
+// readObject reads f's symbols, and those of its debug file under
+// debugRoot when that is not "", behind the panic guard.
+func readObject(name string, f *elf.File, debugRoot string) (*Object, error) {
 	var o *Object
-	err = safeelf.Guard(name, func() (e error) { o, e = newObject(name, f); return e })
+	err := safeelf.Guard(name, func() (e error) { o, e = newObject(name, f); return e })
 	if err != nil {
 		return nil, err
+	}
+	if debugRoot != "" {
+		o.mergeDebugFile(debugRoot)
 	}
 	if err := safeelf.Guard(name, func() error { o.finish(); return nil }); err != nil {
 		return nil, err
