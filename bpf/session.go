@@ -11,7 +11,6 @@ import (
 	"github.com/cilium/ebpf/features"
 	"github.com/cilium/ebpf/link"
 	"github.com/cilium/ebpf/rlimit"
-	"github.com/probee/probee/unwind"
 )
 
 // Options configure a Session before load.
@@ -77,8 +76,7 @@ func Open(opts Options) (*Session, error) {
 		return nil, err
 	}
 	s := &Session{opts: opts, acc: newAccumulator()}
-	s.tables = tableStore{rules: unwind.NewRuleSet(), loaded: map[*unwind.Table]tableLoc{},
-		entriesCap: spec.Maps["unwind_entries"].MaxEntries, pagesCap: spec.Maps["unwind_pages"].MaxEntries}
+	s.tables = newTableStore(spec)
 	if err := spec.LoadAndAssign(&s.objs, nil); err != nil {
 		return nil, loadError(err)
 	}

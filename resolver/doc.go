@@ -11,15 +11,22 @@
 // into or attached to the kernel (that is bpf/'s job); mounting tracefs is
 // left to the caller too.
 //
+// The Index reads each ELF file once per run, keyed by internal/fileid's
+// identity (the build-id, else device, inode, size and mtime; unwind's
+// table cache uses the same key): copies of one build at several paths are
+// one read, each returned with its own path. An Object's DWARF is read when
+// first needed and kept with it.
+//
 // Written in-house, on purpose:
 //   - the ld.so.cache parser (no Go library reads glibc's cache format);
 //   - the DT_NEEDED closure (glibc's search order: RPATH, RUNPATH with
 //     $ORIGIN/$LIB/$PLATFORM, ld.so.cache, default directories);
-//   - /proc/PID/maps and kallsyms parsers (tiny, and they must never panic).
+//   - the kallsyms parser, and the /proc/PID/maps one shared with unwind
+//     (internal/procmaps): tiny, and they must never panic.
 //
 // ELF and DWARF come from the standard library (debug/elf, debug/dwarf),
-// always behind a panic-to-error guard (safeELF) because debug/elf has
-// panicked on hostile input in the past. Demangling uses
+// always opened and read behind internal/safeelf's panic-to-error guard
+// because debug/elf has panicked on hostile input in the past. Demangling uses
 // github.com/ianlancetaylor/demangle (C++, Rust legacy and v0), globs use
 // github.com/gobwas/glob.
 //
@@ -77,7 +84,8 @@
 // (DW_AT_call_file/DW_AT_call_line), as binutils' addr2line -i prints them.
 // The physical frame keeps its ELF symbol name; inline frames are named from
 // DWARF (linkage name demangled, else DW_AT_name). DWARF is parsed lazily
-// and cached per build-id: the first lookup indexes the compile units'
+// and kept with its Object (so once per file identity, like the symbols):
+// the first lookup indexes the compile units'
 // address ranges (their top entries only), and a unit's line table and
 // function tree are read when an address first falls in it; results are
 // cached per address. File names are joined to a relative unit directory

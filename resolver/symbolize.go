@@ -46,7 +46,7 @@ type procMaps struct {
 
 // Symbolizer turns addresses into frames. Processes are snapshotted when
 // first seen and kept after they exit. Objects are shared through the
-// Index (one read per file and build-id). Safe for concurrent use.
+// Index (one read per file identity). Safe for concurrent use.
 type Symbolizer struct {
 	idx      *Index
 	r        *Resolver // for rootPath and pidFile
@@ -58,7 +58,7 @@ type Symbolizer struct {
 	kernOnce sync.Once
 	ksyms    []KernelSymbol
 
-	dw dwarfCache
+	dw dwarfFrames
 }
 
 // NewSymbolizer returns a Symbolizer over scope's root and kallsyms. idx
@@ -72,8 +72,7 @@ func NewSymbolizer(scope Scope, idx *Index) *Symbolizer {
 	if ks == "" {
 		ks = r.rootPath("/proc/kallsyms")
 	}
-	return &Symbolizer{idx: r.idx, r: r, kallsyms: ks, procs: map[int]*procMaps{},
-		dw: dwarfCache{objs: map[string]*dwarfEntry{}}}
+	return &Symbolizer{idx: r.idx, r: r, kallsyms: ks, procs: map[int]*procMaps{}}
 }
 
 // Snapshot reads pid's mappings and loads their ELF objects now, so the

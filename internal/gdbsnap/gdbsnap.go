@@ -65,7 +65,8 @@ func Take(t testing.TB, bin, breakAt string, args ...string) *Snapshot {
 		t.Fatal(err)
 	}
 	cmd := exec.Command("gdb", append([]string{"-nx", "-batch", "-x", py, "--args", bin}, args...)...)
-	if out, err := cmd.CombinedOutput(); err != nil {
+	out, err := cmd.CombinedOutput()
+	if err != nil {
 		t.Fatalf("gdb: %v\n%s", err, out)
 	}
 	var st struct {
@@ -78,7 +79,7 @@ func Take(t testing.TB, bin, breakAt string, args ...string) *Snapshot {
 		err = json.Unmarshal(data, &st)
 	}
 	if err != nil {
-		t.Fatalf("gdb left no snapshot: %v", err)
+		t.Fatalf("gdb left no snapshot (its script failed; gdb said:)\n%s\n%v", out, err)
 	}
 	stack, err := os.ReadFile(filepath.Join(dir, "stack.bin"))
 	if err != nil {
