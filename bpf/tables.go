@@ -72,16 +72,9 @@ func (s *Session) SetProcessModules(pid int, mods []unwind.Module) error {
 			errs = append(errs, fmt.Errorf("pid %d has more than %d executable mappings: the rest are not unwound", pid, maxMappings))
 			break
 		}
-		um := probeeUnwindMapping{Start: m.Start, End: m.End}
-		if m.Table != nil && len(m.Table.Entries) > 0 {
-			loc, err := s.loadTable(m.Table, m.Path)
-			if err == nil {
-				um.Bias = m.Bias + m.Table.Base
-				um.PagesOff, um.Npages, um.EntriesOff = loc.pagesOff, loc.npages, loc.entriesOff
-				um.Flags = 1
-			} else {
-				errs = append(errs, fmt.Errorf("%s: %w", m.Path, err))
-			}
+		um, err := s.moduleMapping(m)
+		if err != nil {
+			errs = append(errs, err)
 		}
 		info.Maps[info.N] = um
 		info.N++

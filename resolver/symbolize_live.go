@@ -1,6 +1,8 @@
 package resolver
 
 import (
+	"maps"
+	"slices"
 	"sort"
 	"time"
 )
@@ -51,6 +53,28 @@ func (s *Symbolizer) Prune(grace time.Duration, alive func(pid int) bool) int {
 		s.mu.Unlock()
 	}
 	return n
+}
+
+// Inherit gives child the mappings known of parent when no mapping is known
+// of child itself: a forked child that has not exec'd maps what its parent
+// did, and one that exited before its /proc/PID/maps could be read (or
+// showed none, exiting) is symbolized from them. Mappings recorded for
+// child later (an exec's) win where they overlap.
+func (s *Symbolizer) Inherit(child, parent int) {
+	s.mu.Lock()
+	c := s.procs[child]
+	s.mu.Unlock()
+	if c != nil && len(c.maps) > 0 {
+		return
+	}
+	_ = s.Snapshot(parent) // fresh: the parent may have exec'd since it was seen
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, c := s.procs[parent], s.procs[child]
+	if p == nil || (c != nil && len(c.maps) > 0) {
+		return
+	}
+	s.procs[child] = &procMaps{maps: slices.Clone(p.maps), open: maps.Clone(p.open), seen: true}
 }
 
 // ExecReset forgets pid's mappings: it exec'd and has a new address space.

@@ -38,6 +38,12 @@ type Module struct {
 	Bias       uint64 // runtime address = ELF virtual address + Bias
 	Path       string
 	Table      *Table // no entries: the file has no CFI (frame pointers only)
+	// The mapping's file offset and the file's identity as /proc/PID/maps
+	// shows it (device "fd:01", inode): the kernel finds the table of any
+	// later mapping of the file by them (bpf file tables).
+	Offset uint64
+	Dev    string
+	Inode  uint64
 }
 
 // Modules resolves the executable file mappings in maps. Files are opened
@@ -81,7 +87,7 @@ func (c *Cache) module(m Mapping, path string) (Module, error) {
 	if err != nil {
 		return Module{}, err
 	}
-	return Module{Start: m.Start, End: m.End, Bias: bias, Path: m.Path, Table: t}, nil
+	return Module{Start: m.Start, End: m.End, Bias: bias, Path: m.Path, Table: t, Offset: m.Offset, Dev: m.Dev, Inode: m.Inode}, nil
 }
 
 // Process reads /proc/PID/maps and resolves the process's modules.

@@ -32,7 +32,10 @@ func (t *tracer) attachAll() error {
 			}
 			continue
 		}
-		st, err := t.sess.AttachUprobes(uint32(id), uprobeTargets(targets), t.cfg.pid, t.cfg.noUprobeMulti)
+		// No kernel pid filter (it would exclude the children the process
+		// forks): the in-kernel pids map keeps -p to the process and its
+		// children, as it does for -- CMD.
+		st, err := t.sess.AttachUprobes(uint32(id), uprobeTargets(targets), 0, t.cfg.noUprobeMulti)
 		if err != nil {
 			return fmt.Errorf("%s %s: %w", p.flag, quote(p.text), err)
 		}

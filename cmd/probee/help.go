@@ -29,7 +29,7 @@ Probes (repeatable; each spec is one probe with its own output):
   TARGET is a path (/usr/lib/..., ./app) or a library name (libc, c, pthread, libssl.so.3).
 
 Scope and duration:
-  -p, --pid PID       trace one running process (and only it)
+  -p, --pid PID       trace one running process and the children it forks from now on
   -- CMD ARGS...      start CMD, trace it and its children, stop when it exits
   -d, --duration D    stop after D (e.g. 5s, 2m); Ctrl-C and SIGTERM also stop cleanly;
                       a CMD still running then gets 1s to exit, then SIGTERM
