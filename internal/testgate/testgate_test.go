@@ -2,11 +2,30 @@ package testgate
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 )
 
+// Feature with a nil error lets the test go on: no skip, no failure, with
+// and without PROBEE_REQUIRE_KERNEL. (A skip in a subtest does not fail its
+// parent: the parent checks that the subtest ran to its end unskipped.)
 func TestFeatureNilErrorRuns(t *testing.T) {
-	Feature(t, "nothing", true, nil) // must neither skip nor fail
+	for _, env := range []string{"0", "1"} {
+		for _, expected := range []bool{true, false} {
+			t.Setenv(EnvRequire, env)
+			var sub *testing.T
+			reached := false
+			t.Run(fmt.Sprintf("require=%s,expected=%v", env, expected), func(t *testing.T) {
+				sub = t
+				Feature(t, "present", expected, nil)
+				reached = true
+			})
+			if !reached || sub.Skipped() || sub.Failed() {
+				t.Errorf("require=%s expected=%v: Feature with a nil error stopped the test (skipped %v, failed %v)",
+					env, expected, sub.Skipped(), sub.Failed())
+			}
+		}
+	}
 }
 
 func TestFeatureMissingSkips(t *testing.T) {
