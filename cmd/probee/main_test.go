@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -132,10 +133,7 @@ func TestUprobeTargetsOffset(t *testing.T) {
 		{Path: "/x", Offset: 0x1013, Name: "f+0x13"},
 		{Path: "/x", Offset: 0x2000, Entry: true, Ret: true, Name: "g"},
 	}
-	got := uprobeTargets(in)
-	for i := range want {
-		if got[i] != want[i] {
-			t.Errorf("target %d: got %+v, want %+v", i, got[i], want[i])
-		}
+	if got := uprobeTargets(in); !slices.Equal(got, want) {
+		t.Errorf("got %d targets:\n%+v\nwant %d:\n%+v", len(got), got, len(want), want)
 	}
 }
