@@ -12,8 +12,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// fileLoader loads the unwind table of every file the machine maps as code
-// for the first time (the mmap watcher sees every process), so that the
+// fileLoader loads, system-wide, the unwind table of every file the machine
+// maps as code for the first time (the mmap watcher sees every process), so that the
 // kernel finds it by the file's identity for any process that maps it:
 // the second `ls` of a shell loop, every forked child, a process probee
 // never registered (bpf file tables, kernels with bpf_find_vma). Loading
@@ -84,7 +84,9 @@ func (l *fileLoader) run() {
 			l.d.t.status.debugf("unwind table: %v", err)
 		}
 		if err := l.d.t.sess.SetFileModules(mods); err != nil {
-			l.d.t.status.warnf("unwind tables: %v", err)
+			// Full maps: the file is walked with frame pointers, and the
+			// final table summary says how much was loaded.
+			l.d.t.status.debugf("unwind tables: %v", err)
 		}
 	}
 }

@@ -42,7 +42,9 @@ func (t *tracer) dwarfOn() bool { return t.cfg.unwind.dwarf() }
 
 func newDwarfTables(t *tracer) *dwarfTables {
 	d := &dwarfTables{t: t, cache: unwind.NewCache(), procs: map[int][]unwind.Mapping{}, goBins: map[string]bool{}, dirty: map[int]bool{}, execs: map[int]bool{}}
-	if t.sess.FindsTablesByFile() {
+	// System-wide only: under -- CMD and -p the ld.so gate holds every
+	// traced process that starts a program until its tables are loaded.
+	if t.sess.FindsTablesByFile() && t.cfg.pid == 0 && len(t.cfg.command) == 0 {
 		d.files = newFileLoader(d)
 	}
 	return d
