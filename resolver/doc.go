@@ -21,8 +21,8 @@
 //   - the ld.so.cache parser (no Go library reads glibc's cache format);
 //   - the DT_NEEDED closure (glibc's search order: RPATH, RUNPATH with
 //     $ORIGIN/$LIB/$PLATFORM, ld.so.cache, default directories);
-//   - the kallsyms parser, and the /proc/PID/maps one shared with unwind
-//     (internal/procmaps): tiny, and they must never panic.
+//   - the kallsyms and perf map parsers, and the /proc/PID/maps one shared
+//     with unwind (internal/procmaps): tiny, and they must never panic.
 //
 // ELF and DWARF come from the standard library (debug/elf, debug/dwarf),
 // always opened and read behind internal/safeelf's panic-to-error guard
@@ -74,6 +74,25 @@
 // pass pc-1 for return addresses (every frame but the leaf) themselves.
 // Unsymbolized addresses are named module+0xOFF, OFF being the file offset
 // (as in /proc/PID/maps), never a bare [unknown] when the module is known.
+//
+// JIT frames (perfmap.go, jitmap.go): an address that no file mapping
+// covers (an anonymous executable mapping, or memory mapped after the
+// snapshot) is named from the process's perf map, the "START SIZE NAME"
+// lines (hex) a JIT appends to /tmp/perf-PID.map (V8 with
+// --perf-basic-prof names them like "JS:*fib /app/fib.js:1:13"). The one
+// path read is /proc/PID/root/tmp/perf-NSPID.map, NSPID being the last
+// field of NSpid in /proc/PID/status: it is the host's /tmp/perf-PID.map
+// for a host process and the container's file for a process in one. Names
+// are kept as written (spaces too; the output turns ';' into ','); such
+// frames have Module "[anon]" (or their mapping's name) and no source file.
+// Where lines overlap, the later one wins (the JIT reused the addresses).
+// The file is read when the process is first snapshotted and kept open, so
+// lines appended later are read when an address is not found, even after
+// the process exited or deleted the file; they are not read once the pid
+// runs another process (start time in /proc/PID/stat differs) or the file
+// was rewritten (its first bytes changed). At most 1024 files are kept
+// open; past that, maps are read again by path while their process runs.
+// jitdump files (/tmp/jit-PID.dump) are not read.
 //
 // Source lines and inline frames (dwarfsym.go, inline.go): where an object
 // or its separate debug file has .debug_info and .debug_line, each frame

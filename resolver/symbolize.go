@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -42,6 +43,7 @@ type procMaps struct {
 	open map[string]*Object // mapping path -> loaded object (nil: unreadable)
 	seen bool               // snapshotted: the process produced an event
 	last time.Time          // when AddMapping last recorded a mapping
+	jit  *jitMap            // its perf map, from the first snapshot on (nil: process gone by then)
 }
 
 // Symbolizer turns addresses into frames. Processes are snapshotted when
@@ -59,6 +61,8 @@ type Symbolizer struct {
 	ksyms    []KernelSymbol
 
 	dw dwarfFrames
+
+	heldPerfMaps atomic.Int32 // perf map files open (see jitMap)
 }
 
 // NewSymbolizer returns a Symbolizer over scope's root and kallsyms. idx
@@ -92,7 +96,7 @@ func (s *Symbolizer) Snapshot(pid int) error {
 // /proc/PID/maps (the unwind-table loader reads them too: one read serves
 // both).
 func (s *Symbolizer) SnapshotMaps(pid int, maps []Mapping) {
-	p := &procMaps{open: map[string]*Object{}}
+	p := &procMaps{open: map[string]*Object{}, jit: s.jitMapOf(pid)}
 	var paths, keys []string
 	for _, m := range maps {
 		if !m.Exec() {
@@ -128,6 +132,11 @@ func (s *Symbolizer) merge(pid int, p *procMaps) {
 		return
 	}
 	old.seen = true
+	if old.jit == nil {
+		old.jit = p.jit
+	} else if p.jit != old.jit {
+		p.jit.release()
+	}
 	for _, m := range p.maps {
 		old.insert(m)
 	}
@@ -141,8 +150,12 @@ func (s *Symbolizer) merge(pid int, p *procMaps) {
 // Forget drops pid's snapshot.
 func (s *Symbolizer) Forget(pid int) {
 	s.mu.Lock()
+	p := s.procs[pid]
 	delete(s.procs, pid)
 	s.mu.Unlock()
+	if p != nil {
+		p.jit.release()
+	}
 }
 
 // Frames symbolizes user addresses of pid, exactly as given: callers pass
@@ -163,6 +176,7 @@ func (s *Symbolizer) Frames(pid int, addrs []uint64) []Frame {
 	}
 	if p != nil {
 		s.loadMissing(p)
+		s.refreshJIT(p, addrs)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -186,18 +200,17 @@ func (p *procMaps) locate(addr uint64) (Frame, *Object, uint64) {
 	if p == nil {
 		return f, nil, 0
 	}
-	i := sort.Search(len(p.maps), func(i int) bool { return p.maps[i].End > addr })
-	if i == len(p.maps) || addr < p.maps[i].Start {
-		return f, nil, 0
+	m, ok := p.mappingAt(addr)
+	if !ok {
+		return p.jitFrame(f), nil, 0
 	}
-	m := p.maps[i]
 	f.Module = m.Path
 	if m.Path == "" {
 		f.Module = "[anon]"
 	}
 	f.ModuleOffset = addr - m.Start
 	if !m.File() {
-		return f, nil, 0
+		return p.jitFrame(f), nil, 0
 	}
 	f.ModuleOffset += m.Offset
 	o := p.open[m.Path]
@@ -211,6 +224,15 @@ func (p *procMaps) locate(addr uint64) (Frame, *Object, uint64) {
 	}
 	o.symbolize(&f, va)
 	return f, o, va
+}
+
+// mappingAt returns the executable mapping holding addr.
+func (p *procMaps) mappingAt(addr uint64) (Mapping, bool) {
+	i := sort.Search(len(p.maps), func(i int) bool { return p.maps[i].End > addr })
+	if i == len(p.maps) || addr < p.maps[i].Start {
+		return Mapping{}, false
+	}
+	return p.maps[i], true
 }
 
 // symbolize fills f's function from the virtual address va.

@@ -1,0 +1,163 @@
+package resolver
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// fakeJIT is a process in a fake /proc under root: pid 7, pid 3 in its
+// namespace, with one anonymous executable mapping at 0x7f0000000000.
+type fakeJIT struct {
+	t    *testing.T
+	root string
+	sym  *Symbolizer
+}
+
+const fakeJITBase = 0x7f0000000000
+
+func newFakeJIT(t *testing.T) *fakeJIT {
+	j := &fakeJIT{t: t, root: t.TempDir()}
+	j.write("/proc/7/maps", "7f0000000000-7f0000010000 r-xp 00000000 00:00 0 \n")
+	j.write("/proc/7/status", "Name:\tnode\nPid:\t7\nNSpid:\t7\t3\n")
+	j.started(12345)
+	j.sym = NewSymbolizer(Scope{Root: j.root, DebugDir: "-"}, nil)
+	return j
+}
+
+func (j *fakeJIT) path(p string) string { return filepath.Join(j.root, p) }
+
+func (j *fakeJIT) write(p, text string) {
+	j.t.Helper()
+	if err := os.MkdirAll(filepath.Dir(j.path(p)), 0o755); err != nil {
+		j.t.Fatal(err)
+	}
+	if err := os.WriteFile(j.path(p), []byte(text), 0o644); err != nil {
+		j.t.Fatal(err)
+	}
+}
+
+// started writes /proc/7/stat with start time ticks (and a command name
+// holding ") " to check the parser skips it).
+func (j *fakeJIT) started(ticks int) {
+	j.write("/proc/7/stat", "7 (a) b) S"+strings.Repeat(" 1", 18)+" "+strconv.Itoa(ticks)+" 0 0\n")
+}
+
+// mapFile is the perf map as the process sees it: /tmp/perf-3.map.
+const mapFile = "/proc/7/root/tmp/perf-3.map"
+
+func (j *fakeJIT) appendMap(text string) {
+	j.t.Helper()
+	os.MkdirAll(filepath.Dir(j.path(mapFile)), 0o755)
+	f, err := os.OpenFile(j.path(mapFile), os.O_APPEND|os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		j.t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(text); err != nil {
+		j.t.Fatal(err)
+	}
+}
+
+// names symbolizes offsets from fakeJITBase.
+func (j *fakeJIT) names(offs ...uint64) []string {
+	var addrs []uint64
+	for _, o := range offs {
+		addrs = append(addrs, fakeJITBase+o)
+	}
+	var out []string
+	for _, f := range j.sym.Frames(7, addrs) {
+		out = append(out, f.Name())
+	}
+	return out
+}
+
+func (j *fakeJIT) want(got []string, want ...string) {
+	j.t.Helper()
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		j.t.Errorf("names = %q, want %q", got, want)
+	}
+}
+
+// The perf map of the namespace pid is read at the snapshot, read again
+// for what was appended when an address is missing, and, once the process
+// is gone, through the descriptor kept open (the file deleted too), with
+// its last line even without a newline.
+func TestJITMapAppendAndExit(t *testing.T) {
+	j := newFakeJIT(t)
+	j.appendMap("7f0000001000 100 JS:*fib /tmp/fib.js:1:13\n")
+	if err := j.sym.Snapshot(7); err != nil {
+		t.Fatal(err)
+	}
+	j.appendMap("7f0000002000 80 JS:~inner /tmp/a b.js:2:1\n7f0000100000 40 Stub:la")
+	fs := j.sym.Frames(7, []uint64{fakeJITBase + 0x1010})
+	if f := fs[0]; f.Function != "JS:*fib /tmp/fib.js:1:13" || f.Offset != 0x10 || f.Module != "[anon]" || f.File != "" {
+		t.Errorf("frame = %+v", f)
+	}
+	j.want(j.names(0x2000, 0x3000, 0x100000), "JS:~inner /tmp/a b.js:2:1", "[anon]+0x3000", "[unknown]")
+	j.appendMap("te")
+	if err := os.Remove(j.path(mapFile)); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(j.path("/proc/7/stat"))
+	j.want(j.names(0x100000), "Stub:late")
+	if n := j.sym.heldPerfMaps.Load(); n != 0 {
+		t.Errorf("%d perf maps still open after the process is gone", n)
+	}
+}
+
+// A pid reused by another process (another start time) is not read for
+// it; neither is a file rewritten (shorter, or as long with other lines).
+func TestJITMapReuseAndRewrite(t *testing.T) {
+	j := newFakeJIT(t)
+	j.appendMap("7f0000001000 100 first\n")
+	j.sym.Snapshot(7)
+	j.started(99999)
+	j.appendMap("7f0000002000 100 other process\n")
+	j.want(j.names(0x1000, 0x2000), "first", "[anon]+0x2000")
+
+	for _, rewrite := range []string{"1 1 x\n", "7f0000009000 100 other\n7f0000002000 100 second\n"} {
+		j = newFakeJIT(t)
+		j.appendMap("7f0000001000 100 first\n")
+		j.sym.Snapshot(7)
+		j.write(mapFile, rewrite)
+		j.want(j.names(0x1000, 0x2000), "first", "[anon]+0x2000")
+		j.appendMap("7f0000003000 100 third\n")
+		j.want(j.names(0x3000), "[anon]+0x3000")
+	}
+}
+
+// A file created after the snapshot is opened while the process is the
+// same; past maxHeldPerfMaps open files, maps are read by path.
+func TestJITMapLateFileAndCap(t *testing.T) {
+	for _, full := range []bool{false, true} {
+		j := newFakeJIT(t)
+		if full {
+			j.appendMap("7f0000001000 100 first\n")
+			j.sym.heldPerfMaps.Store(maxHeldPerfMaps)
+		}
+		j.sym.Snapshot(7)
+		j.appendMap("7f0000002000 100 late\n")
+		j.want(j.names(0x2000), "late")
+		if n, want := j.sym.heldPerfMaps.Load(), map[bool]int32{false: 1, true: maxHeldPerfMaps}[full]; n != want {
+			t.Errorf("full %v: %d perf maps open, want %d", full, n, want)
+		}
+		j.sym.Forget(7)
+		if n, want := j.sym.heldPerfMaps.Load(), map[bool]int32{false: 0, true: maxHeldPerfMaps}[full]; n != want {
+			t.Errorf("full %v: %d perf maps open after Forget, want %d", full, n, want)
+		}
+	}
+}
+
+// File-backed mappings are named from their ELF objects only: a perf map
+// line over them is ignored.
+func TestJITMapOnlyAnonymous(t *testing.T) {
+	j := newFakeJIT(t)
+	j.write("/proc/7/maps", "7f0000000000-7f0000010000 r-xp 00000000 00:00 0 \n"+
+		"7f0000020000-7f0000021000 r-xp 00000000 08:01 5 /usr/bin/x\n")
+	j.appendMap("7f0000020000 1000 not-this\n7f0000000000 10000 anon\n")
+	j.sym.Snapshot(7)
+	j.want(j.names(0x20005, 0x5), "x+0x5", "anon")
+}
