@@ -161,3 +161,31 @@ func TestJITMapOnlyAnonymous(t *testing.T) {
 	j.sym.Snapshot(7)
 	j.want(j.names(0x20005, 0x5), "x+0x5", "anon")
 }
+
+// An exec record handled while the process runs reads its perf map again
+// (the one read may be the old image's); handled once it is gone (at the
+// end of a run), it keeps the map read, which still reads what was
+// appended. Mappings recorded as perf names anonymous memory ("//anon")
+// are no file.
+func TestJITMapExecReset(t *testing.T) {
+	for _, alive := range []bool{true, false} {
+		j := newFakeJIT(t)
+		j.appendMap("7f0000001000 100 before\n")
+		j.sym.Snapshot(7)
+		j.write(mapFile, "7f0000001000 100 after-exec\n")
+		if !alive {
+			j.write(mapFile, "7f0000001000 100 before\n7f0000002000 100 appended\n")
+			os.Remove(j.path("/proc/7/stat"))
+		}
+		j.sym.ExecReset(7)
+		j.sym.AddMapping(7, Mapping{Start: fakeJITBase, End: fakeJITBase + 0x10000, Perms: "r-xp", Path: "//anon"})
+		if alive {
+			j.want(j.names(0x1000, 0x2000), "after-exec", "[anon]+0x2000")
+		} else {
+			j.want(j.names(0x1000, 0x2000), "before", "appended")
+		}
+		if n := j.sym.heldPerfMaps.Load(); n != map[bool]int32{true: 1, false: 0}[alive] {
+			t.Errorf("alive %v: %d perf maps open", alive, n)
+		}
+	}
+}

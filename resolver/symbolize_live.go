@@ -7,11 +7,16 @@ import (
 	"time"
 )
 
-// AddMapping records one executable file mapping of pid as the kernel
-// reported it when it was created (bpf.MmapWatcher). Processes that exit
-// before Snapshot can read /proc/PID/maps are symbolized from these. The
-// mapping's ELF object is loaded lazily, when Frames first needs it.
+// AddMapping records one executable mapping of pid as the kernel reported
+// it when it was created (bpf.MmapWatcher). Processes that exit before
+// Snapshot can read /proc/PID/maps are symbolized from these. The
+// mapping's ELF object is loaded lazily, when Frames first needs it. The
+// kernel's name of anonymous memory, "//anon", becomes "" as in
+// /proc/PID/maps (it is no file).
 func (s *Symbolizer) AddMapping(pid int, m Mapping) {
+	if m.Path == perfAnon {
+		m.Path = ""
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p := s.procs[pid]
@@ -22,6 +27,9 @@ func (s *Symbolizer) AddMapping(pid int, m Mapping) {
 	p.insert(m)
 	p.last = time.Now()
 }
+
+// perfAnon is the path perf's MMAP records give anonymous memory.
+const perfAnon = "//anon"
 
 // Prune forgets the mappings recorded for processes that never produced an
 // event (never snapshotted) and no longer run, once their last record is
@@ -48,6 +56,7 @@ func (s *Symbolizer) Prune(grace time.Duration, alive func(pid int) bool) int {
 		s.mu.Lock()
 		if p := s.procs[pid]; p != nil && !p.seen && p.last.Before(cutoff) {
 			delete(s.procs, pid)
+			p.jit.release()
 			n++
 		}
 		s.mu.Unlock()
@@ -78,7 +87,37 @@ func (s *Symbolizer) Inherit(child, parent int) {
 }
 
 // ExecReset forgets pid's mappings: it exec'd and has a new address space.
-func (s *Symbolizer) ExecReset(pid int) { s.Forget(pid) }
+// A process whose perf map was read gets it read again now: the exec
+// record is handled up to a tick after the exec (or at the end of the run),
+// so the map read meanwhile may be the new image's already. When the
+// process is gone by then, the map read is kept, as it most likely is.
+func (s *Symbolizer) ExecReset(pid int) {
+	s.mu.Lock()
+	p := s.procs[pid]
+	delete(s.procs, pid)
+	s.mu.Unlock()
+	if p == nil || p.jit == nil {
+		return
+	}
+	m := s.newJITMap(pid)
+	if m == nil {
+		m = p.jit
+	} else {
+		p.jit.release()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	q := s.procs[pid]
+	if q == nil {
+		q = &procMaps{open: map[string]*Object{}, seen: p.seen, last: time.Now()}
+		s.procs[pid] = q
+	}
+	if q.jit == nil {
+		q.jit = m
+	} else {
+		m.release()
+	}
+}
 
 // insert adds m, dropping older mappings it overlaps (MAP_FIXED remaps).
 func (p *procMaps) insert(m Mapping) {
