@@ -86,12 +86,18 @@
 // are kept as written (spaces too; the output turns ';' into ','); such
 // frames have Module "[anon]" (or their mapping's name) and no source file.
 // Where lines overlap, the later one wins (the JIT reused the addresses).
-// The file is read when the process is first snapshotted and kept open, so
-// lines appended later are read when an address is not found, even after
-// the process exited or deleted the file; they are not read once the pid
-// runs another process (start time in /proc/PID/stat differs) or the file
-// was rewritten (its first bytes changed). At most 1024 files are kept
-// open; past that, maps are read again by path while their process runs.
+// The process's /tmp is opened when the process is first snapshotted, and
+// the map in it once it exists; both are kept open, so a map written after
+// that, and lines appended later, are read when an address is not found,
+// even after the process exited or deleted the file. The file is opened
+// inside that /tmp only (no link out of it), only when it is a regular
+// file no older than the process (else it is an earlier process's with the
+// pid); it is read no more once the pid runs another process (start time
+// in /proc/PID/stat differs) or the file was rewritten (its first bytes
+// changed). At most 1024 processes keep theirs open; past that, maps are
+// read by path while their process runs. An exec record re-reads the map
+// of a running process. A process that exits before its first event is
+// handled is symbolized from its mapping records only, without JIT names.
 // jitdump files (/tmp/jit-PID.dump) are not read.
 //
 // Source lines and inline frames (dwarfsym.go, inline.go): where an object

@@ -1,42 +1,52 @@
 package resolver
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
+	"time"
 )
 
-// maxHeldPerfMaps bounds the perf map files kept open (see jitMap.f).
+// maxHeldPerfMaps bounds the processes whose perf map (or /tmp) is kept
+// open (see jitMap).
 const maxHeldPerfMaps = 1024
+
+// staleSlack is how much older than its process a perf map may look and
+// still be its own (btime has a resolution of a second).
+const staleSlack = 2 * time.Second
 
 // jitMap is what is known of one process's perf map, the names a JIT
 // compiler (V8 with --perf-basic-prof, the JVM with perf-map-agent, ...)
-// gives the code it writes into anonymous memory. The file is opened when
-// the process is first snapshotted and kept open: the descriptor reads what
-// the process appends later even after it exits, deletes the file, or its
-// pid is reused, none of which a path would survive (/proc/PID/root is gone
-// with the process).
+// gives the code it writes into anonymous memory.
+//
+// The process's /tmp is opened when the process is first snapshotted, and
+// the map in it as soon as it exists; both stay open. So the map is found
+// and read after the process exited, even when it wrote the file only after
+// its first event, and then deleted it (/proc/PID/root is gone with the
+// process, a path would not survive). A file older than the process is an
+// earlier process's with the same pid, and is not read.
 type jitMap struct {
-	pid   int
-	path  string // /proc/PID/root/tmp/perf-NSPID.map (under Scope.Root)
-	stat  string // /proc/PID/stat, for the process start time
-	start uint64 // the process's start time (clock ticks after boot) when snapshotted
-	held  *atomic.Int32
+	dir       string // /proc/PID/root/tmp (under Scope.Root)
+	name      string // perf-NSPID.map
+	stat      string // /proc/PID/stat, for the process start time
+	start     uint64 // the process's start time (clock ticks after boot) when snapshotted
+	notBefore time.Time
+	held      *atomic.Int32
 
-	mu   sync.Mutex
-	f    *os.File // nil: no file yet, or closed (see done)
-	off  int64    // bytes of the file parsed (whole lines)
-	head []byte   // the file's first bytes, to notice it was rewritten
-	syms []perfSym
-	segs []perfSeg
-	done bool // nothing more will be read: process gone or pid reused
+	mu    sync.Mutex
+	holds bool     // counted in held: tmp and f stay open
+	tmp   *os.Root // the process's /tmp, until the file is open
+	f     *os.File // the perf map, once found (nil when !holds)
+	off   int64    // bytes of the file parsed (whole lines)
+	head  []byte   // the file's first bytes, to notice it was rewritten
+	syms  []perfSym
+	segs  []perfSeg
+	done  bool // nothing more will be read: process gone or pid reused
 }
 
 // newJITMap records pid's start time and reads its perf map when there is
@@ -47,12 +57,21 @@ func (s *Symbolizer) newJITMap(pid int) *jitMap {
 	if err != nil {
 		return nil
 	}
-	nspid := procNSpid(s.r.rootPath(fmt.Sprintf("/proc/%d/status", pid)), pid)
-	m := &jitMap{pid: pid, stat: stat, start: start, held: &s.heldPerfMaps,
-		path: s.r.rootPath(fmt.Sprintf("/proc/%d/root/tmp/perf-%d.map", pid, nspid))}
+	s.bootOnce.Do(func() { s.boot = bootTime(s.r.rootPath("/proc/stat")) })
+	m := &jitMap{stat: stat, start: start, held: &s.heldPerfMaps,
+		dir:  s.r.rootPath(fmt.Sprintf("/proc/%d/root/tmp", pid)),
+		name: fmt.Sprintf("perf-%d.map", procNSpid(s.r.rootPath(fmt.Sprintf("/proc/%d/status", pid)), pid))}
+	if !s.boot.IsZero() {
+		m.notBefore = s.boot.Add(time.Duration(start) * time.Second / userHZ).Add(-staleSlack)
+	}
 	m.mu.Lock()
-	m.open()
-	m.mu.Unlock()
+	defer m.mu.Unlock()
+	if m.holds = m.held.Add(1) <= maxHeldPerfMaps; !m.holds {
+		m.held.Add(-1)
+	} else if m.tmp, err = os.OpenRoot(m.dir); err != nil {
+		m.tmp = nil
+	}
+	m.readMore(false)
 	return m
 }
 
@@ -70,8 +89,8 @@ func (m *jitMap) lookup(addr uint64) (perfSym, bool) {
 }
 
 // refresh reads what was appended to the file since the last read, or
-// opens it when it did not exist then, as long as the process is the one
-// snapshotted (same start time) or gone (then the open file still reads).
+// the file when it did not exist then, as long as the process is the one
+// snapshotted (same start time) or gone (then what is open still reads).
 func (m *jitMap) refresh() {
 	if m == nil {
 		return
@@ -82,20 +101,13 @@ func (m *jitMap) refresh() {
 		return
 	}
 	start, err := procStart(m.stat)
-	gone := err != nil
-	switch {
-	case !gone && start != m.start: // the pid was reused: the file is another process's
-		m.finish()
-	case m.f == nil && gone:
-		m.done = true
-	case m.f == nil:
-		m.open()
-	default:
+	if gone := err != nil; gone || start == m.start {
 		m.readMore(gone)
-		if gone {
-			m.finish()
+		if !gone {
+			return
 		}
 	}
+	m.finish() // gone, or the pid was reused: the file is another process's now
 }
 
 // unchanged reports whether the open file has not grown since the last read.
@@ -107,30 +119,16 @@ func (m *jitMap) unchanged() bool {
 	return err == nil && fi.Size() == m.off
 }
 
-// open opens and reads the file, keeping it open while fewer than
-// maxHeldPerfMaps are; past that it is read now and by path later.
-func (m *jitMap) open() {
-	f, err := os.Open(m.path)
-	if err != nil {
+// readMore parses the lines appended since the last read. A file shorter
+// than what was read, or starting differently, was rewritten (by another
+// process with the pid): it is read no more. final takes a last line
+// without its newline.
+func (m *jitMap) readMore(final bool) {
+	f := m.file()
+	if f == nil {
 		return
 	}
-	m.f = f
-	m.readMore(false)
-	if m.held.Add(1) > maxHeldPerfMaps {
-		m.close()
-	}
-}
-
-// readMore parses the lines appended since the last read. A file shorter
-// than what was read was rewritten (by another process with the pid): it is
-// read no more. final takes a last line without its newline.
-func (m *jitMap) readMore(final bool) {
-	f := m.f
-	if f == nil {
-		var err error
-		if f, err = os.Open(m.path); err != nil {
-			return
-		}
+	if f != m.f {
 		defer f.Close()
 	}
 	fi, err := f.Stat()
@@ -157,6 +155,58 @@ func (m *jitMap) readMore(final bool) {
 	}
 }
 
+// file returns the perf map: the one kept open, else opened now from the
+// kept /tmp or by path (the caller closes it unless it is m.f, which it
+// becomes when m holds files). nil when there is none, or it is stale.
+func (m *jitMap) file() *os.File {
+	if m.f != nil {
+		return m.f
+	}
+	tmp := m.tmp
+	if tmp == nil {
+		var err error
+		if tmp, err = os.OpenRoot(m.dir); err != nil {
+			return nil
+		}
+		defer tmp.Close()
+	}
+	f, err := openPerfMap(tmp, m.name, m.notBefore)
+	if err != nil {
+		return nil
+	}
+	if m.holds {
+		m.f = f
+		if m.tmp != nil {
+			m.tmp.Close()
+			m.tmp = nil
+		}
+	}
+	return f
+}
+
+// openPerfMap opens name in tmp (never outside it, whatever links the
+// process made) when it is a regular file modified at notBefore or later.
+// O_NONBLOCK: a FIFO in the name's place must not hang the open.
+func openPerfMap(tmp *os.Root, name string, notBefore time.Time) (*os.File, error) {
+	f, err := tmp.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	switch {
+	case err != nil:
+	case !fi.Mode().IsRegular():
+		err = fmt.Errorf("%s: not a regular file", name)
+	case fi.ModTime().Before(notBefore):
+		err = fmt.Errorf("%s: older than its process", name)
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
 // headSize is how much of the file's start is kept to notice a rewrite.
 const headSize = 64
 
@@ -172,21 +222,24 @@ func (m *jitMap) sameHead(f *os.File) bool {
 	return bytes.Equal(b[:n], m.head)
 }
 
-// finish stops reading: what was read stays.
+// finish stops reading and closes what is open: what was read stays.
 func (m *jitMap) finish() {
 	m.done = true
-	m.close()
-}
-
-func (m *jitMap) close() {
-	if m.f != nil && m.held != nil {
+	if m.f != nil {
 		m.f.Close()
 		m.f = nil
+	}
+	if m.tmp != nil {
+		m.tmp.Close()
+		m.tmp = nil
+	}
+	if m.holds {
+		m.holds = false
 		m.held.Add(-1)
 	}
 }
 
-// release closes the file (the process is forgotten).
+// release closes what is open (the process is forgotten).
 func (m *jitMap) release() {
 	if m == nil {
 		return
@@ -194,50 +247,4 @@ func (m *jitMap) release() {
 	m.mu.Lock()
 	m.finish()
 	m.mu.Unlock()
-}
-
-// procStart returns field 22 of /proc/PID/stat, the process's start time
-// in clock ticks after boot (the fields after the command name, which may
-// hold spaces and parentheses, start at field 3).
-func procStart(path string) (uint64, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return 0, err
-	}
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0, fmt.Errorf("%s: no command name", path)
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 20 {
-		return 0, fmt.Errorf("%s: %d fields after the command name, want 20", path, len(f))
-	}
-	return strconv.ParseUint(f[19], 10, 64)
-}
-
-// procNSpid returns the pid of the process in its own pid namespace: the
-// last field of "NSpid:" in /proc/PID/status (pid itself on kernels
-// without the line, or on the host).
-func procNSpid(path string, pid int) int {
-	f, err := os.Open(path)
-	if err != nil {
-		return pid
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		rest, ok := strings.CutPrefix(sc.Text(), "NSpid:")
-		if !ok {
-			continue
-		}
-		fs := strings.Fields(rest)
-		if len(fs) == 0 {
-			return pid
-		}
-		if n, err := strconv.Atoi(fs[len(fs)-1]); err == nil && n > 0 {
-			return n
-		}
-		return pid
-	}
-	return pid
 }

@@ -5,11 +5,14 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // fakeJIT is a process in a fake /proc under root: pid 7, pid 3 in its
-// namespace, with one anonymous executable mapping at 0x7f0000000000.
+// namespace, with one anonymous executable mapping at 0x7f0000000000,
+// started 200 s after a boot 200 s ago (now).
 type fakeJIT struct {
 	t    *testing.T
 	root string
@@ -22,18 +25,25 @@ func newFakeJIT(t *testing.T) *fakeJIT {
 	j := &fakeJIT{t: t, root: t.TempDir()}
 	j.write("/proc/7/maps", "7f0000000000-7f0000010000 r-xp 00000000 00:00 0 \n")
 	j.write("/proc/7/status", "Name:\tnode\nPid:\t7\nNSpid:\t7\t3\n")
-	j.started(12345)
+	j.write("/proc/stat", "cpu  1 2 3\nbtime "+strconv.FormatInt(time.Now().Unix()-200, 10)+"\nprocesses 9\n")
+	j.mkdir("/proc/7/root/tmp")
+	j.started(20000)
 	j.sym = NewSymbolizer(Scope{Root: j.root, DebugDir: "-"}, nil)
 	return j
 }
 
 func (j *fakeJIT) path(p string) string { return filepath.Join(j.root, p) }
 
-func (j *fakeJIT) write(p, text string) {
+func (j *fakeJIT) mkdir(p string) {
 	j.t.Helper()
-	if err := os.MkdirAll(filepath.Dir(j.path(p)), 0o755); err != nil {
+	if err := os.MkdirAll(j.path(p), 0o755); err != nil {
 		j.t.Fatal(err)
 	}
+}
+
+func (j *fakeJIT) write(p, text string) {
+	j.t.Helper()
+	j.mkdir(filepath.Dir(p))
 	if err := os.WriteFile(j.path(p), []byte(text), 0o644); err != nil {
 		j.t.Fatal(err)
 	}
@@ -50,7 +60,6 @@ const mapFile = "/proc/7/root/tmp/perf-3.map"
 
 func (j *fakeJIT) appendMap(text string) {
 	j.t.Helper()
-	os.MkdirAll(filepath.Dir(j.path(mapFile)), 0o755)
 	f, err := os.OpenFile(j.path(mapFile), os.O_APPEND|os.O_WRONLY|os.O_CREATE, 0o644)
 	if err != nil {
 		j.t.Fatal(err)
@@ -187,5 +196,50 @@ func TestJITMapExecReset(t *testing.T) {
 		if n := j.sym.heldPerfMaps.Load(); n != map[bool]int32{true: 1, false: 0}[alive] {
 			t.Errorf("alive %v: %d perf maps open", alive, n)
 		}
+	}
+}
+
+// The process's /tmp is kept open from the snapshot: a map written after
+// it, by a process gone by the time of Frames, is still found.
+func TestJITMapWrittenAfterSnapshotThenExit(t *testing.T) {
+	j := newFakeJIT(t)
+	j.sym.Snapshot(7)
+	j.appendMap("7f0000001000 100 late\n")
+	if err := os.Rename(j.path("/proc/7"), j.path("/proc/gone")); err != nil {
+		t.Fatal(err)
+	}
+	j.want(j.names(0x1000), "late")
+	if n := j.sym.heldPerfMaps.Load(); n != 0 {
+		t.Errorf("%d perf maps still open after the process is gone", n)
+	}
+}
+
+// Files that are not the process's map are not read: one older than the
+// process (an earlier process with the pid), a FIFO (must not hang), a
+// link out of its /tmp.
+func TestJITMapNotItsFile(t *testing.T) {
+	for _, c := range []string{"stale", "fifo", "symlink"} {
+		t.Run(c, func(t *testing.T) {
+			j := newFakeJIT(t)
+			switch c {
+			case "stale":
+				j.appendMap("7f0000001000 100 old\n")
+				old := time.Now().Add(-time.Hour)
+				if err := os.Chtimes(j.path(mapFile), old, old); err != nil {
+					t.Fatal(err)
+				}
+			case "fifo":
+				if err := syscall.Mkfifo(j.path(mapFile), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			case "symlink":
+				j.write("/outside.map", "7f0000001000 100 outside\n")
+				if err := os.Symlink("../../../../outside.map", j.path(mapFile)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			j.sym.Snapshot(7)
+			j.want(j.names(0x1000), "[anon]+0x1000")
+		})
 	}
 }

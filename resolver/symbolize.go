@@ -62,7 +62,9 @@ type Symbolizer struct {
 
 	dw dwarfFrames
 
-	heldPerfMaps atomic.Int32 // perf map files open (see jitMap)
+	heldPerfMaps atomic.Int32 // processes whose perf map is kept open (see jitMap)
+	bootOnce     sync.Once
+	boot         time.Time // btime, for the age of perf maps
 }
 
 // NewSymbolizer returns a Symbolizer over scope's root and kallsyms. idx
