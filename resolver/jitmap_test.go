@@ -111,7 +111,9 @@ func TestJITMapAppendAndExit(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.Remove(j.path("/proc/7/stat"))
-	j.want(j.names(0x100000), "Stub:late")
+	if f := j.sym.Frames(7, []uint64{fakeJITBase + 0x100008})[0]; f.Function != "Stub:late" || f.Offset != 8 || f.Module != "[anon]" {
+		t.Errorf("frame outside every mapping = %+v, want Stub:late+8 in [anon]", f)
+	}
 	if n := j.sym.heldPerfMaps.Load(); n != 0 {
 		t.Errorf("%d perf maps still open after the process is gone", n)
 	}
