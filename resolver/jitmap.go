@@ -239,6 +239,16 @@ func (m *jitMap) finish() {
 	}
 }
 
+// holding reports whether m keeps files open.
+func (m *jitMap) holding() bool {
+	if m == nil {
+		return false
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.holds
+}
+
 // release closes what is open (the process is forgotten).
 func (m *jitMap) release() {
 	if m == nil {

@@ -202,17 +202,30 @@ func TestJITMapExecReset(t *testing.T) {
 }
 
 // The process's /tmp is kept open from the snapshot: a map written after
-// it, by a process gone by the time of Frames, is still found.
+// it, by a process gone by the time of Frames, is still found. Prune reads
+// and closes the maps of processes gone, and leaves the others open.
 func TestJITMapWrittenAfterSnapshotThenExit(t *testing.T) {
-	j := newFakeJIT(t)
-	j.sym.Snapshot(7)
-	j.appendMap("7f0000001000 100 late\n")
-	if err := os.Rename(j.path("/proc/7"), j.path("/proc/gone")); err != nil {
-		t.Fatal(err)
-	}
-	j.want(j.names(0x1000), "late")
-	if n := j.sym.heldPerfMaps.Load(); n != 0 {
-		t.Errorf("%d perf maps still open after the process is gone", n)
+	for _, prune := range []bool{false, true} {
+		j := newFakeJIT(t)
+		j.sym.Snapshot(7)
+		j.appendMap("7f0000001000 100 late\n")
+		alive := func(int) bool { return true }
+		if j.sym.Prune(time.Hour, alive); j.sym.heldPerfMaps.Load() != 1 {
+			t.Errorf("Prune closed the perf map of a running process")
+		}
+		if err := os.Rename(j.path("/proc/7"), j.path("/proc/gone")); err != nil {
+			t.Fatal(err)
+		}
+		if prune {
+			j.sym.Prune(time.Hour, func(int) bool { return false })
+			if n := j.sym.heldPerfMaps.Load(); n != 0 {
+				t.Errorf("%d perf maps still open after Prune saw the process gone", n)
+			}
+		}
+		j.want(j.names(0x1000), "late")
+		if n := j.sym.heldPerfMaps.Load(); n != 0 {
+			t.Errorf("%d perf maps still open after the process is gone", n)
+		}
 	}
 }
 

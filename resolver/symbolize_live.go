@@ -37,8 +37,11 @@ const perfAnon = "//anon"
 // been handled). The kernel reports the mappings of every process on the
 // machine; kept, they would grow without bound on long runs on busy
 // machines. alive reports whether a pid still runs. It returns how many
-// processes were forgotten.
+// processes were forgotten. The perf maps of snapshotted processes that
+// exited get their last read and are closed: the files kept open are
+// those of running processes.
 func (s *Symbolizer) Prune(grace time.Duration, alive func(pid int) bool) int {
+	s.closeExitedJIT(alive)
 	cutoff := time.Now().Add(-grace)
 	var stale []int
 	s.mu.Lock()
@@ -162,4 +165,25 @@ func (r *Resolver) rootPaths(paths []string) []string {
 		out[i] = r.rootPath(p)
 	}
 	return out
+}
+
+// closeExitedJIT reads and closes the perf maps of processes that exited.
+func (s *Symbolizer) closeExitedJIT(alive func(pid int) bool) {
+	type held struct {
+		pid int
+		m   *jitMap
+	}
+	var hs []held
+	s.mu.Lock()
+	for pid, p := range s.procs {
+		if p.jit.holding() {
+			hs = append(hs, held{pid, p.jit})
+		}
+	}
+	s.mu.Unlock()
+	for _, h := range hs {
+		if !alive(h.pid) {
+			h.m.refresh()
+		}
+	}
 }
