@@ -258,3 +258,21 @@ func TestJITMapNotItsFile(t *testing.T) {
 		})
 	}
 }
+
+// A child symbolized with its parent's mappings (Inherit) keeps its own
+// perf map, and only its own.
+func TestJITMapInherit(t *testing.T) {
+	j := newFakeJIT(t)
+	j.write("/proc/7/maps", "") // read while it exits: no mappings
+	j.appendMap("7f0000001000 100 child\n")
+	j.sym.Snapshot(7)
+	j.write("/proc/8/maps", "7f0000000000-7f0000010000 r-xp 00000000 00:00 0 \n")
+	j.write("/proc/8/stat", "8 (p) S"+strings.Repeat(" 1", 18)+" 100 0 0\n")
+	j.write("/proc/8/root/tmp/perf-8.map", "7f0000002000 100 parent\n")
+	j.sym.Inherit(7, 8)
+	j.want(j.names(0x1000, 0x2000), "child", "[anon]+0x2000")
+	j.sym.Forget(7)
+	if n := j.sym.heldPerfMaps.Load(); n != 1 {
+		t.Errorf("%d perf maps open after the child is forgotten, want 1 (the parent's)", n)
+	}
+}

@@ -86,7 +86,11 @@ func (s *Symbolizer) Inherit(child, parent int) {
 	if p == nil || (c != nil && len(c.maps) > 0) {
 		return
 	}
-	s.procs[child] = &procMaps{maps: slices.Clone(p.maps), open: maps.Clone(p.open), seen: true}
+	q := &procMaps{maps: slices.Clone(p.maps), open: maps.Clone(p.open), seen: true}
+	if c != nil {
+		q.jit = c.jit // its own perf map: the file is named after the child's pid
+	}
+	s.procs[child] = q
 }
 
 // ExecReset forgets pid's mappings: it exec'd and has a new address space.
