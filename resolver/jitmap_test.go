@@ -276,3 +276,25 @@ func TestJITMapInherit(t *testing.T) {
 		t.Errorf("%d perf maps open after the child is forgotten, want 1 (the parent's)", n)
 	}
 }
+
+// A forked child seen only through its [uprobes] page (the kernel maps it
+// at the child's first uprobe hit, and the mapping record comes before the
+// child's notice) still inherits its parent's file mappings; a child that
+// mapped files of its own (an exec) does not.
+func TestInheritForkedChild(t *testing.T) {
+	j := newFakeJIT(t)
+	os.Remove(j.path("/proc/7/maps")) // the child is gone
+	j.write("/proc/8/maps", "5500000000-5500001000 r-xp 00001000 fe:00 42 /usr/bin/app\n")
+	uprobes := Mapping{Start: 0x7fffffffe000, End: 0x7ffffffff000, Perms: "r-xp", Path: "[uprobes]"}
+	j.sym.AddMapping(7, uprobes)
+	j.sym.Inherit(7, 8)
+	if got := j.sym.procs[7].maps; len(got) != 2 || got[0].Path != "/usr/bin/app" || got[1].Path != "[uprobes]" {
+		t.Errorf("child's mappings %v, want the parent's app and its own [uprobes]", got)
+	}
+	own := Mapping{Start: 0x6600000000, End: 0x6600001000, Perms: "r-xp", Inode: 43, Path: "/usr/bin/other"}
+	j.sym.AddMapping(9, own)
+	j.sym.Inherit(9, 8)
+	if got := j.sym.procs[9].maps; len(got) != 1 || got[0].Path != "/usr/bin/other" {
+		t.Errorf("exec'd child's mappings %v, want only its own", got)
+	}
+}

@@ -67,30 +67,39 @@ func (s *Symbolizer) Prune(grace time.Duration, alive func(pid int) bool) int {
 	return n
 }
 
-// Inherit gives child the mappings known of parent when no mapping is known
-// of child itself: a forked child that has not exec'd maps what its parent
-// did, and one that exited before its /proc/PID/maps could be read (or
-// showed none, exiting) is symbolized from them. Mappings recorded for
-// child later (an exec's) win where they overlap.
+// Inherit gives child the mappings known of parent when no file mapping is
+// known of child itself: a forked child that has not exec'd maps what its
+// parent did, and one that exited before its /proc/PID/maps could be read
+// (or showed none, exiting) is symbolized from them. What is recorded of
+// child itself (its [uprobes] page, an exec's mappings) wins where they
+// overlap.
 func (s *Symbolizer) Inherit(child, parent int) {
 	s.mu.Lock()
 	c := s.procs[child]
 	s.mu.Unlock()
-	if c != nil && len(c.maps) > 0 {
+	if c.hasFile() {
 		return
 	}
 	_ = s.Snapshot(parent) // fresh: the parent may have exec'd since it was seen
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p, c := s.procs[parent], s.procs[child]
-	if p == nil || (c != nil && len(c.maps) > 0) {
+	if p == nil || c.hasFile() {
 		return
 	}
 	q := &procMaps{maps: slices.Clone(p.maps), open: maps.Clone(p.open), seen: true}
 	if c != nil {
+		for _, m := range c.maps {
+			q.insert(m)
+		}
 		q.jit = c.jit // its own perf map: the file is named after the child's pid
 	}
 	s.procs[child] = q
+}
+
+// hasFile reports whether a file mapping is known of the process.
+func (p *procMaps) hasFile() bool {
+	return p != nil && slices.ContainsFunc(p.maps, Mapping.File)
 }
 
 // ExecReset forgets pid's mappings: it exec'd and has a new address space.
