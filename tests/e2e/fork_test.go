@@ -89,3 +89,63 @@ func TestForks(t *testing.T) {
 		checkForkStacks(t, label, filepath.Join(dir, "out.folded"), b.stderr(), calls)
 	})
 }
+
+// A shell loop of 200 subshells, each calling getpid in a forked bash
+// (bash's own make_child, and $BASHPID): every stack is unwound to
+// _start, none is partial or truncated.
+func TestShellSubshells(t *testing.T) {
+	testgate.Root(t)
+	r := run(t, t.TempDir(), "--uprobe", "libc:getpid", "--",
+		"bash", "-c", "for i in $(seq 200); do ( echo $BASHPID >/dev/null ); done")
+	st := folded(t, r.stdout)
+	var toStart uint64
+	for s, n := range st {
+		if strings.Contains(s, "[truncated]") {
+			t.Errorf("truncated: %s (%d)", s, n)
+		}
+		if strings.Contains(s, ";_start;") {
+			toStart += n
+		}
+	}
+	if r.code != 0 || total(st) < 400 || strings.Contains(r.stderr, "partial stacks") {
+		t.Errorf("exit %d, %d calls (want >= 400: two per subshell), partial stacks reported: %v",
+			r.code, total(st), strings.Contains(r.stderr, "partial stacks"))
+	}
+	// A stack whose frames are all unnamed (module unknown at the end of
+	// the run) does not show _start: seen once in 404 calls.
+	if toStart*100 < total(st)*99 {
+		t.Errorf("%d of %d stacks named down to _start, want >= 99%%", toStart, total(st))
+	}
+}
+
+// System-wide, a process that execs a binary probee knows is unwound
+// completely from the new image's first event: the exec drops its old
+// mapping array in the kernel, and the file's table serves at once.
+func TestExecKnownBinary(t *testing.T) {
+	testgate.Root(t)
+	if !bpf.HaveFindVMA() {
+		testgate.Missing(t, "bpf_find_vma", "kernels before 5.17 register processes one by one")
+	}
+	bin := testgate.PrivateFixture(t, fixture(t, "chain-nofp"))
+	label := bin + ":leaf"
+	dir := t.TempDir()
+	b := start(t, dir, "--uprobe", label, "-o", "out.folded")
+	b.waitFor(t, "attached", 30*time.Second)
+	for _, script := range []string{bin + " 0", "exec " + bin + " 100"} {
+		if out, err := exec.Command("sh", "-c", script).CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v %s", script, err, out)
+		}
+		time.Sleep(300 * time.Millisecond) // the mmap records, then the table load
+	}
+	b.cmd.Process.Signal(syscall.SIGINT)
+	b.wait(t, 30*time.Second)
+	data, err := os.ReadFile(filepath.Join(dir, "out.folded"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := folded(t, string(data))
+	want := label + ";chain-nofp;_start;__libc_start_main;__libc_start_call_main;main;a;b;c;leaf"
+	if st[want] != 100 || total(st) != 100 || strings.Contains(b.stderr(), "partial stacks") {
+		t.Errorf("%d of 100 calls complete (%d in all):\n%s", st[want], total(st), data)
+	}
+}
