@@ -45,8 +45,9 @@
 // link per target.
 //
 // Kprobes and kretprobes (kprobe.h, kprobe.go) take the kernel stack with
-// bpf_get_stackid and the user stack from the task's saved user registers,
-// like tracepoints. A spec's functions share one kprobe_multi link per
+// bpf_get_stack (kept in kstacks like every kernel stack) and the user
+// stack from the task's saved user registers, like tracepoints. A spec's
+// functions share one kprobe_multi link per
 // direction when the kernel has it (split in halves on refusal, like
 // uprobe_multi), one perf-event link per function otherwise (and for +off
 // probes). Whether the kernel has kprobes at all is read from the kprobe PMU
@@ -57,9 +58,11 @@
 //
 // Storage: one shared ARRAY of table entries (u32: pc_low | rule<<16) and
 // one of page indexes, to which each binary's table (unwind.Table, cached
-// by build-id) is appended once (bump allocation, never freed during a
-// session: 1M entries = 4 MiB, about 40 libcs); one shared rule ARRAY
-// (unwind.RuleSet, entries are remapped to it). No per-binary inner maps,
+// by file identity) is appended once (bump allocation, never freed during
+// a session: 1M entries = 4 MiB, about 40 libcs); one shared rule ARRAY
+// (unwind.RuleSet, entries are remapped to it). unwind encodes entries and
+// rules and refuses tables the search would misread; tables.go only
+// places and writes them. No per-binary inner maps,
 // so no fixed-size inner map wastes memory. A process's executable mappings
 // live in proc_maps[tgid] (a sorted array of up to 256 mappings with bias
 // and table offsets, binary-searched per frame); the kernel deletes it at
@@ -73,8 +76,9 @@
 // 256 frames. uprobe and kprobe programs share the kprobe-typed array
 // steps_kprobe (index 0 uprobe step, 1 kprobe step: a kprobe program calls
 // record(ctx, cookie, ip, sp, bp, 1, SLOT_KPROBE, steps_kprobe, STEP_KPROBE));
-// uprobe.multi, tracepoint and perf_event have their own arrays (a prog
-// array is bound to the type and attach type of its first user).
+// uprobe.multi, kprobe.multi, tracepoint and perf_event have their own
+// arrays (steps_multi, steps_kmulti, steps_tp, steps_perf: a prog array is
+// bound to the type and attach type of its first user).
 // Without tail calls (Options.NoTailCalls, or a failed tail call) the walk
 // runs inline in bpf_loop (256 frames; 5.17+) or a bounded loop of
 // InlineLoopFrames. Frames: pc-1 lookups for return addresses, exact pcs

@@ -60,12 +60,15 @@ func TestDWARFChain(t *testing.T) {
 		multi, noTail bool
 	}{{true, false}, {false, false}, {true, true}, {false, true}} {
 		t.Run(fmt.Sprintf("multi=%v,notail=%v", tc.multi, tc.noTail), func(t *testing.T) {
+			gateMulti(t, tc.multi)
 			bin, _ := filepath.Abs(testgate.Fixture(t, filepath.Join(fixtures, "chain-nofp")))
 			s := openSession(t, Options{FilterPIDs: true, DWARF: true, NoTailCalls: tc.noTail})
 			off := fileOffset(t, bin, "leaf")
-			if _, err := s.AttachUprobes(3, []UprobeTarget{{Path: bin, Offset: off, Entry: true, Name: "leaf"}}, 0, !tc.multi); err != nil {
-				t.Fatal(err)
+			st, err := s.AttachUprobes(3, []UprobeTarget{{Path: bin, Offset: off, Entry: true, Name: "leaf"}}, 0, !tc.multi)
+			if err != nil || st.Attached != 1 {
+				t.Fatalf("attach: %+v %v", st, err)
 			}
+			checkLinkKind(t, s, st, tc.multi) // before runGated adds the gate's link
 			pid := runGated(t, s, bin, "500")
 			var info probeeProcInfo
 			if err := s.objs.ProcMaps.Lookup(uint32(pid), &info); err == nil {

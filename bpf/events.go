@@ -25,6 +25,7 @@ type ProcessEvent struct {
 	Type EventType
 	TGID int
 	PID  int
+	PPID int // EventNewProcess: the parent's tgid (0 when unknown)
 }
 
 // Events reads process notices and calls handle for each, from one goroutine,
@@ -43,7 +44,7 @@ func (s *Session) Events(handle func(ProcessEvent)) (stop func(), err error) {
 			if errors.Is(err, ringbuf.ErrClosed) || errors.Is(err, ringbuf.ErrFlushed) {
 				return
 			}
-			if err != nil || len(rec.RawSample) < 12 {
+			if err != nil || len(rec.RawSample) < 16 {
 				continue
 			}
 			b := rec.RawSample
@@ -51,6 +52,7 @@ func (s *Session) Events(handle func(ProcessEvent)) (stop func(), err error) {
 				Type: EventType(binary.NativeEndian.Uint32(b[0:])),
 				TGID: int(binary.NativeEndian.Uint32(b[4:])),
 				PID:  int(binary.NativeEndian.Uint32(b[8:])),
+				PPID: int(binary.NativeEndian.Uint32(b[12:])),
 			})
 		}
 	}()

@@ -32,6 +32,7 @@ type MmapEvent struct {
 	End   uint64
 	Pgoff uint64
 	Ino   uint64
+	Dev   string // the file's device as /proc/PID/maps prints it ("fd:01")
 	Path  string
 }
 
@@ -215,6 +216,7 @@ func parseMmap2(b []byte) (MmapEvent, bool) {
 	ev := MmapEvent{
 		PID: int(ne.Uint32(b)), Start: addr, End: addr + length,
 		Pgoff: ne.Uint64(b[24:]), Ino: ne.Uint64(b[40:]), Path: string(name),
+		Dev: fmt.Sprintf("%02x:%02x", ne.Uint32(b[32:]), ne.Uint32(b[36:])),
 	}
 	return ev, true
 }

@@ -8,8 +8,8 @@
 //     kprobe_multi;
 //   - probee_tracepoint: tracepoints (the user's --tracepoint specs);
 //   - probee_perf: cpu-clock sampling (--sample);
-//   - probee_fork / probee_exit: the process lifecycle, as BTF tracepoints
-//     (tp_btf), which need no tracefs mounted;
+//   - probee_fork / probee_exec / probee_exit: the process lifecycle, as
+//     BTF tracepoints (tp_btf), which need no tracefs mounted;
 //   - probee_gate / probee_ldso_gate (stopgate.h): the start gates.
 // Every probe attach carries a cookie: bits 0-31 the probe id, bit 32 set
 // when the probe sits on a function's first instruction (the caller's return
@@ -28,6 +28,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include "probee.h"
+#include "kernel.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -71,6 +72,7 @@ static __always_inline void announce(__u32 tgid, __u32 pid)
 	e->type = EVENT_NEW_PROCESS;
 	e->tgid = tgid;
 	e->pid = pid;
+	e->ppid = BPF_CORE_READ((struct task_struct *)bpf_get_current_task_btf(), real_parent, tgid);
 	bpf_ringbuf_submit(e, 0);
 }
 
@@ -178,7 +180,7 @@ static __always_inline struct unwind_state *unwind_begin(void *ctx, __u64 cookie
 		return NULL;
 	}
 	struct unwind_state *s = bpf_map_lookup_elem(&unwind_states, &slot);
-	if (!s || !bpf_map_lookup_elem(&proc_maps, &k.tgid)) {
+	if (!s || (!have_find_vma && !bpf_map_lookup_elem(&proc_maps, &k.tgid))) {
 		count_drop(DROP_NO_TABLES);
 		record_fp(&k, ip, sp, bp, entry);
 		return NULL;
@@ -188,6 +190,9 @@ static __always_inline struct unwind_state *unwind_begin(void *ctx, __u64 cookie
 	s->sp = sp;
 	s->bp = bp;
 	s->exact = 1;
+	s->entry = entry;
+	s->vm_ok = 0;
+	s->partial = 0;
 	s->calls = 0;
 	s->st.len = 0;
 	s->st.flags = 0;
@@ -199,6 +204,8 @@ static __always_inline struct unwind_state *unwind_begin(void *ctx, __u64 cookie
 // unwind_finish stores the walked stack and counts the event.
 static __always_inline int unwind_finish(struct unwind_state *s)
 {
+	if (s->partial)
+		count_drop(DROP_NO_TABLES);
 	if (!s->st.hash)
 		s->st.hash = 1;
 	s->key.ustack = store_user_stack(&s->st);
@@ -353,6 +360,18 @@ int BPF_PROG(probee_fork, struct task_struct *parent, struct task_struct *child)
 // Process exit, as a BTF tracepoint: probee's own lifecycle hooks need no
 // tracefs mounted. Kernels from 6.16 pass a third argument (group_dead);
 // only the task is read, so one program serves both prototypes.
+// An exec replaces the process's mappings: its old mapping array must not
+// serve the new image (file_tables do, through bpf_find_vma, until user
+// space writes the new array).
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(probee_exec, struct task_struct *task)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+
+	bpf_map_delete_elem(&proc_maps, &tgid);
+	return 0;
+}
+
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(probee_exit, struct task_struct *task)
 {

@@ -34,7 +34,7 @@ struct event {
 	__u32 type;
 	__u32 tgid;
 	__u32 pid;
-	__u32 pad;
+	__u32 ppid; // EVENT_NEW_PROCESS: the parent's tgid (a forked child has its mappings)
 };
 
 // The counts gate (--interval): which counts map events go to, and per CPU
@@ -105,6 +105,37 @@ struct unwind_mapping {
 	__u32 npages;      // the table has npages+1 page index elements
 	__u32 entries_off; // index of the table's Entries[0] in unwind_entries
 	__u32 flags;       // MAPPING_TABLE: 0 means walk frame pointers here
+};
+
+// A file's identity as the kernel sees it through a mapping's vm_file
+// (and as /proc/PID/maps and perf's MMAP2 records print it): the device
+// number of its superblock (MKDEV: major << 20 | minor) and its inode.
+struct file_key {
+	__u64 dev;
+	__u64 ino;
+};
+
+#define FILE_SEGS 4 // executable segments per file with their own offset-to-vaddr delta
+
+// File offsets [off, end) of one executable segment: ELF vaddr = offset + delta.
+struct file_seg {
+	__u64 off;
+	__u64 end;
+	__u64 delta;
+};
+
+// The unwind table of one file, shared by every process that maps it: a
+// pc in a mapping of the file is unwound without any per-process
+// registration (bpf_find_vma finds the mapping, vma.h).
+struct file_table {
+	__u64 base;        // Table.Base
+	__u32 pages_off;   // as in unwind_mapping
+	__u32 npages;
+	__u32 entries_off;
+	__u32 flags;       // MAPPING_TABLE: 0 means walk frame pointers here (Go, no CFI)
+	__u32 nsegs;
+	__u32 pad;
+	struct file_seg segs[FILE_SEGS];
 };
 
 // A process's executable mappings, sorted by start.

@@ -38,7 +38,30 @@ type probeeEvent struct {
 	Type uint32
 	Tgid uint32
 	Pid  uint32
-	Pad  uint32
+	Ppid uint32
+}
+
+type probeeFileKey struct {
+	_   structs.HostLayout
+	Dev uint64
+	Ino uint64
+}
+
+type probeeFileTable struct {
+	_          structs.HostLayout
+	Base       uint64
+	PagesOff   uint32
+	Npages     uint32
+	EntriesOff uint32
+	Flags      uint32
+	Nsegs      uint32
+	Pad        uint32
+	Segs       [4]struct {
+		_     structs.HostLayout
+		Off   uint64
+		End   uint64
+		Delta uint64
+	}
 }
 
 type probeeKernelStack struct {
@@ -78,18 +101,21 @@ type probeeUnwindRule struct {
 }
 
 type probeeUnwindState struct {
-	_     structs.HostLayout
-	Ip    uint64
-	Sp    uint64
-	Bp    uint64
-	Tramp uint64
-	Ri    uint64
-	Exact uint32
-	Calls uint32
-	Done  uint32
-	Pad   uint32
-	Key   probeeCountKey
-	St    probeeUserStack
+	_       structs.HostLayout
+	Ip      uint64
+	Sp      uint64
+	Bp      uint64
+	Tramp   uint64
+	Ri      uint64
+	Exact   uint32
+	Calls   uint32
+	Done    uint32
+	Entry   uint32
+	VmOk    uint32
+	Partial uint32
+	Vm      probeeUnwindMapping
+	Key     probeeCountKey
+	St      probeeUserStack
 }
 
 type probeeUserStack struct {
@@ -109,6 +135,7 @@ const (
 	probeeMapCountsGate             = "counts_gate"
 	probeeMapDrops                  = "drops"
 	probeeMapEvents                 = "events"
+	probeeMapFileTables             = "file_tables"
 	probeeMapHits                   = "hits"
 	probeeMapKscratch               = "kscratch"
 	probeeMapKstacks                = "kstacks"
@@ -127,6 +154,7 @@ const (
 	probeeMapUnwindRules            = "unwind_rules"
 	probeeMapUnwindStates           = "unwind_states"
 	probeeMapUstacks                = "ustacks"
+	probeeProgProbeeExec            = "probee_exec"
 	probeeProgProbeeExit            = "probee_exit"
 	probeeProgProbeeFork            = "probee_fork"
 	probeeProgProbeeGate            = "probee_gate"
@@ -145,6 +173,7 @@ const (
 	probeeProgProbeeUprobeMulti     = "probee_uprobe_multi"
 	probeeVarFilterPids             = "filter_pids"
 	probeeVarHaveBpfLoop            = "have_bpf_loop"
+	probeeVarHaveFindVma            = "have_find_vma"
 	probeeVarIncludeIdle            = "include_idle"
 	probeeVarSampleProbe            = "sample_probe"
 	probeeVarUnusedEvent            = "unused_event"
@@ -194,6 +223,7 @@ type probeeSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type probeeProgramSpecs struct {
+	ProbeeExec            *ebpf.ProgramSpec `ebpf:"probee_exec"`
 	ProbeeExit            *ebpf.ProgramSpec `ebpf:"probee_exit"`
 	ProbeeFork            *ebpf.ProgramSpec `ebpf:"probee_fork"`
 	ProbeeGate            *ebpf.ProgramSpec `ebpf:"probee_gate"`
@@ -221,6 +251,7 @@ type probeeMapSpecs struct {
 	CountsGate    *ebpf.MapSpec `ebpf:"counts_gate"`
 	Drops         *ebpf.MapSpec `ebpf:"drops"`
 	Events        *ebpf.MapSpec `ebpf:"events"`
+	FileTables    *ebpf.MapSpec `ebpf:"file_tables"`
 	Hits          *ebpf.MapSpec `ebpf:"hits"`
 	Kscratch      *ebpf.MapSpec `ebpf:"kscratch"`
 	Kstacks       *ebpf.MapSpec `ebpf:"kstacks"`
@@ -247,6 +278,7 @@ type probeeMapSpecs struct {
 type probeeVariableSpecs struct {
 	FilterPids   *ebpf.VariableSpec `ebpf:"filter_pids"`
 	HaveBpfLoop  *ebpf.VariableSpec `ebpf:"have_bpf_loop"`
+	HaveFindVma  *ebpf.VariableSpec `ebpf:"have_find_vma"`
 	IncludeIdle  *ebpf.VariableSpec `ebpf:"include_idle"`
 	SampleProbe  *ebpf.VariableSpec `ebpf:"sample_probe"`
 	UnusedEvent  *ebpf.VariableSpec `ebpf:"unused_event"`
@@ -279,6 +311,7 @@ type probeeMaps struct {
 	CountsGate    *ebpf.Map `ebpf:"counts_gate"`
 	Drops         *ebpf.Map `ebpf:"drops"`
 	Events        *ebpf.Map `ebpf:"events"`
+	FileTables    *ebpf.Map `ebpf:"file_tables"`
 	Hits          *ebpf.Map `ebpf:"hits"`
 	Kscratch      *ebpf.Map `ebpf:"kscratch"`
 	Kstacks       *ebpf.Map `ebpf:"kstacks"`
@@ -306,6 +339,7 @@ func (m *probeeMaps) Close() error {
 		m.CountsGate,
 		m.Drops,
 		m.Events,
+		m.FileTables,
 		m.Hits,
 		m.Kscratch,
 		m.Kstacks,
@@ -333,6 +367,7 @@ func (m *probeeMaps) Close() error {
 type probeeVariables struct {
 	FilterPids   *ebpf.Variable `ebpf:"filter_pids"`
 	HaveBpfLoop  *ebpf.Variable `ebpf:"have_bpf_loop"`
+	HaveFindVma  *ebpf.Variable `ebpf:"have_find_vma"`
 	IncludeIdle  *ebpf.Variable `ebpf:"include_idle"`
 	SampleProbe  *ebpf.Variable `ebpf:"sample_probe"`
 	UnusedEvent  *ebpf.Variable `ebpf:"unused_event"`
@@ -344,6 +379,7 @@ type probeeVariables struct {
 //
 // It can be passed to loadProbeeObjects or ebpf.CollectionSpec.LoadAndAssign.
 type probeePrograms struct {
+	ProbeeExec            *ebpf.Program `ebpf:"probee_exec"`
 	ProbeeExit            *ebpf.Program `ebpf:"probee_exit"`
 	ProbeeFork            *ebpf.Program `ebpf:"probee_fork"`
 	ProbeeGate            *ebpf.Program `ebpf:"probee_gate"`
@@ -364,6 +400,7 @@ type probeePrograms struct {
 
 func (p *probeePrograms) Close() error {
 	return _ProbeeClose(
+		p.ProbeeExec,
 		p.ProbeeExit,
 		p.ProbeeFork,
 		p.ProbeeGate,

@@ -11,7 +11,6 @@ import (
 	"github.com/cilium/ebpf/features"
 	"github.com/cilium/ebpf/link"
 	"github.com/cilium/ebpf/rlimit"
-	"github.com/probee/probee/unwind"
 )
 
 // Options configure a Session before load.
@@ -34,6 +33,10 @@ type Options struct {
 	SampleProbe uint32
 	// IncludeIdle keeps samples of the idle task.
 	IncludeIdle bool
+	// NoFindVMA turns off finding tables through bpf_find_vma and the
+	// file's identity (the per-process mapping arrays alone, as on kernels
+	// before 5.17): for tests and comparisons.
+	NoFindVMA bool
 }
 
 // Session is a loaded set of probee programs and maps plus their links.
@@ -44,8 +47,10 @@ type Session struct {
 	links   []link.Link
 	procs   []link.Link // fork/exit tracking
 	perfFDs []int       // sampling events
-	tmu     sync.Mutex  // guards tables
+	tmu     sync.Mutex  // guards tables and files
 	tables  tableStore
+	files   map[probeeFileKey]probeeFileTable // what file_tables holds (filetables.go)
+	findVMA bool                              // the kernel finds tables by file (have_find_vma)
 
 	gate     *countsGate // which counts map events go to (interval.go)
 	dmu      sync.Mutex  // serializes drains; guards the fields below
@@ -76,9 +81,9 @@ func Open(opts Options) (*Session, error) {
 	if err := configure(spec, opts); err != nil {
 		return nil, err
 	}
-	s := &Session{opts: opts, acc: newAccumulator()}
-	s.tables = tableStore{rules: unwind.NewRuleSet(), loaded: map[*unwind.Table]tableLoc{},
-		entriesCap: spec.Maps["unwind_entries"].MaxEntries, pagesCap: spec.Maps["unwind_pages"].MaxEntries}
+	s := &Session{opts: opts, acc: newAccumulator(), files: map[probeeFileKey]probeeFileTable{}}
+	s.findVMA = opts.DWARF && HaveFindVMA() && !opts.NoFindVMA
+	s.tables = newTableStore(spec)
 	if err := spec.LoadAndAssign(&s.objs, nil); err != nil {
 		return nil, loadError(err)
 	}
@@ -104,7 +109,10 @@ func configure(spec *ebpf.CollectionSpec, opts Options) error {
 		}
 	}
 	vars := map[string]uint32{"unwind_mode": 0, "use_tail_calls": 1, "have_bpf_loop": 1,
-		"sample_probe": opts.SampleProbe, "include_idle": 0}
+		"sample_probe": opts.SampleProbe, "include_idle": 0, "have_find_vma": 0}
+	if HaveFindVMA() && !opts.NoFindVMA {
+		vars["have_find_vma"] = 1
+	}
 	if opts.DWARF {
 		vars["unwind_mode"] = 1
 	}
@@ -134,6 +142,15 @@ func configure(spec *ebpf.CollectionSpec, opts Options) error {
 var haveLoop = sync.OnceValue(func() bool {
 	return features.HaveProgramHelper(ebpf.Kprobe, asm.FnLoop) == nil
 })
+
+var haveFindVMA = sync.OnceValue(func() bool {
+	return features.HaveProgramHelper(ebpf.Kprobe, asm.FnFindVma) == nil
+})
+
+// HaveFindVMA reports whether the kernel has bpf_find_vma (5.17+), with
+// which a pc's unwind table is found from the mapped file's identity
+// (file tables) instead of a per-process mapping array.
+func HaveFindVMA() bool { return haveFindVMA() }
 
 // HaveBPFLoop reports whether the kernel has bpf_loop (5.17+), which lets
 // the inline DWARF path walk MaxUserStack frames.
@@ -192,12 +209,21 @@ func (s *Session) attachProcessTracking() error {
 	if err != nil {
 		return fmt.Errorf("attach sched_process_fork (tp_btf): %w", err)
 	}
-	exit, err := link.AttachTracing(link.TracingOptions{Program: s.objs.ProbeeExit})
-	if err != nil {
-		fork.Close()
-		return fmt.Errorf("attach sched_process_exit (tp_btf): %w", err)
+	s.procs = []link.Link{fork}
+	for _, h := range []struct {
+		name string
+		prog *ebpf.Program
+	}{{"sched_process_exec", s.objs.ProbeeExec}, {"sched_process_exit", s.objs.ProbeeExit}} {
+		l, err := link.AttachTracing(link.TracingOptions{Program: h.prog})
+		if err != nil {
+			for _, l := range s.procs {
+				l.Close()
+			}
+			s.procs = nil
+			return fmt.Errorf("attach %s (tp_btf): %w", h.name, err)
+		}
+		s.procs = append(s.procs, l)
 	}
-	s.procs = []link.Link{fork, exit}
 	return nil
 }
 

@@ -4,7 +4,10 @@ import (
 	"debug/elf"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
+
+	"github.com/cilium/ebpf/link"
 
 	"github.com/probee/probee/internal/testgate"
 )
@@ -49,10 +52,45 @@ func openSession(t *testing.T, opts Options) *Session {
 	return s
 }
 
+// gateMulti skips a test of uprobe_multi links on a kernel without them;
+// under PROBEE_REQUIRE_KERNEL=1 a 6.6+ kernel must have them.
+func gateMulti(t *testing.T, multi bool) {
+	t.Helper()
+	if multi {
+		testgate.Feature(t, "uprobe_multi", testgate.KernelAtLeast(6, 6), haveMulti())
+	}
+}
+
+// checkLinkKind fails t unless AttachUprobes made links of the kind asked
+// for (it falls back to single links silently), by its stats and by the
+// kernel's link info: one uprobe_multi link, or perf-event links.
+func checkLinkKind(t *testing.T, s *Session, st AttachStats, multi bool) {
+	t.Helper()
+	if st.Multi != multi {
+		t.Errorf("stats say multi %v, want %v: %+v", st.Multi, multi, st)
+	}
+	s.mu.Lock()
+	links := slices.Clone(s.links)
+	s.mu.Unlock()
+	if len(links) == 0 || multi && len(links) != 1 {
+		t.Fatalf("%d links, want %s", len(links), map[bool]string{true: "1", false: "some"}[multi])
+	}
+	for _, l := range links {
+		info, err := l.Info()
+		switch {
+		case multi && (err != nil || info.Type != link.UprobeMultiType):
+			t.Errorf("link %T: %+v %v, want an uprobe_multi link", l, info, err)
+		case !multi && err == nil && info.Type == link.UprobeMultiType:
+			t.Errorf("link %T is an uprobe_multi link, want single links", l)
+		}
+	}
+}
+
 func TestUprobeEntryStack(t *testing.T) {
 	for _, multi := range []bool{true, false} {
 		name := map[bool]string{true: "multi", false: "single"}[multi]
 		t.Run(name, func(t *testing.T) {
+			gateMulti(t, multi)
 			bin := testgate.PrivateFixture(t, filepath.Join(fixtures, "chain-fp"))
 			s := openSession(t, Options{})
 			off := fileOffset(t, bin, "leaf")
@@ -60,6 +98,7 @@ func TestUprobeEntryStack(t *testing.T) {
 			if err != nil || st.Attached != 1 {
 				t.Fatalf("attach: %+v %v", st, err)
 			}
+			checkLinkKind(t, s, st, multi)
 			if err := exec.Command(bin, "1000").Run(); err != nil {
 				t.Fatal(err)
 			}

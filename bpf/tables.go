@@ -1,6 +1,7 @@
 package bpf
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
@@ -24,7 +25,7 @@ type tableLoc struct {
 }
 
 // tableStore appends tables to the shared arrays once per table (tables
-// come from unwind.Cache, shared by build-id) and interns their rules.
+// come from unwind.Cache, shared by file identity) and interns their rules.
 type tableStore struct {
 	rules        *unwind.RuleSet
 	rulesWritten int
@@ -34,6 +35,12 @@ type tableStore struct {
 	nextPage     uint32
 	entriesCap   uint32
 	pagesCap     uint32
+}
+
+// newTableStore returns an empty store sized after spec's table maps.
+func newTableStore(spec *ebpf.CollectionSpec) tableStore {
+	return tableStore{rules: unwind.NewRuleSet(maxRules), loaded: map[*unwind.Table]tableLoc{},
+		entriesCap: spec.Maps["unwind_entries"].MaxEntries, pagesCap: spec.Maps["unwind_pages"].MaxEntries}
 }
 
 // TableStats describes the unwind tables loaded into the kernel.
@@ -57,7 +64,7 @@ func (s *Session) SetProcessModules(pid int, mods []unwind.Module) error {
 	s.tmu.Lock()
 	defer s.tmu.Unlock()
 	mods = slices.Clone(mods)
-	slices.SortFunc(mods, func(a, b unwind.Module) int { return cmpU64(a.Start, b.Start) })
+	slices.SortFunc(mods, func(a, b unwind.Module) int { return cmp.Compare(a.Start, b.Start) })
 	var info probeeProcInfo
 	var errs []error
 	for _, m := range mods {
@@ -65,16 +72,9 @@ func (s *Session) SetProcessModules(pid int, mods []unwind.Module) error {
 			errs = append(errs, fmt.Errorf("pid %d has more than %d executable mappings: the rest are not unwound", pid, maxMappings))
 			break
 		}
-		um := probeeUnwindMapping{Start: m.Start, End: m.End}
-		if m.Table != nil && len(m.Table.Entries) > 0 {
-			loc, err := s.loadTable(m.Table, m.Path)
-			if err == nil {
-				um.Bias = m.Bias + m.Table.Base
-				um.PagesOff, um.Npages, um.EntriesOff = loc.pagesOff, loc.npages, loc.entriesOff
-				um.Flags = 1
-			} else {
-				errs = append(errs, fmt.Errorf("%s: %w", m.Path, err))
-			}
+		um, err := s.moduleMapping(m)
+		if err != nil {
+			errs = append(errs, err)
 		}
 		info.Maps[info.N] = um
 		info.N++
@@ -98,67 +98,49 @@ func (s *Session) TableStats() TableStats {
 	}
 }
 
-func cmpU64(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
 // loadTable appends t to the shared maps once; path names it in TableStats.
+// unwind encodes the entries and rules (and refuses tables the BPF search
+// would misread); this only places and writes them.
 func (s *Session) loadTable(t *unwind.Table, path string) (tableLoc, error) {
 	ts := &s.tables
 	if loc, ok := ts.loaded[t]; ok {
 		return loc, nil
 	}
-	np, ne := uint32(len(t.Pages)), uint32(len(t.Entries))
-	if ts.nextPage+np > ts.pagesCap || ts.nextEntry+ne > ts.entriesCap {
+	np, ne := len(t.Pages), len(t.Entries)
+	if uint64(ts.nextPage)+uint64(np) > uint64(ts.pagesCap) || uint64(ts.nextEntry)+uint64(ne) > uint64(ts.entriesCap) {
 		return tableLoc{}, ErrTablesFull
 	}
-	remap, err := ts.rules.Add(t)
+	entries, err := ts.rules.Entries(t)
+	if errors.Is(err, unwind.ErrRuleSetFull) {
+		return tableLoc{}, fmt.Errorf("more than %d distinct unwind rules: %w", maxRules, ErrTablesFull)
+	}
 	if err != nil {
 		return tableLoc{}, err
-	}
-	if len(ts.rules.Rules) > maxRules {
-		return tableLoc{}, fmt.Errorf("more than %d distinct unwind rules: %w", maxRules, ErrTablesFull)
 	}
 	if err := s.writeRules(); err != nil {
 		return tableLoc{}, err
 	}
-	loc := tableLoc{pagesOff: ts.nextPage, npages: np - 1, entriesOff: ts.nextEntry}
-	entries := make([]uint32, ne)
-	for i, e := range t.Entries {
-		entries[i] = uint32(e.PCLow) | uint32(remap[e.Rule])<<16
-	}
+	loc := tableLoc{pagesOff: ts.nextPage, npages: uint32(np - 1), entriesOff: ts.nextEntry}
 	if err := putRange(s.objs.UnwindPages, loc.pagesOff, t.Pages); err != nil {
 		return tableLoc{}, fmt.Errorf("write unwind pages: %w", err)
 	}
 	if err := putRange(s.objs.UnwindEntries, loc.entriesOff, entries); err != nil {
 		return tableLoc{}, fmt.Errorf("write unwind entries: %w", err)
 	}
-	ts.nextPage += np
-	ts.nextEntry += ne
+	ts.nextPage += uint32(np)
+	ts.nextEntry += uint32(ne)
 	ts.loaded[t] = loc
 	if ts.binBytes == nil {
 		ts.binBytes = map[string]int{}
 	}
-	ts.binBytes[path] += int(ne)*unwind.EntrySize + int(np)*unwind.PageSize
+	ts.binBytes[path] += ne*unwind.EntrySize + np*unwind.PageSize
 	return loc, nil
 }
 
 // writeRules writes the rules added since the last call.
 func (s *Session) writeRules() error {
 	ts := &s.tables
-	var vals []probeeUnwindRule
-	for _, r := range ts.rules.Rules[ts.rulesWritten:] {
-		vals = append(vals, probeeUnwindRule{
-			CfaType: uint8(r.CFA), RbpType: uint8(r.RBP), PltThreshold: r.PLTThreshold,
-			CfaOffset: r.CFAOffset, RbpOffset: r.RBPOffset,
-		})
-	}
+	vals := unwind.EncodeRules(ts.rules.Rules[ts.rulesWritten:])
 	if err := putRange(s.objs.UnwindRules, uint32(ts.rulesWritten), vals); err != nil {
 		return fmt.Errorf("write unwind rules: %w", err)
 	}

@@ -15,7 +15,6 @@
 #ifndef PROBEE_UNWIND_H
 #define PROBEE_UNWIND_H
 
-#include <bpf/bpf_core_read.h>
 
 #define STEP_FRAMES 8    // frames per tail-called step program
 #define MAX_TAIL_CALLS 32 // the kernel allows 33 (32 before 5.17)
@@ -49,7 +48,10 @@ struct unwind_state {
 	__u32 exact;  // ip is not a return address (first frame, signal frames)
 	__u32 calls;  // tail calls made
 	__u32 done;
-	__u32 pad;
+	__u32 entry;   // the event is at a function's first instruction
+	__u32 vm_ok;   // vm holds the mapping bpf_find_vma found last (vma.h)
+	__u32 partial; // a frame was in a file whose table is not loaded
+	struct unwind_mapping vm;
 	struct count_key key;
 	struct user_stack st;
 };
@@ -113,22 +115,6 @@ ONE_STEP_ARRAY(steps_multi);
 ONE_STEP_ARRAY(steps_tp);
 ONE_STEP_ARRAY(steps_perf);
 
-// Minimal CO-RE views of kernel structures (relocated through BTF).
-struct xol_area { unsigned long vaddr; } __attribute__((preserve_access_index));
-struct uprobes_state { struct xol_area *xol_area; } __attribute__((preserve_access_index));
-struct mm_struct { struct uprobes_state uprobes_state; } __attribute__((preserve_access_index));
-struct return_instance {
-	unsigned long stack;          // address of the hijacked return address slot
-	unsigned long orig_ret_vaddr; // the real return address
-	struct return_instance *next;
-} __attribute__((preserve_access_index));
-struct uprobe_task { struct return_instance *return_instances; } __attribute__((preserve_access_index));
-struct task_struct {
-	int pid;
-	int tgid;
-	struct mm_struct *mm;
-	struct uprobe_task *utask;
-} __attribute__((preserve_access_index));
 
 // uretprobe_init finds the process's uretprobe trampoline and the pending
 // return instances: a pending uretprobe replaced a return address on the
@@ -146,6 +132,8 @@ static __always_inline void uretprobe_init(struct unwind_state *s)
 	if (s->ri)
 		s->tramp = BPF_CORE_READ(task, mm, uprobes_state.xol_area, vaddr);
 }
+
+#include "vma.h"
 
 // real_return finds the return address a pending uretprobe hid at slot.
 static __always_inline __u64 real_return(struct unwind_state *s, __u64 slot)
@@ -326,18 +314,36 @@ static __always_inline int rule_step(struct unwind_state *s, struct unwind_rule 
 	return move_to(s, ra, cfa);
 }
 
-// unwind_step records the current frame and moves to its caller.
+// entry_step takes the caller of a function stopped at its first
+// instruction from [rsp] (rbp still belongs to the caller).
+static __always_inline int entry_step(struct unwind_state *s)
+{
+	__u64 ra = 0;
+
+	if (bpf_probe_read_user(&ra, sizeof(ra), (void *)s->sp))
+		return STEP_CUT;
+	return move_to(s, ra, s->sp + 8);
+}
+
+// unwind_step records the current frame and moves to its caller: by the
+// pc's DWARF rule where its file has a table, else from [rsp] at a
+// function's entry or by frame pointers (JIT code, Go, tables not loaded
+// or too big); the next frame with a table is unwound by DWARF again.
 static __always_inline int unwind_step(struct unwind_state *s, struct proc_info *p)
 {
+	int first = s->st.len == 0;
+
 	if (push(s))
 		return STEP_CUT;
-	struct unwind_mapping *m = find_mapping(p, s->ip);
+	struct unwind_mapping *m = p ? find_mapping(p, s->ip) : NULL;
+	if (!m)
+		m = vma_mapping(s);
 	if (!m) {
 		count_drop(DROP_UNKNOWN_PC);
 		return STEP_CUT;
 	}
 	if (!(m->flags & MAPPING_TABLE))
-		return fp_step(s);
+		return first && s->entry ? entry_step(s) : fp_step(s);
 	__u64 tpc = s->ip - m->bias - (s->exact ? 0 : 1);
 	struct unwind_rule *r = find_rule(m, tpc);
 	if (!r)
@@ -353,7 +359,7 @@ __attribute__((noinline)) int unwind_frame(struct unwind_state *s)
 		return STEP_CUT;
 	__u32 tgid = s->key.tgid; // a stack copy: 6.1 refuses a PTR_TO_MEM map key
 	struct proc_info *p = bpf_map_lookup_elem(&proc_maps, &tgid);
-	if (!p)
+	if (!p && !have_find_vma)
 		return STEP_CUT;
 	return unwind_step(s, p);
 }

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 )
 
-// Write writes p to each destination (the -o rules of DESIGN.md):
+// Write writes p to each destination (the -o rules of README.md#outputs--o-repeatable):
 //   - "*.folded", "*.collapsed": combined collapsed stacks, probe label as root;
 //   - "*.svg": combined flamegraph, probe label as the first level;
 //   - "*.pb.gz": gzipped pprof (see WritePprof);

@@ -27,7 +27,9 @@ var conformanceCases = []struct {
 	{"tracepoint:sched:sched_switch", tp("sched", "sched_switch")},
 }
 
-// TestConformance checks every row and error example of SPEC-LANGUAGE.md §4.
+// TestConformance checks every row and error example of
+// docs/spec-language.md#conformance-examples (tests/doccheck checks that the
+// document's tables parse as they say).
 // The table says "with --uprobe" but holds kprobe and tracepoint rows: those
 // are checked as -e gives them (Parse(Uprobe, ...), the explicit kind wins)
 // and with their own flag (ParseFlag(kind, ...)); --uprobe 'kprobe:...' is a

@@ -1,5 +1,6 @@
-// Package probespec parses the probe spec language of SPEC-LANGUAGE.md: the
-// strings given to --uprobe, --kprobe, --tracepoint, -e and --list-probes.
+// Package probespec parses the probe spec language (the user reference is
+// docs/spec-language.md): the strings given to --uprobe, --kprobe,
+// --tracepoint, -e and --list-probes.
 //
 // It owns the AST (Spec and its parts), Parse/ParseFlag, the canonical
 // Spec.String, and Matcher.Compile, which the resolver uses to test symbol
@@ -74,8 +75,8 @@
 // ends in .c .cc .cpp .cxx .h .hpp .rs .go .s .S .zig, has no ':'; a lib name
 // with such an extension is read as a source file); /RE/[+off], the RE ending
 // at the last '/', which may be followed by "+off" only; or a bare pattern,
-// classified by SPEC-LANGUAGE.md §2 ("::" or "(": demangled; * ? [ {: glob;
-// else exact). A bare pattern has no separator (write demangle:f[abi:cxx11]()
+// classified as docs/spec-language.md#matchers says ("::" or "(":
+// demangled; * ? [ {: glob; else exact). A bare pattern has no separator (write demangle:f[abi:cxx11]()
 // for a single ':'), does not end in '/', and is not all digits.
 //
 // Regex patterns (regex:, re:) take the rest verbatim, with no offset: write

@@ -63,7 +63,7 @@ func (m Matcher) Compile() (c Compiled, err error) {
 
 // Match reports whether name matches. For MatchDemangled, a literal pattern
 // (no glob metacharacter) also matches when it is a "::"-aligned suffix of
-// name (SPEC-LANGUAGE.md §3): "Klass::method" matches "ns::Klass::method".
+// name (docs/spec-language.md#what-a-matcher-matches): "Klass::method" matches "ns::Klass::method".
 // The resolver calls Match on the qualified name without parameters and on
 // the full signature.
 func (c Compiled) Match(name string) bool {

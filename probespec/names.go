@@ -96,7 +96,7 @@ func (l *lx) checkName(p, end int, mk MatcherKind) *Error {
 	return l.fail(p+i, hintSpace, "unexpected whitespace")
 }
 
-// classify implements SPEC-LANGUAGE.md §2 for a bare pattern.
+// classify implements the bare-name rule of docs/spec-language.md#matchers.
 func classify(name string) MatcherKind {
 	switch {
 	case strings.Contains(name, "::") || strings.Contains(name, "("):

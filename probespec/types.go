@@ -63,7 +63,7 @@ type Target struct {
 // MatcherKind says how a matcher's pattern is compared with symbol names.
 type MatcherKind int
 
-// Matcher kinds (SPEC-LANGUAGE.md §1 and §3).
+// Matcher kinds (docs/spec-language.md#matchers).
 const (
 	MatchNone MatcherKind = iota
 	// MatchExact compares the raw (mangled) symbol name for equality.
@@ -74,7 +74,8 @@ const (
 	// then on the demangled name.
 	MatchRegex
 	// MatchDemangled is a glob over demangled names (C++, Rust), with the
-	// "::"-aligned suffix rule of SPEC-LANGUAGE.md §3.
+	// "::"-aligned suffix rule of
+	// docs/spec-language.md#what-a-matcher-matches.
 	MatchDemangled
 )
 

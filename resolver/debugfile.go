@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/probee/probee/internal/elfnote"
+	"github.com/probee/probee/internal/safeelf"
 )
 
 // DefaultDebugDir is where distributions install separate debug files.
@@ -49,16 +50,16 @@ func (o *Object) mergeDebugFile(debugRoot string) {
 	if p == "" {
 		return
 	}
-	f, fh, err := openELF(p)
+	f, err := safeelf.Open(p)
 	if err != nil {
 		return
 	}
-	defer fh.Close()
-	_ = safeELF(p, func() error {
-		if id := elfnote.BuildID(f); id != "" && o.BuildID != "" && id != o.BuildID {
+	defer f.Close()
+	_ = safeelf.Guard(p, func() error {
+		if id := elfnote.BuildID(f.File); id != "" && o.BuildID != "" && id != o.BuildID {
 			return nil
 		}
-		if o.addSymbols(newSectionTables(f), elf.SHT_SYMTAB, fromDebug) {
+		if o.addSymbols(newSectionTables(f.File), elf.SHT_SYMTAB, fromDebug) {
 			o.DebugFile = p
 		}
 		return nil

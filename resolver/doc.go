@@ -11,26 +11,35 @@
 // into or attached to the kernel (that is bpf/'s job); mounting tracefs is
 // left to the caller too.
 //
+// The Index reads each ELF file once per run, keyed by internal/fileid's
+// identity (the build-id, else device, inode, size and mtime; unwind's
+// table cache uses the same key): copies of one build at several paths are
+// one read, each returned with its own path. An Object's DWARF is read when
+// first needed and kept with it.
+//
 // Written in-house, on purpose:
 //   - the ld.so.cache parser (no Go library reads glibc's cache format);
 //   - the DT_NEEDED closure (glibc's search order: RPATH, RUNPATH with
 //     $ORIGIN/$LIB/$PLATFORM, ld.so.cache, default directories);
-//   - /proc/PID/maps and kallsyms parsers (tiny, and they must never panic);
+//   - the kallsyms and perf map parsers, and the /proc/PID/maps one shared
+//     with unwind (internal/procmaps): tiny, and they must never panic;
 //   - the symbol and dynamic table reader (elfsyms.go). debug/elf's
 //     Symbols and DynamicSymbols allocate an elf.Symbol and a string for
 //     every symbol (libLLVM has 45000) and DynString re-reads the dynamic
 //     string table (3 MB in libLLVM) on each of the four calls: loading
-//     libLLVM took longer than bpftrace -l takes to list it. The reader reads each table once, keeps only function
-//     records, and cuts their names from one copy of the string table. It
-//     checks every offset and index the file gives, and a malformed table
-//     yields no symbols, as debug/elf's error did (FuzzSymbolTables
-//     compares the two on arbitrary input, from a committed seed corpus).
+//     libLLVM took longer than bpftrace -l takes to list it. The reader
+//     reads each table once, keeps only function records, and cuts their
+//     names from one copy of the string table. It checks every offset and
+//     index the file gives, and a malformed table yields no symbols, as
+//     debug/elf's error did (FuzzSymbolTables compares the two on
+//     arbitrary input, from a committed seed corpus).
 //
 // ELF headers, sections and DWARF come from the standard library
-// (debug/elf, debug/dwarf), always behind a panic-to-error guard (safeELF)
-// because debug/elf has panicked on hostile input in the past. Demangling
-// uses github.com/ianlancetaylor/demangle (C++, Rust legacy and v0), globs
-// use github.com/gobwas/glob.
+// (debug/elf, debug/dwarf), always opened and read behind
+// internal/safeelf's panic-to-error guard because debug/elf has panicked on
+// hostile input in the past. Demangling uses
+// github.com/ianlancetaylor/demangle (C++, Rust legacy and v0), globs use
+// github.com/gobwas/glob.
 //
 // Demangling is lazy (Object.demangled, cached per object): only names a
 // matcher needs, symbolized frames and printed -v/--json targets are
@@ -85,6 +94,31 @@
 // Unsymbolized addresses are named module+0xOFF, OFF being the file offset
 // (as in /proc/PID/maps), never a bare [unknown] when the module is known.
 //
+// JIT frames (perfmap.go, jitmap.go): an address that no file mapping
+// covers (an anonymous executable mapping, or memory mapped after the
+// snapshot) is named from the process's perf map, the "START SIZE NAME"
+// lines (hex) a JIT appends to /tmp/perf-PID.map (V8 with
+// --perf-basic-prof names them like "JS:*fib /app/fib.js:1:13"). The one
+// path read is /proc/PID/root/tmp/perf-NSPID.map, NSPID being the last
+// field of NSpid in /proc/PID/status: it is the host's /tmp/perf-PID.map
+// for a host process and the container's file for a process in one. Names
+// are kept as written (spaces too; the output turns ';' into ','); such
+// frames have Module "[anon]" (or their mapping's name) and no source file.
+// Where lines overlap, the later one wins (the JIT reused the addresses).
+// The process's /tmp is opened when the process is first snapshotted, and
+// the map in it once it exists; both are kept open, so a map written after
+// that, and lines appended later, are read when an address is not found,
+// even after the process exited or deleted the file. The file is opened
+// inside that /tmp only (no link out of it), only when it is a regular
+// file no older than the process (else it is an earlier process's with the
+// pid); it is read no more once the pid runs another process (start time
+// in /proc/PID/stat differs) or the file was rewritten (its first bytes
+// changed). At most 1024 processes keep theirs open; past that, maps are
+// read by path while their process runs. An exec record re-reads the map
+// of a running process. A process that exits before its first event is
+// handled is symbolized from its mapping records only, without JIT names.
+// jitdump files (/tmp/jit-PID.dump) are not read.
+//
 // Source lines and inline frames (dwarfsym.go, inline.go): where an object
 // or its separate debug file has .debug_info and .debug_line, each frame
 // gets the file and line of its address, and an address inside inlined
@@ -94,7 +128,8 @@
 // (DW_AT_call_file/DW_AT_call_line), as binutils' addr2line -i prints them.
 // The physical frame keeps its ELF symbol name; inline frames are named from
 // DWARF (linkage name demangled, else DW_AT_name). DWARF is parsed lazily
-// and cached per build-id: the first lookup indexes the compile units'
+// and kept with its Object (so once per file identity, like the symbols):
+// the first lookup indexes the compile units'
 // address ranges (their top entries only), and a unit's line table and
 // function tree are read when an address first falls in it; results are
 // cached per address. File names are joined to a relative unit directory

@@ -5,6 +5,8 @@ import (
 	"debug/elf"
 	"path/filepath"
 	"testing"
+
+	"github.com/probee/probee/internal/safeelf"
 )
 
 // dwarfSections are the sections the fuzz target builds DWARF from.
@@ -60,7 +62,7 @@ func FuzzDWARFLookup(f *testing.F) {
 	f.Fuzz(func(t *testing.T, info, abbrev, line, str, lineStr, rng []byte, pc uint64) {
 		s := [][]byte{info, abbrev, line, str, lineStr, rng, nil, nil, nil}
 		var d *dwarf.Data
-		err := safeELF("fuzz", func() (e error) { d, e = newFuzzDWARF(s); return e })
+		err := safeelf.Guard("fuzz", func() (e error) { d, e = newFuzzDWARF(s); return e })
 		if err != nil || d == nil {
 			return
 		}

@@ -2,12 +2,14 @@ package resolver
 
 import (
 	"debug/dwarf"
+	"debug/elf"
 	"errors"
 	"fmt"
 	"path/filepath"
 	"sort"
 	"strings"
 
+	"github.com/probee/probee/internal/safeelf"
 	"github.com/probee/probee/probespec"
 )
 
@@ -76,7 +78,7 @@ func lineAddrs(o *Object, want string, line int) (hits []lineHit, near []int, er
 		if err != nil || d == nil {
 			continue
 		}
-		err = safeELF(p, func() error {
+		err = safeelf.Guard(p, func() error {
 			hits, near = scanLines(d, want, line)
 			return nil
 		})
@@ -90,21 +92,29 @@ func lineAddrs(o *Object, want string, line int) (hits []lineHit, near []int, er
 	return nil, nil, nil
 }
 
+// openDWARF returns the DWARF of the ELF file at path, nil when it has no
+// .debug_info or no .debug_line with contents (a stripped file, or a
+// debug file's placeholder).
 func openDWARF(path string) (*dwarf.Data, error) {
-	f, fh, err := openELF(path)
+	f, err := safeelf.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	defer fh.Close()
+	defer f.Close()
 	var d *dwarf.Data
-	err = safeELF(path, func() (e error) {
-		if f.Section(".debug_line") == nil {
+	err = safeelf.Guard(path, func() (e error) {
+		if f.Section(".debug_info") == nil || !hasDWARFLines(f.File) {
 			return nil
 		}
 		d, e = f.DWARF()
 		return e
 	})
 	return d, err
+}
+
+func hasDWARFLines(f *elf.File) bool {
+	s := f.Section(".debug_line")
+	return s != nil && s.Type != elf.SHT_NOBITS
 }
 
 // scanLines walks every compile unit's line table.

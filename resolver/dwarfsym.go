@@ -2,9 +2,10 @@ package resolver
 
 import (
 	"debug/dwarf"
-	"debug/elf"
 	"sort"
 	"sync"
+
+	"github.com/probee/probee/internal/safeelf"
 )
 
 // srcFrame is one source-level frame of an address: an inlined call or the
@@ -47,36 +48,18 @@ func newDWARFInfo(d *dwarf.Data) *dwarfInfo {
 		pcs: map[uint64][]srcFrame{}, names: map[dwarf.Offset][2]string{}}
 }
 
-// openDWARFInfo returns the DWARF of the first of paths whose ELF file has
-// .debug_info, or nil when none has (or all are malformed).
+// openDWARFInfo returns the DWARF of the first of paths that has it
+// (openDWARF), or nil when none has (or all are malformed).
 func openDWARFInfo(paths ...string) *dwarfInfo {
 	for _, p := range paths {
 		if p == "" {
 			continue
 		}
-		f, fh, err := openELF(p)
-		if err != nil {
-			continue
-		}
-		var d *dwarf.Data
-		_ = safeELF(p, func() (e error) {
-			if f.Section(".debug_info") == nil || !hasDWARFLines(f) {
-				return nil
-			}
-			d, e = f.DWARF()
-			return e
-		})
-		fh.Close()
-		if d != nil {
+		if d, _ := openDWARF(p); d != nil {
 			return newDWARFInfo(d)
 		}
 	}
 	return nil
-}
-
-func hasDWARFLines(f *elf.File) bool {
-	s := f.Section(".debug_line")
-	return s != nil && s.Type != elf.SHT_NOBITS
 }
 
 // lookup returns the source frames of a virtual address, innermost inlined
@@ -91,7 +74,7 @@ func (di *dwarfInfo) lookup(pc uint64) (out []srcFrame) {
 	if fs, ok := di.pcs[pc]; ok {
 		return fs
 	}
-	_ = safeELF("DWARF", func() error { out = di.lookupLocked(pc); return nil })
+	_ = safeelf.Guard("DWARF", func() error { out = di.lookupLocked(pc); return nil })
 	if len(di.pcs) >= maxPCCache {
 		clear(di.pcs)
 	}

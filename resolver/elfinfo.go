@@ -3,18 +3,20 @@ package resolver
 import (
 	"debug/elf"
 	"fmt"
+
+	"github.com/probee/probee/internal/safeelf"
 )
 
 // EntryFileOffset returns the file offset of path's ELF entry point (e_entry),
 // where a process starts running after the dynamic loader: `_start` in C
 // programs, `_rt0_amd64_linux` in Go ones, whatever the symbol is called.
 func EntryFileOffset(path string) (uint64, error) {
-	f, fh, err := openELF(path)
+	f, err := safeelf.Open(path)
 	if err != nil {
 		return 0, err
 	}
-	defer fh.Close()
-	off, ok := execFileOffset(f, f.Entry)
+	defer f.Close()
+	off, ok := execFileOffset(f.File, f.Entry)
 	if !ok {
 		return 0, fmt.Errorf("%s: entry point 0x%x is in no executable segment", path, f.Entry)
 	}
@@ -24,32 +26,32 @@ func EntryFileOffset(path string) (uint64, error) {
 // execFileOffset returns the file offset of the virtual address addr when an
 // executable PT_LOAD segment holds it (a uprobe's place in the file).
 func execFileOffset(f *elf.File, addr uint64) (uint64, bool) {
-	seg, ok := segmentOf(loadSegments(f), addr)
-	if !ok || !seg.exec {
+	seg, ok := safeelf.Find(safeelf.Loads(f), addr)
+	if !ok || !seg.Exec() {
 		return 0, false
 	}
-	return addr - seg.vaddr + seg.off, true
+	return seg.FileOffset(addr), true
 }
 
 // Interpreter returns the program interpreter (ld.so) the ELF file at path
 // asks for, "" when it is linked statically.
 func Interpreter(path string) (string, error) {
-	f, fh, err := openELF(path)
+	f, err := safeelf.Open(path)
 	if err != nil {
 		return "", err
 	}
-	defer fh.Close()
-	return interpOf(f), nil
+	defer f.Close()
+	return interpOf(f.File), nil
 }
 
 // IsGoBinary reports whether path was linked by the Go toolchain. Go code on
 // amd64 always keeps frame pointers, so --unwind auto walks it with them.
 func IsGoBinary(path string) bool {
-	f, fh, err := openELF(path)
+	f, err := safeelf.Open(path)
 	if err != nil {
 		return false
 	}
-	defer fh.Close()
+	defer f.Close()
 	return f.Section(".go.buildinfo") != nil || f.Section(".note.go.buildid") != nil
 }
 
@@ -68,11 +70,11 @@ type LdsoDebug struct {
 // FindLdsoDebug reads the debugger interface symbols from the dynamic
 // symbol table of the ld.so at path.
 func FindLdsoDebug(path string) (LdsoDebug, error) {
-	f, fh, err := openELF(path)
+	f, err := safeelf.Open(path)
 	if err != nil {
 		return LdsoDebug{}, err
 	}
-	defer fh.Close()
+	defer f.Close()
 	syms, err := f.DynamicSymbols()
 	if err != nil {
 		return LdsoDebug{}, fmt.Errorf("%s: read dynamic symbols: %w", path, err)
@@ -90,7 +92,7 @@ func FindLdsoDebug(path string) (LdsoDebug, error) {
 		return LdsoDebug{}, fmt.Errorf("%s: no _dl_debug_state or _r_debug in its dynamic symbols: not glibc's ld.so", path)
 	}
 	var ok bool
-	if d.StateOffset, ok = execFileOffset(f, d.StateAddr); !ok {
+	if d.StateOffset, ok = execFileOffset(f.File, d.StateAddr); !ok {
 		return LdsoDebug{}, fmt.Errorf("%s: _dl_debug_state 0x%x is in no executable segment", path, d.StateAddr)
 	}
 	return d, nil

@@ -10,6 +10,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/probee/probee/internal/safeelf"
 )
 
 // tables is what the symbol and dynamic table reader produces.
@@ -227,7 +229,7 @@ func FuzzSymbolTables(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var ef *elf.File
 		var ref tables
-		if safeELF("fuzz", func() (err error) {
+		if safeelf.Guard("fuzz", func() (err error) {
 			if ef, err = elf.NewFile(bytes.NewReader(b)); err == nil {
 				ref = debugELFTables(ef)
 			}

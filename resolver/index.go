@@ -1,88 +1,63 @@
 package resolver
 
 import (
-	"os"
 	"runtime"
 	"sync"
-	"syscall"
-	"time"
+
+	"github.com/probee/probee/internal/fileid"
 )
 
-// fileKey identifies one version of a file: a rebuilt binary at the same
-// path gets a new key.
-type fileKey struct {
-	dev, ino uint64
-	mtime    time.Time
-	size     int64
+// view is an object's ID and a path it was loaded under.
+type view struct {
+	id   fileid.ID
+	path string
 }
 
-type indexEntry struct {
-	once sync.Once
-	obj  *Object
-	err  error
-}
-
-// Index caches loaded Objects for one run, keyed by (device, inode, mtime,
-// size) and shared by build-id, so every spec and every symbolized stack
-// reads each ELF file once. It is safe for concurrent use.
+// Index caches loaded Objects for one run, keyed by file identity
+// (internal/fileid: the build-id, else device, inode, size and mtime), so
+// every spec and every symbolized stack reads each ELF file once, whatever
+// path it is reached by. It is safe for concurrent use.
 type Index struct {
 	debugDir string
 
-	mu      sync.Mutex
-	byKey   map[fileKey]*indexEntry
-	byBuild map[string]*Object
+	objs  fileid.Cache[*Object]
+	mu    sync.Mutex
+	views map[view]*Object // objects reached at a path other than the one read
 }
 
 // NewIndex returns an empty index that consults separate debug files under
 // debugDir ("" disables debug files).
 func NewIndex(debugDir string) *Index {
-	return &Index{debugDir: debugDir, byKey: map[fileKey]*indexEntry{}, byBuild: map[string]*Object{}}
+	return &Index{debugDir: debugDir, views: map[view]*Object{}}
 }
 
-func statKey(path string) (fileKey, error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return fileKey{}, err
-	}
-	k := fileKey{mtime: st.ModTime(), size: st.Size()}
-	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
-		k.dev, k.ino = uint64(sys.Dev), sys.Ino
-	}
-	return k, nil
-}
-
-// Load returns the Object for path, reading it at most once per run.
+// Load returns the Object for path, reading each file at most once per run.
+// An object first read at another path is returned with Path set to path.
 func (ix *Index) Load(path string) (*Object, error) {
-	k, err := statKey(path)
+	id, err := fileid.Of(path)
 	if err != nil {
 		return nil, err
 	}
-	ix.mu.Lock()
-	e := ix.byKey[k]
-	if e == nil {
-		e = &indexEntry{}
-		ix.byKey[k] = e
-	}
-	ix.mu.Unlock()
-	e.once.Do(func() { e.obj, e.err = ix.load(path) })
-	return e.obj, e.err
-}
-
-func (ix *Index) load(path string) (*Object, error) {
-	o, err := LoadObject(path, ix.debugDir)
-	if err != nil || o.BuildID == "" {
+	o, err := ix.objs.Get(id, func() (*Object, error) { return LoadObject(path, ix.debugDir) })
+	if err != nil || o.Path == path {
 		return o, err
 	}
+	return ix.view(view{id, path}, o), nil
+}
+
+// view returns o under another path: the symbols are shared, the path is
+// the caller's (targets attach to it, frames name it). Each path gets one
+// copy, so a path always yields the same *Object.
+func (ix *Index) view(v view, o *Object) *Object {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	if prev := ix.byBuild[o.BuildID]; prev != nil {
-		// Same build at another path: share the symbols, keep our path.
-		cp := *prev
-		cp.Path = path
-		return &cp, nil
+	if cp := ix.views[v]; cp != nil {
+		return cp
 	}
-	ix.byBuild[o.BuildID] = o
-	return o, nil
+	cp := *o
+	cp.Path = v.path
+	ix.views[v] = &cp
+	return &cp
 }
 
 // LoadAll loads paths in parallel (one worker per CPU) and returns the

@@ -9,7 +9,7 @@ import (
 
 // nameMatcher applies a probespec.Matcher (compiled by probespec, so the
 // parser and the resolver agree on glob/regex/demangled syntax) with the
-// resolver's rules of SPEC-LANGUAGE.md §3.
+// resolver's rules of docs/spec-language.md#what-a-matcher-matches.
 type nameMatcher struct {
 	kind    probespec.MatcherKind
 	pattern string

@@ -4,14 +4,12 @@ import (
 	"bytes"
 	"cmp"
 	"debug/elf"
-	"errors"
-	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 
 	"github.com/probee/probee/internal/elfnote"
+	"github.com/probee/probee/internal/safeelf"
 )
 
 // Symbol source files, in increasing order of how far we had to look.
@@ -31,12 +29,6 @@ type Symbol struct {
 	from     uint8
 }
 
-// segment is one PT_LOAD program header.
-type segment struct {
-	vaddr, memsz, off, filesz uint64
-	exec                      bool
-}
-
 // Object is the symbol view of one ELF file: its functions, sorted by
 // address, and what is needed to turn addresses into file offsets.
 type Object struct {
@@ -50,119 +42,58 @@ type Object struct {
 	Interp    string
 	Funcs     []Symbol // sorted by Addr, then Name
 
-	loads     []segment
+	loads     []safeelf.Segment
 	debuglink string
-	names     *nameCache // demangled Funcs names, filled on demand
+	dwarf     *lazyDWARF // read on first use; shared by the copies Index makes
+	names     *nameCache // demangled Funcs names, filled on demand; shared too
 }
 
 // ErrNotELF is returned for files that are not ELF objects (linker
 // scripts such as libc.so, text files): callers skip them.
-var ErrNotELF = errors.New("not an ELF file")
-
-// safeELF runs fn, turning a panic inside debug/elf or debug/dwarf on
-// hostile input into an error.
-func safeELF(path string, fn func() error) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("malformed ELF file %s: %v", path, r)
-		}
-	}()
-	return fn()
-}
-
-// openELF opens path with debug/elf behind the panic guard.
-func openELF(path string) (*elf.File, *os.File, error) {
-	fh, err := os.Open(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	var ident [elf.EI_NIDENT]byte
-	if _, err := fh.ReadAt(ident[:4], 0); err != nil || string(ident[:4]) != elf.ELFMAG {
-		fh.Close()
-		return nil, nil, fmt.Errorf("%s: %w", path, ErrNotELF)
-	}
-	var f *elf.File
-	if n, _ := fh.ReadAt(ident[:], 0); n < len(ident) {
-		err = fmt.Errorf("read ELF %s: file is truncated or corrupt (it ends before a header says): rebuild or copy it again", path)
-	} else if err = checkIdent(path, ident); err == nil {
-		err = safeELF(path, func() (e error) { f, e = elf.NewFile(fh); return e })
-		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-			err = fmt.Errorf("read ELF %s: file is truncated or corrupt (it ends before a header says): rebuild or copy it again", path)
-		} else if err != nil {
-			err = fmt.Errorf("read ELF %s: %w", path, err)
-		}
-	}
-	if err != nil {
-		fh.Close()
-		return nil, nil, err
-	}
-	return f, fh, nil
-}
-
-// checkIdent rejects the ELF classes and byte orders probee cannot trace
-// (uprobes and stacks here are 64-bit little-endian) with a clear message,
-// before debug/elf reports them as odd field values.
-func checkIdent(path string, ident [elf.EI_NIDENT]byte) error {
-	class, data := elf.Class(ident[elf.EI_CLASS]), elf.Data(ident[elf.EI_DATA])
-	switch {
-	case class == elf.ELFCLASS32:
-		return fmt.Errorf("%s: 32-bit ELF file (ELFCLASS32): probee traces 64-bit binaries only", path)
-	case class != elf.ELFCLASS64:
-		return fmt.Errorf("%s: corrupt ELF header: unknown class %d", path, ident[elf.EI_CLASS])
-	case data == elf.ELFDATA2MSB:
-		return fmt.Errorf("%s: big-endian ELF file (ELFDATA2MSB): probee traces little-endian binaries only", path)
-	case data != elf.ELFDATA2LSB:
-		return fmt.Errorf("%s: corrupt ELF header: unknown byte order %d", path, ident[elf.EI_DATA])
-	}
-	return nil
-}
+var ErrNotELF = safeelf.ErrNotELF
 
 // LoadObject reads the function symbols of the ELF file at path. debugRoot,
 // when not "", is the directory holding separate debug files
 // (normally /usr/lib/debug).
 func LoadObject(path, debugRoot string) (*Object, error) {
-	f, fh, err := openELF(path)
+	f, err := safeelf.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	defer fh.Close()
+	defer f.Close()
+	return readObject(path, f.File, debugRoot)
+}
+
+// NewObject reads the function symbols from r (no debug-file lookup). It is
+// what the fuzz target drives.
+func NewObject(name string, r io.ReaderAt) (*Object, error) {
+	f, err := safeelf.NewFile(name, r)
+	if err != nil {
+		return nil, err
+	}
+	return readObject(name, f, "")
+}
+
+// readObject reads f's symbols, and those of its debug file under
+// debugRoot when that is not "", behind the panic guard.
+func readObject(name string, f *elf.File, debugRoot string) (*Object, error) {
 	var o *Object
-	err = safeELF(path, func() (e error) { o, e = newObject(path, f); return e })
+	err := safeelf.Guard(name, func() (e error) { o, e = newObject(name, f); return e })
 	if err != nil {
 		return nil, err
 	}
 	if debugRoot != "" {
 		o.mergeDebugFile(debugRoot)
 	}
-	if err := safeELF(path, func() error { o.finish(); return nil }); err != nil {
-		return nil, err
-	}
-	return o, nil
-}
-
-// NewObject reads the function symbols from r (no debug-file lookup). It is
-// what the fuzz target drives.
-func NewObject(name string, r io.ReaderAt) (*Object, error) {
-	var o *Object
-	err := safeELF(name, func() error {
-		f, err := elf.NewFile(r)
-		if err != nil {
-			return err
-		}
-		o, err = newObject(name, f)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	if err := safeELF(name, func() error { o.finish(); return nil }); err != nil {
+	if err := safeelf.Guard(name, func() error { o.finish(); return nil }); err != nil {
 		return nil, err
 	}
 	return o, nil
 }
 
 func newObject(path string, f *elf.File) (*Object, error) {
-	o := &Object{Path: path, BuildID: elfnote.BuildID(f), loads: loadSegments(f), Interp: interpOf(f), names: &nameCache{}}
+	o := &Object{Path: path, BuildID: elfnote.BuildID(f), loads: safeelf.Loads(f), Interp: interpOf(f),
+		dwarf: &lazyDWARF{}, names: &nameCache{}}
 	t := newSectionTables(f)
 	o.readDynamic(t)
 	o.debuglink = debuglink(f)
@@ -235,38 +166,16 @@ func (o *Object) finish() {
 // file, which is what the kernel's uprobe API takes. ok is false when no
 // PT_LOAD segment holds the address.
 func (o *Object) FileOffset(addr uint64) (uint64, bool) {
-	seg, ok := segmentOf(o.loads, addr)
-	return addr - seg.vaddr + seg.off, ok
-}
-
-// loadSegments lists f's PT_LOAD segments.
-func loadSegments(f *elf.File) []segment {
-	var loads []segment
-	for _, p := range f.Progs {
-		if p.Type == elf.PT_LOAD {
-			loads = append(loads, segment{p.Vaddr, p.Memsz, p.Off, p.Filesz, p.Flags&elf.PF_X != 0})
-		}
-	}
-	return loads
-}
-
-// segmentOf returns the segment whose file-backed part holds addr.
-func segmentOf(loads []segment, addr uint64) (segment, bool) {
-	for _, s := range loads {
-		if addr >= s.vaddr && addr-s.vaddr < s.filesz {
-			return s, true
-		}
-	}
-	return segment{}, false
+	seg, ok := safeelf.Find(o.loads, addr)
+	return seg.FileOffset(addr), ok
 }
 
 // VirtAddr converts a file offset (from /proc/PID/maps arithmetic) into a
 // virtual address of the ELF file.
 func (o *Object) VirtAddr(off uint64) (uint64, bool) {
-	for _, s := range o.loads {
-		if off >= s.off && off-s.off < s.filesz {
-			return off - s.off + s.vaddr, true
-		}
+	seg, ok := safeelf.FindOffset(o.loads, off)
+	if !ok {
+		return 0, false
 	}
-	return 0, false
+	return seg.VirtAddr(off), true
 }

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -42,11 +43,12 @@ type procMaps struct {
 	open map[string]*Object // mapping path -> loaded object (nil: unreadable)
 	seen bool               // snapshotted: the process produced an event
 	last time.Time          // when AddMapping last recorded a mapping
+	jit  *jitMap            // its perf map, from the first snapshot on (nil: process gone by then)
 }
 
 // Symbolizer turns addresses into frames. Processes are snapshotted when
 // first seen and kept after they exit. Objects are shared through the
-// Index (one read per file and build-id). Safe for concurrent use.
+// Index (one read per file identity). Safe for concurrent use.
 type Symbolizer struct {
 	idx      *Index
 	r        *Resolver // for rootPath and pidFile
@@ -58,7 +60,11 @@ type Symbolizer struct {
 	kernOnce sync.Once
 	ksyms    []KernelSymbol
 
-	dw dwarfCache
+	dw dwarfFrames
+
+	heldPerfMaps atomic.Int32 // processes whose perf map is kept open (see jitMap)
+	bootOnce     sync.Once
+	boot         time.Time // btime, for the age of perf maps
 }
 
 // NewSymbolizer returns a Symbolizer over scope's root and kallsyms. idx
@@ -72,8 +78,7 @@ func NewSymbolizer(scope Scope, idx *Index) *Symbolizer {
 	if ks == "" {
 		ks = r.rootPath("/proc/kallsyms")
 	}
-	return &Symbolizer{idx: r.idx, r: r, kallsyms: ks, procs: map[int]*procMaps{},
-		dw: dwarfCache{objs: map[string]*dwarfEntry{}}}
+	return &Symbolizer{idx: r.idx, r: r, kallsyms: ks, procs: map[int]*procMaps{}}
 }
 
 // Snapshot reads pid's mappings and loads their ELF objects now, so the
@@ -93,7 +98,7 @@ func (s *Symbolizer) Snapshot(pid int) error {
 // /proc/PID/maps (the unwind-table loader reads them too: one read serves
 // both).
 func (s *Symbolizer) SnapshotMaps(pid int, maps []Mapping) {
-	p := &procMaps{open: map[string]*Object{}}
+	p := &procMaps{open: map[string]*Object{}, jit: s.jitMapOf(pid)}
 	var paths, keys []string
 	for _, m := range maps {
 		if !m.Exec() {
@@ -129,6 +134,11 @@ func (s *Symbolizer) merge(pid int, p *procMaps) {
 		return
 	}
 	old.seen = true
+	if old.jit == nil {
+		old.jit = p.jit
+	} else if p.jit != old.jit {
+		p.jit.release()
+	}
 	for _, m := range p.maps {
 		old.insert(m)
 	}
@@ -142,8 +152,12 @@ func (s *Symbolizer) merge(pid int, p *procMaps) {
 // Forget drops pid's snapshot.
 func (s *Symbolizer) Forget(pid int) {
 	s.mu.Lock()
+	p := s.procs[pid]
 	delete(s.procs, pid)
 	s.mu.Unlock()
+	if p != nil {
+		p.jit.release()
+	}
 }
 
 // Frames symbolizes user addresses of pid, exactly as given: callers pass
@@ -164,6 +178,7 @@ func (s *Symbolizer) Frames(pid int, addrs []uint64) []Frame {
 	}
 	if p != nil {
 		s.loadMissing(p)
+		s.refreshJIT(p, addrs)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -187,18 +202,17 @@ func (p *procMaps) locate(addr uint64) (Frame, *Object, uint64) {
 	if p == nil {
 		return f, nil, 0
 	}
-	i := sort.Search(len(p.maps), func(i int) bool { return p.maps[i].End > addr })
-	if i == len(p.maps) || addr < p.maps[i].Start {
-		return f, nil, 0
+	m, ok := p.mappingAt(addr)
+	if !ok {
+		return p.jitFrame(f), nil, 0
 	}
-	m := p.maps[i]
 	f.Module = m.Path
 	if m.Path == "" {
 		f.Module = "[anon]"
 	}
 	f.ModuleOffset = addr - m.Start
 	if !m.File() {
-		return f, nil, 0
+		return p.jitFrame(f), nil, 0
 	}
 	f.ModuleOffset += m.Offset
 	o := p.open[m.Path]
@@ -212,6 +226,15 @@ func (p *procMaps) locate(addr uint64) (Frame, *Object, uint64) {
 	}
 	o.symbolize(&f, va)
 	return f, o, va
+}
+
+// mappingAt returns the executable mapping holding addr.
+func (p *procMaps) mappingAt(addr uint64) (Mapping, bool) {
+	i := sort.Search(len(p.maps), func(i int) bool { return p.maps[i].End > addr })
+	if i == len(p.maps) || addr < p.maps[i].Start {
+		return Mapping{}, false
+	}
+	return p.maps[i], true
 }
 
 // symbolize fills f's function from the virtual address va.

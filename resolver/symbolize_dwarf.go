@@ -5,16 +5,17 @@ import (
 	"sync"
 )
 
-// dwarfCache holds the DWARF of every object symbolized so far, keyed by
-// build-id (by path when an object has none), so one library mapped by many
-// processes, or at several paths, is parsed once.
-type dwarfCache struct {
+// dwarfFrames expands frames with the DWARF of their objects. The DWARF
+// itself is cached with each Object (lazyDWARF), so the Index's one entry
+// per file serves it too: one library mapped by many processes, or at
+// several paths, is parsed once.
+type dwarfFrames struct {
 	mu       sync.Mutex
-	objs     map[string]*dwarfEntry
 	noInline bool
 }
 
-type dwarfEntry struct {
+// lazyDWARF is an object's DWARF, read when first needed.
+type lazyDWARF struct {
 	once sync.Once
 	info *dwarfInfo
 }
@@ -28,34 +29,20 @@ func (s *Symbolizer) SetInline(on bool) {
 	s.dw.mu.Unlock()
 }
 
-// info returns o's DWARF, reading it on first use; nil when o has none
+// dwarfInfo returns o's DWARF, reading it on first use; nil when o has none
 // (neither in the file nor in its separate debug file).
-func (c *dwarfCache) info(o *Object) *dwarfInfo {
-	key := o.BuildID
-	if key == "" {
-		key = "path:" + o.Path
-	}
-	c.mu.Lock()
-	if c.objs == nil {
-		c.objs = map[string]*dwarfEntry{}
-	}
-	e := c.objs[key]
-	if e == nil {
-		e = &dwarfEntry{}
-		c.objs[key] = e
-	}
-	c.mu.Unlock()
-	e.once.Do(func() { e.info = openDWARFInfo(o.Path, o.DebugFile) })
-	return e.info
+func (o *Object) dwarfInfo() *dwarfInfo {
+	o.dwarf.once.Do(func() { o.dwarf.info = openDWARFInfo(o.Path, o.DebugFile) })
+	return o.dwarf.info
 }
 
 // expand appends f to out, preceded by its inlined calls when o's DWARF
 // has them for va, with files and lines filled in.
-func (c *dwarfCache) expand(out []Frame, f Frame, o *Object, va uint64) []Frame {
+func (c *dwarfFrames) expand(out []Frame, f Frame, o *Object, va uint64) []Frame {
 	if o == nil {
 		return append(out, f)
 	}
-	src := c.info(o).lookup(va)
+	src := o.dwarfInfo().lookup(va)
 	if len(src) == 0 {
 		return append(out, f)
 	}

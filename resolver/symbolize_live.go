@@ -1,15 +1,22 @@
 package resolver
 
 import (
+	"maps"
+	"slices"
 	"sort"
 	"time"
 )
 
-// AddMapping records one executable file mapping of pid as the kernel
-// reported it when it was created (bpf.MmapWatcher). Processes that exit
-// before Snapshot can read /proc/PID/maps are symbolized from these. The
-// mapping's ELF object is loaded lazily, when Frames first needs it.
+// AddMapping records one executable mapping of pid as the kernel reported
+// it when it was created (bpf.MmapWatcher). Processes that exit before
+// Snapshot can read /proc/PID/maps are symbolized from these. The
+// mapping's ELF object is loaded lazily, when Frames first needs it. The
+// kernel's name of anonymous memory, "//anon", becomes "" as in
+// /proc/PID/maps (it is no file).
 func (s *Symbolizer) AddMapping(pid int, m Mapping) {
+	if m.Path == perfAnon {
+		m.Path = ""
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p := s.procs[pid]
@@ -21,14 +28,20 @@ func (s *Symbolizer) AddMapping(pid int, m Mapping) {
 	p.last = time.Now()
 }
 
+// perfAnon is the path perf's MMAP records give anonymous memory.
+const perfAnon = "//anon"
+
 // Prune forgets the mappings recorded for processes that never produced an
 // event (never snapshotted) and no longer run, once their last record is
 // older than grace (by then the notice of an event, if there was one, has
 // been handled). The kernel reports the mappings of every process on the
 // machine; kept, they would grow without bound on long runs on busy
 // machines. alive reports whether a pid still runs. It returns how many
-// processes were forgotten.
+// processes were forgotten. The perf maps of snapshotted processes that
+// exited get their last read and are closed: the files kept open are
+// those of running processes.
 func (s *Symbolizer) Prune(grace time.Duration, alive func(pid int) bool) int {
+	s.closeExitedJIT(alive)
 	cutoff := time.Now().Add(-grace)
 	var stale []int
 	s.mu.Lock()
@@ -46,6 +59,7 @@ func (s *Symbolizer) Prune(grace time.Duration, alive func(pid int) bool) int {
 		s.mu.Lock()
 		if p := s.procs[pid]; p != nil && !p.seen && p.last.Before(cutoff) {
 			delete(s.procs, pid)
+			p.jit.release()
 			n++
 		}
 		s.mu.Unlock()
@@ -53,8 +67,73 @@ func (s *Symbolizer) Prune(grace time.Duration, alive func(pid int) bool) int {
 	return n
 }
 
+// Inherit gives child the mappings known of parent when no file mapping is
+// known of child itself: a forked child that has not exec'd maps what its
+// parent did, and one that exited before its /proc/PID/maps could be read
+// (or showed none, exiting) is symbolized from them. What is recorded of
+// child itself (its [uprobes] page, an exec's mappings) wins where they
+// overlap.
+func (s *Symbolizer) Inherit(child, parent int) {
+	s.mu.Lock()
+	c := s.procs[child]
+	s.mu.Unlock()
+	if c.hasFile() {
+		return
+	}
+	_ = s.Snapshot(parent) // fresh: the parent may have exec'd since it was seen
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, c := s.procs[parent], s.procs[child]
+	if p == nil || c.hasFile() {
+		return
+	}
+	q := &procMaps{maps: slices.Clone(p.maps), open: maps.Clone(p.open), seen: true}
+	if c != nil {
+		for _, m := range c.maps {
+			q.insert(m)
+		}
+		q.jit = c.jit // its own perf map: the file is named after the child's pid
+	}
+	s.procs[child] = q
+}
+
+// hasFile reports whether a file mapping is known of the process.
+func (p *procMaps) hasFile() bool {
+	return p != nil && slices.ContainsFunc(p.maps, Mapping.File)
+}
+
 // ExecReset forgets pid's mappings: it exec'd and has a new address space.
-func (s *Symbolizer) ExecReset(pid int) { s.Forget(pid) }
+// A process whose perf map was read gets it read again now: the exec
+// record is handled up to a tick after the exec (or at the end of the run),
+// so the map read meanwhile may be the new image's already. When the
+// process is gone by then, the map read is kept, as it most likely is.
+func (s *Symbolizer) ExecReset(pid int) {
+	s.mu.Lock()
+	p := s.procs[pid]
+	delete(s.procs, pid)
+	s.mu.Unlock()
+	if p == nil || p.jit == nil {
+		return
+	}
+	m := s.newJITMap(pid)
+	if m == nil {
+		m = p.jit
+	} else {
+		p.jit.release()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	q := s.procs[pid]
+	if q == nil {
+		q = &procMaps{open: map[string]*Object{}, seen: p.seen, last: time.Now()}
+		s.procs[pid] = q
+	}
+	if q.jit == nil {
+		q.jit = m
+	} else {
+		m.release()
+	}
+}
 
 // insert adds m, dropping older mappings it overlaps (MAP_FIXED remaps).
 func (p *procMaps) insert(m Mapping) {
@@ -99,4 +178,25 @@ func (r *Resolver) rootPaths(paths []string) []string {
 		out[i] = r.rootPath(p)
 	}
 	return out
+}
+
+// closeExitedJIT reads and closes the perf maps of processes that exited.
+func (s *Symbolizer) closeExitedJIT(alive func(pid int) bool) {
+	type held struct {
+		pid int
+		m   *jitMap
+	}
+	var hs []held
+	s.mu.Lock()
+	for pid, p := range s.procs {
+		if p.jit.holding() {
+			hs = append(hs, held{pid, p.jit})
+		}
+	}
+	s.mu.Unlock()
+	for _, h := range hs {
+		if !alive(h.pid) {
+			h.m.refresh()
+		}
+	}
 }

@@ -17,6 +17,7 @@ have g++      || need="$need g++"
 have gdb      || need="$need gdb"
 have chromium || need="$need chromium"
 have unshare  || need="$need util-linux"
+have node     || need="$need nodejs"
 [ -e /usr/include/bpf/bpf_helpers.h ] || need="$need libbpf-dev"
 [ -e /usr/include/x86_64-linux-gnu/asm/types.h ] || need="$need linux-libc-dev"
 # make vmtest boots Debian's kernel under qemu (as root, or where qemu is).

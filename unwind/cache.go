@@ -1,119 +1,35 @@
 package unwind
 
 import (
-	"debug/elf"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
-	"sync"
-	"syscall"
 
-	"github.com/probee/probee/internal/elfnote"
+	"github.com/probee/probee/internal/fileid"
 )
 
 // Cache builds each ELF file's table once and shares it between processes.
-// Tables are keyed by GNU build-id; files without one are keyed by path,
-// device, inode, size and mtime. It is safe for concurrent use.
+// Tables are keyed by file identity (internal/fileid: the build-id, else
+// device, inode, size and mtime; the key resolver's Index uses too), so
+// copies of one build at several paths share a table. It is safe for
+// concurrent use.
 type Cache struct {
-	mu     sync.Mutex
-	byID   map[string]*cacheEntry
-	byFile map[fileKey]*cacheEntry
-}
-
-type cacheEntry struct {
-	once sync.Once
-	t    *Table
-	err  error
-}
-
-type fileKey struct {
-	path       string
-	dev, ino   uint64
-	size, mtim int64
+	tables fileid.Cache[*Table]
 }
 
 // NewCache returns an empty cache.
-func NewCache() *Cache {
-	return &Cache{byID: map[string]*cacheEntry{}, byFile: map[fileKey]*cacheEntry{}}
-}
+func NewCache() *Cache { return &Cache{} }
 
 // Len is the number of distinct tables held.
-func (c *Cache) Len() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	seen := map[*cacheEntry]bool{}
-	for _, e := range c.byFile {
-		seen[e] = true
-	}
-	return len(seen)
-}
+func (c *Cache) Len() int { return c.tables.Len() }
 
 // Get returns the table of the ELF file at path, building it on first use.
 func (c *Cache) Get(path string) (*Table, error) {
-	key, err := statKey(path)
+	id, err := fileid.Of(path)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("unwind table: %w", err)
 	}
-	c.mu.Lock()
-	e := c.byFile[key]
-	c.mu.Unlock()
-	if e == nil {
-		if e, err = c.entryFor(path, key); err != nil {
-			return nil, err
-		}
-	}
-	e.once.Do(func() { e.t, e.err = BuildFile(path) })
-	return e.t, e.err
-}
-
-// entryFor reads the build-id of path and returns the shared entry for it,
-// registering a new one when the build-id (or file) is unknown.
-func (c *Cache) entryFor(path string, key fileKey) (*cacheEntry, error) {
-	id, err := fileBuildID(path)
-	if err != nil {
-		return nil, err
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if e := c.byFile[key]; e != nil {
-		return e, nil
-	}
-	e := c.byID[id]
-	if e == nil || id == "" {
-		e = &cacheEntry{}
-	}
-	if id != "" {
-		c.byID[id] = e
-	}
-	c.byFile[key] = e
-	return e, nil
-}
-
-func statKey(path string) (fileKey, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return fileKey{}, fmt.Errorf("unwind table: %w", err)
-	}
-	k := fileKey{path: path, size: fi.Size(), mtim: fi.ModTime().UnixNano()}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		k.dev, k.ino = uint64(st.Dev), st.Ino
-	}
-	return k, nil
-}
-
-func fileBuildID(path string) (id string, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			id, err = "", fmt.Errorf("%s: malformed ELF file: %v", path, p)
-		}
-	}()
-	f, err := elf.Open(path)
-	if err != nil {
-		return "", fmt.Errorf("unwind table: %w", err)
-	}
-	defer f.Close()
-	return elfnote.BuildID(f), nil
+	return c.tables.Get(id, func() (*Table, error) { return BuildFile(path) })
 }
 
 // Module is one executable file mapping of a process with its table.
@@ -122,6 +38,12 @@ type Module struct {
 	Bias       uint64 // runtime address = ELF virtual address + Bias
 	Path       string
 	Table      *Table // no entries: the file has no CFI (frame pointers only)
+	// The mapping's file offset and the file's identity as /proc/PID/maps
+	// shows it (device "fd:01", inode): the kernel finds the table of any
+	// later mapping of the file by them (bpf file tables).
+	Offset uint64
+	Dev    string
+	Inode  uint64
 }
 
 // Modules resolves the executable file mappings in maps. Files are opened
@@ -165,7 +87,7 @@ func (c *Cache) module(m Mapping, path string) (Module, error) {
 	if err != nil {
 		return Module{}, err
 	}
-	return Module{Start: m.Start, End: m.End, Bias: bias, Path: m.Path, Table: t}, nil
+	return Module{Start: m.Start, End: m.End, Bias: bias, Path: m.Path, Table: t, Offset: m.Offset, Dev: m.Dev, Inode: m.Inode}, nil
 }
 
 // Process reads /proc/PID/maps and resolves the process's modules.

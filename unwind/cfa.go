@@ -3,6 +3,7 @@ package unwind
 import (
 	"errors"
 	"fmt"
+	"math/bits"
 )
 
 // DWARF register numbers on x86_64 (System V psABI, figure 3.36).
@@ -79,9 +80,26 @@ func (in *interp) run(instrs []byte) error {
 	return nil
 }
 
-func (in *interp) advance(delta uint64) {
+// advance records the row in force and moves the location delta bytes on.
+// A move past the end of the address space is an error: wrapped around, it
+// would put rows out of order.
+func (in *interp) advance(delta uint64) error {
 	in.emitRow(in.loc, &in.st)
-	in.loc += delta
+	loc, carry := bits.Add64(in.loc, delta, 0)
+	if carry != 0 {
+		return fmt.Errorf("advancing %#x bytes from %#x passes the end of the address space", delta, in.loc)
+	}
+	in.loc = loc
+	return nil
+}
+
+// advanceUnits is advance by n units of the CIE's code alignment factor.
+func (in *interp) advanceUnits(n uint64) error {
+	hi, delta := bits.Mul64(n, in.cie.CodeAlign)
+	if hi != 0 {
+		return fmt.Errorf("advance of %d x code alignment %d overflows", n, in.cie.CodeAlign)
+	}
+	return in.advance(delta)
 }
 
 func (in *interp) reg(n uint64) *regRule {
@@ -122,8 +140,7 @@ func (in *interp) step(r *reader) error {
 	da := in.cie.DataAlign
 	switch op & 0xc0 {
 	case 0x40: // DW_CFA_advance_loc
-		in.advance(lo * in.cie.CodeAlign)
-		return nil
+		return in.advanceUnits(lo)
 	case 0x80: // DW_CFA_offset
 		in.setReg(lo, regOffset, int64(r.uleb())*da, nil)
 		return nil
@@ -135,19 +152,19 @@ func (in *interp) step(r *reader) error {
 }
 
 func (in *interp) extended(op byte, r *reader) error {
-	ca, da := in.cie.CodeAlign, in.cie.DataAlign
+	da := in.cie.DataAlign
 	switch op {
 	case 0x00: // nop
 	case 0x01: // set_loc
 		return in.setLoc(r)
 	case 0x02:
-		in.advance(uint64(r.u8()) * ca)
+		return in.advanceUnits(uint64(r.u8()))
 	case 0x03:
-		in.advance(uint64(r.u16()) * ca)
+		return in.advanceUnits(uint64(r.u16()))
 	case 0x04:
-		in.advance(uint64(r.u32()) * ca)
+		return in.advanceUnits(uint64(r.u32()))
 	case 0x1d: // DW_CFA_MIPS_advance_loc8
-		in.advance(r.u64() * ca)
+		return in.advanceUnits(r.u64())
 	case 0x05: // offset_extended
 		n := r.uleb()
 		in.setReg(n, regOffset, int64(r.uleb())*da, nil)
@@ -236,8 +253,7 @@ func (in *interp) setLoc(r *reader) error {
 	if v < in.loc {
 		return fmt.Errorf("DW_CFA_set_loc %#x moves backwards from %#x", v, in.loc)
 	}
-	in.advance(v - in.loc)
-	return nil
+	return in.advance(v - in.loc)
 }
 
 // initialState runs the CIE's initial instructions once and caches the result.

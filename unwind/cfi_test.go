@@ -1,8 +1,11 @@
 package unwind
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -85,6 +88,36 @@ func TestHandFrames(t *testing.T) {
 		if got != tt.want || ok != tt.ok {
 			t.Errorf("Lookup(%#x) = %v, %v; want %v, %v", tt.pc, got, ok, tt.want, tt.ok)
 		}
+	}
+}
+
+// An advance past the end of the address space wrapped around to an
+// earlier location: its rows came out of order and the table's entries
+// with them, which the lookup misreads. It is now a bad FDE.
+func TestAdvanceWraps(t *testing.T) {
+	data := handCIEFDE()
+	// After "remember_state; advance_loc 0x18" (pc 0x201c), change the
+	// rule and advance by 2^64-16 bytes (back to 0x200c), then change it
+	// again and advance once more.
+	i := bytes.Index(data, []byte{0x0a, 0x58}) + 2
+	wrap := binary.LittleEndian.AppendUint64([]byte{0x0e, 40, 0x1d}, ^uint64(0)-15)
+	wrap = append(wrap, 0x0e, 24, 0x41)
+	data = slices.Concat(data[:i], wrap, data[i:])
+	cieEnd := 4 + int(binary.LittleEndian.Uint32(data)) // the FDE's length field
+	binary.LittleEndian.PutUint32(data[cieEnd:], binary.LittleEndian.Uint32(data[cieEnd:])+uint32(len(wrap)))
+	fr, err := ParseFrames(EhFrame, data, Bases{Section: 0x1000})
+	if err != nil || len(fr.FDEs) != 1 {
+		t.Fatalf("parse: %v, %d FDEs", err, len(fr.FDEs))
+	}
+	tab, err := Build(fr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tab.Stats.BadFDEs != 1 || !strings.Contains(tab.Stats.FirstError, "end of the address space") {
+		t.Errorf("stats %+v, want the FDE marked bad", tab.Stats)
+	}
+	if _, err := tab.MarshalBinary(); err != nil {
+		t.Errorf("table out of order: %v", err)
 	}
 }
 

@@ -1,8 +1,10 @@
 // Package unwind turns an ELF file's call-frame information (.eh_frame,
 // .debug_frame) into the compact x86_64 unwind tables the BPF DWARF
 // unwinder searches, and resolves a process's executable mappings to those
-// tables with their load biases. It is pure: files in, values out; writing
-// the tables into BPF maps belongs to package bpf.
+// tables with their load biases. It owns the tables' encoding, in the exact
+// layout the BPF code reads (encode.go, ruleset.go). It is pure: files in,
+// values out; writing the encoded tables into BPF maps belongs to package
+// bpf. ELF files are opened and read through internal/safeelf.
 //
 // # Why in-house
 //
@@ -75,14 +77,26 @@
 //	interrupted frame are at rsp+SigcontextRIP (168), +SigcontextRSP (160)
 //	and +SigcontextRBP (120).
 //
-// Rules[0] is always the CFANone rule. The BPF side keeps one rule array
-// for all binaries: RuleSet.Add returns the remapping that AppendEntries
-// applies, and AppendPages/AppendEntries/AppendRules write each part alone
-// for loaders that store them in separate maps or chunks.
+// Rules[0] is always the CFANone rule.
 //
-// In C:
+// # Writing the BPF maps
 //
-//	struct unwind_entry { __u16 pc_low; __u16 rule; };
+// This package encodes; package bpf only writes maps. bpf keeps every
+// table's page index and entries in two shared arrays and one rule array
+// for all binaries (bpf/doc.go). It writes Table.Pages as they are, the
+// entries RuleSet.Entries returns (each rule index remapped into the shared
+// RuleSet), and EncodeRules of the rules the set gained since its last
+// write. RuleSet.Entries refuses, with an error, what the BPF search would
+// misread: a page index that does not end at the entry count or decreases,
+// pc_low out of order within a page, a rule index naming no rule; and the
+// set refuses, leaving itself unchanged, a table whose new rules would not
+// fit the rule map (NewRuleSet's limit). MarshalBinary writes the same
+// encodings after the same checks.
+//
+// In C (bpf/unwind.h and bpf/probee.h), an entry is one __u32 e with
+// pc_low = e & 0xffff and rule = e >> 16 (the little-endian u16 pair
+// above), and a rule is
+//
 //	struct unwind_rule {
 //		__u8 cfa_type, rbp_type, plt_threshold, reserved;
 //		__s32 cfa_offset, rbp_offset;
@@ -93,7 +107,8 @@
 // ParseMaps/ReadMaps read /proc/PID/maps; LoadBias computes a mapping's
 // bias from the PT_LOAD segment holding its file offset (never assuming one
 // p_vaddr - p_offset for the whole file); Cache builds each file's table
-// once, keyed by build-id (path, inode, size and mtime without one), and
+// once, keyed by internal/fileid's identity (the build-id, else device,
+// inode, size and mtime: resolver's Index uses the same key), and
 // Cache.Modules resolves a process's executable mappings. A Table with no
 // entries means the file has no CFI: unwind it with frame pointers.
 package unwind

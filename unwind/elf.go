@@ -4,45 +4,28 @@ import (
 	"debug/elf"
 	"encoding/binary"
 	"fmt"
-	"io"
-	"os"
 
-	"github.com/probee/probee/internal/elfnote"
+	"github.com/probee/probee/internal/safeelf"
 )
 
-// Segment is a PT_LOAD program header.
-type Segment struct {
-	Vaddr, Offset, Filesz, Memsz uint64
-	Flags                        elf.ProgFlag
-}
+// Segment is a PT_LOAD program header (internal/safeelf's, shared with
+// resolver).
+type Segment = safeelf.Segment
 
 // BuildFile builds the table of the ELF file at path.
 func BuildFile(path string) (*Table, error) {
-	f, err := os.Open(path)
+	f, err := safeelf.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("unwind table: %w", err)
 	}
 	defer f.Close()
-	t, err := BuildReader(f)
+	var t *Table
+	// debug/elf reads sections lazily: BuildELF can meet its panics too.
+	err = safeelf.Guard(path, func() (e error) { t, e = BuildELF(f.File); return e })
 	if err != nil {
 		return nil, fmt.Errorf("unwind table of %s: %w", path, err)
 	}
 	return t, nil
-}
-
-// BuildReader builds the table of the ELF file read from r. debug/elf
-// panics on some hostile inputs; such panics become errors.
-func BuildReader(r io.ReaderAt) (t *Table, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			t, err = nil, fmt.Errorf("malformed ELF file: %v", p)
-		}
-	}()
-	f, err := elf.NewFile(r)
-	if err != nil {
-		return nil, err
-	}
-	return BuildELF(f)
 }
 
 // BuildELF builds the table from an opened x86_64 ELF file: .eh_frame
@@ -75,8 +58,7 @@ func BuildELF(f *elf.File) (*Table, error) {
 	if err != nil {
 		return nil, err
 	}
-	t.BuildID = elfnote.BuildID(f)
-	t.Loads = loads(f)
+	t.Loads = safeelf.Loads(f)
 	return t, nil
 }
 
@@ -117,16 +99,15 @@ func ehFrameFromHeader(f *elf.File) ([]byte, uint64, error) {
 	if err != nil {
 		return nil, 0, &FormatError{Section: ".eh_frame_hdr", Offset: 4, Msg: err.Error()}
 	}
-	for _, p := range f.Progs {
-		if p.Type == elf.PT_LOAD && ptr >= p.Vaddr && ptr < p.Vaddr+p.Filesz {
-			data := make([]byte, p.Vaddr+p.Filesz-ptr)
-			if _, err := p.ReadAt(data, int64(ptr-p.Vaddr)); err != nil {
-				return nil, 0, fmt.Errorf("read .eh_frame at %#x: %w", ptr, err)
-			}
-			return data, ptr, nil
-		}
+	seg, ok := safeelf.Find(safeelf.Loads(f), ptr)
+	if !ok {
+		return nil, 0, &FormatError{Section: ".eh_frame_hdr", Offset: 4, Msg: fmt.Sprintf("eh_frame_ptr %#x is in no PT_LOAD segment", ptr)}
 	}
-	return nil, 0, &FormatError{Section: ".eh_frame_hdr", Offset: 4, Msg: fmt.Sprintf("eh_frame_ptr %#x is in no PT_LOAD segment", ptr)}
+	data := make([]byte, seg.Vaddr+seg.Filesz-ptr)
+	if err := safeelf.ReadAt(f, data, ptr); err != nil {
+		return nil, 0, fmt.Errorf("read .eh_frame at %#x: %w", ptr, err)
+	}
+	return data, ptr, nil
 }
 
 func bases(f *elf.File, addr uint64) Bases {
@@ -138,26 +119,11 @@ func bases(f *elf.File, addr uint64) Bases {
 		b.Data = s.Addr
 	}
 	b.Deref = func(a uint64) (uint64, bool) {
-		for _, p := range f.Progs {
-			if p.Type == elf.PT_LOAD && a >= p.Vaddr && a+8 <= p.Vaddr+p.Filesz {
-				var v [8]byte
-				if _, err := p.ReadAt(v[:], int64(a-p.Vaddr)); err != nil {
-					return 0, false
-				}
-				return binary.LittleEndian.Uint64(v[:]), true
-			}
+		var v [8]byte
+		if err := safeelf.ReadAt(f, v[:], a); err != nil {
+			return 0, false
 		}
-		return 0, false
+		return binary.LittleEndian.Uint64(v[:]), true
 	}
 	return b
-}
-
-func loads(f *elf.File) []Segment {
-	var out []Segment
-	for _, p := range f.Progs {
-		if p.Type == elf.PT_LOAD {
-			out = append(out, Segment{Vaddr: p.Vaddr, Offset: p.Off, Filesz: p.Filesz, Memsz: p.Memsz, Flags: p.Flags})
-		}
-	}
-	return out
 }

@@ -25,26 +25,41 @@ func (t *Table) Size() int {
 	return HeaderSize + len(t.Pages)*PageSize + len(t.Entries)*EntrySize + len(t.Rules)*RuleSize
 }
 
-// MarshalBinary encodes t as header, pages, entries, rules (doc.go).
+// MarshalBinary encodes t as header, pages, entries, rules (doc.go), with
+// the entry and rule encodings the BPF maps get. It fails on a table that
+// breaks the layout (see validate).
 func (t *Table) MarshalBinary() ([]byte, error) {
-	b := make([]byte, 0, t.Size())
-	b = append(b, Magic...)
-	b = binary.LittleEndian.AppendUint32(b, FormatVersion)
-	b = binary.LittleEndian.AppendUint64(b, t.Base)
-	b = binary.LittleEndian.AppendUint32(b, uint32(max(len(t.Pages)-1, 0)))
-	b = binary.LittleEndian.AppendUint32(b, uint32(len(t.Entries)))
-	b = binary.LittleEndian.AppendUint32(b, uint32(len(t.Rules)))
-	b = binary.LittleEndian.AppendUint32(b, 0)
-	b = t.AppendPages(b)
-	b, err := t.AppendEntries(b, nil)
+	if err := t.validate(); err != nil {
+		return nil, err
+	}
+	entries, err := t.encodeEntries(nil, len(t.Rules))
 	if err != nil {
 		return nil, err
 	}
-	return AppendRules(b, t.Rules), nil
+	le := binary.LittleEndian
+	b := make([]byte, 0, t.Size())
+	b = append(b, Magic...)
+	b = le.AppendUint32(b, FormatVersion)
+	b = le.AppendUint64(b, t.Base)
+	b = le.AppendUint32(b, uint32(len(t.Pages)-1))
+	b = le.AppendUint32(b, uint32(len(t.Entries)))
+	b = le.AppendUint32(b, uint32(len(t.Rules)))
+	b = le.AppendUint32(b, 0)
+	for _, p := range t.Pages {
+		b = le.AppendUint32(b, p)
+	}
+	for _, e := range entries {
+		b = le.AppendUint32(b, e)
+	}
+	for _, r := range t.Rules {
+		enc := encodeRule(r)
+		b = append(b, enc[:]...)
+	}
+	return b, nil
 }
 
-// UnmarshalBinary decodes what MarshalBinary produced (tables only: Stats,
-// BuildID and Loads are not encoded).
+// UnmarshalBinary decodes what MarshalBinary produced (tables only: Stats
+// and Loads are not encoded).
 func (t *Table) UnmarshalBinary(data []byte) error {
 	r := &reader{buf: data}
 	if string(r.bytes(4)) != Magic || r.u32() != FormatVersion {
@@ -71,58 +86,80 @@ func (t *Table) UnmarshalBinary(data []byte) error {
 	return t.validate()
 }
 
-// validate checks the invariants Lookup relies on.
+// validate checks the invariants the lookup (Lookup, and the BPF search
+// over the same layout) relies on: the entry count fits the u32 page
+// index, the page index ends at it and never decreases, entries ascend by
+// pc_low within each page, and every rule index names a rule.
 func (t *Table) validate() error {
-	bad := func(msg string) error { return &FormatError{Section: "unwind table", Msg: msg} }
+	bad := func(format string, a ...any) error {
+		return &FormatError{Section: "unwind table", Msg: fmt.Sprintf(format, a...)}
+	}
+	if uint64(len(t.Entries)) > math.MaxUint32 {
+		return bad("%d entries: more than a u32 page index can address", len(t.Entries))
+	}
 	if len(t.Pages) == 0 || t.Pages[len(t.Pages)-1] != uint32(len(t.Entries)) {
 		return bad("page index does not end at the entry count")
 	}
-	for i := 1; i < len(t.Pages); i++ {
-		if t.Pages[i] < t.Pages[i-1] {
-			return bad("page index is not sorted")
+	for p := 1; p < len(t.Pages); p++ {
+		if t.Pages[p] < t.Pages[p-1] {
+			return bad("page index is not sorted at page %d", p)
 		}
 	}
-	for _, e := range t.Entries {
+	// Sorted and ending at the entry count: every page's range is in bounds.
+	for p := 1; p < len(t.Pages); p++ {
+		for i := t.Pages[p-1] + 1; i < t.Pages[p]; i++ {
+			if t.Entries[i].PCLow <= t.Entries[i-1].PCLow {
+				return bad("entry %d: pc_low %#x does not follow %#x in page %d", i, t.Entries[i].PCLow, t.Entries[i-1].PCLow, p-1)
+			}
+		}
+	}
+	for i, e := range t.Entries {
 		if int(e.Rule) >= len(t.Rules) {
-			return bad(fmt.Sprintf("rule index %d out of range", e.Rule))
+			return bad("entry %d: rule index %d out of range (%d rules)", i, e.Rule, len(t.Rules))
 		}
 	}
 	return nil
 }
 
-// AppendPages appends the page index: len(Pages) u32 values.
-func (t *Table) AppendPages(dst []byte) []byte {
-	for _, p := range t.Pages {
-		dst = binary.LittleEndian.AppendUint32(dst, p)
-	}
-	return dst
-}
-
-// AppendEntries appends the entries. remap, when not nil, translates the
-// table's rule indexes to indexes of a shared RuleSet (RuleSet.Add).
-func (t *Table) AppendEntries(dst []byte, remap []uint16) ([]byte, error) {
-	for _, e := range t.Entries {
+// encodeEntries returns the entries of a validated t as the BPF code reads
+// them: one u32 each, pc_low | rule << 16 (the __u32 values of unwind.h's
+// unwind_entries map; as bytes, the little-endian u16 pair of doc.go). remap, when not nil, translates t's rule indexes to those of a
+// shared RuleSet; every resulting index must be below nrules, the number
+// of rules the entries are read against.
+func (t *Table) encodeEntries(remap []uint16, nrules int) ([]uint32, error) {
+	out := make([]uint32, len(t.Entries))
+	for i, e := range t.Entries {
 		r := e.Rule
 		if remap != nil {
 			if int(r) >= len(remap) {
-				return nil, fmt.Errorf("rule index %d has no remapping (%d given)", r, len(remap))
+				return nil, fmt.Errorf("entry %d: rule index %d has no remapping (%d given)", i, r, len(remap))
 			}
 			r = remap[r]
 		}
-		dst = binary.LittleEndian.AppendUint16(dst, e.PCLow)
-		dst = binary.LittleEndian.AppendUint16(dst, r)
+		if int(r) >= nrules {
+			return nil, fmt.Errorf("entry %d: rule index %d is beyond the %d rules it is read against", i, r, nrules)
+		}
+		out[i] = uint32(e.PCLow) | uint32(r)<<16
 	}
-	return dst, nil
+	return out, nil
 }
 
-// AppendRules appends rules in the RuleSize-byte encoding.
-func AppendRules(dst []byte, rules []Rule) []byte {
-	for _, r := range rules {
-		dst = append(dst, byte(r.CFA), byte(r.RBP), r.PLTThreshold, 0)
-		dst = binary.LittleEndian.AppendUint32(dst, uint32(r.CFAOffset))
-		dst = binary.LittleEndian.AppendUint32(dst, uint32(r.RBPOffset))
+// EncodeRules returns rules as the BPF rule map holds them: struct
+// unwind_rule, RuleSize bytes each (doc.go).
+func EncodeRules(rules []Rule) [][RuleSize]byte {
+	out := make([][RuleSize]byte, len(rules))
+	for i, r := range rules {
+		out[i] = encodeRule(r)
 	}
-	return dst
+	return out
+}
+
+func encodeRule(r Rule) [RuleSize]byte {
+	var b [RuleSize]byte
+	b[0], b[1], b[2] = byte(r.CFA), byte(r.RBP), r.PLTThreshold
+	binary.LittleEndian.PutUint32(b[4:], uint32(r.CFAOffset))
+	binary.LittleEndian.PutUint32(b[8:], uint32(r.RBPOffset))
+	return b
 }
 
 func decodeRule(r *reader) Rule {
@@ -131,35 +168,4 @@ func decodeRule(r *reader) Rule {
 	r.u8()
 	x.CFAOffset, x.RBPOffset = int32(r.u32()), int32(r.u32())
 	return x
-}
-
-// RuleSet is a rule array shared by several tables (the BPF side keeps one
-// rule map for all binaries). Index 0 is the CFANone rule.
-type RuleSet struct {
-	Rules []Rule
-	index map[Rule]uint16
-}
-
-// NewRuleSet returns a set holding only the CFANone rule.
-func NewRuleSet() *RuleSet {
-	return &RuleSet{Rules: []Rule{{}}, index: map[Rule]uint16{{}: 0}}
-}
-
-// Add interns t's rules and returns remap[i] = shared index of t.Rules[i],
-// for AppendEntries. It fails when the set would exceed 65536 rules.
-func (s *RuleSet) Add(t *Table) ([]uint16, error) {
-	remap := make([]uint16, len(t.Rules))
-	for i, r := range t.Rules {
-		j, ok := s.index[r]
-		if !ok {
-			if len(s.Rules) > math.MaxUint16 {
-				return nil, fmt.Errorf("shared rule set is full (%d rules)", len(s.Rules))
-			}
-			j = uint16(len(s.Rules))
-			s.Rules = append(s.Rules, r)
-			s.index[r] = j
-		}
-		remap[i] = j
-	}
-	return remap, nil
 }

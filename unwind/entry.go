@@ -3,6 +3,8 @@ package unwind
 import (
 	"debug/elf"
 	"slices"
+
+	"github.com/probee/probee/internal/safeelf"
 )
 
 // EntrySection names the synthetic CFI entryFrames adds.
@@ -48,10 +50,6 @@ func entryFrames(f *elf.File, frames []*Frames) *Frames {
 }
 
 func inExecSegment(f *elf.File, addr uint64) bool {
-	for _, p := range f.Progs {
-		if p.Type == elf.PT_LOAD && p.Flags&elf.PF_X != 0 && addr >= p.Vaddr && addr-p.Vaddr < p.Filesz {
-			return true
-		}
-	}
-	return false
+	seg, ok := safeelf.Find(safeelf.Loads(f), addr)
+	return ok && seg.Exec()
 }

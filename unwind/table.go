@@ -30,7 +30,6 @@ type Table struct {
 	Entries []Entry // sorted by pc; the last entry is always a CFANone marker
 	Rules   []Rule  // distinct rules; Rules[0] is always the CFANone rule
 	Stats   Stats
-	BuildID string    // hex GNU build-id, "" when the file has none
 	Loads   []Segment // PT_LOAD headers, for load-bias computation
 }
 

@@ -13,8 +13,8 @@ import (
 // attachAll attaches every probe and reports what was attached on stderr.
 func (t *tracer) attachAll() error {
 	start := time.Now()
-	var uprobes, skipped, tps int
-	var kp kprobeCount
+	up, kp := linkCount{kind: "uprobe"}, linkCount{kind: "kprobe"}
+	tps := 0
 	for id, targets := range t.targets {
 		p := t.cfg.probes[id]
 		if p.spec.Kind == probespec.Tracepoint {
@@ -32,12 +32,16 @@ func (t *tracer) attachAll() error {
 			}
 			continue
 		}
-		st, err := t.sess.AttachUprobes(uint32(id), uprobeTargets(targets), t.cfg.pid, t.cfg.noMulti)
+		// No kernel pid filter (it would exclude the children the process
+		// forks): the in-kernel pids map keeps -p to the process and its
+		// children, as it does for -- CMD.
+		st, err := t.sess.AttachUprobes(uint32(id), uprobeTargets(targets), 0, t.cfg.noUprobeMulti)
 		if err != nil {
 			return fmt.Errorf("%s %s: %w", p.flag, quote(p.text), err)
 		}
-		uprobes += st.Attached
-		skipped += len(st.Skipped)
+		up.attached += st.Attached
+		up.skipped += len(st.Skipped)
+		up.multi = up.multi || st.Multi
 		t.warnSkipped(p, st.Skipped)
 	}
 	if t.cfg.sample {
@@ -49,25 +53,38 @@ func (t *tracer) attachAll() error {
 			return nil
 		}
 	}
-	if uprobes == 0 && tps == 0 && kp.attached == 0 {
-		return fmt.Errorf("the kernel refused every target (%d skipped): nothing to trace", skipped+kp.skipped)
+	if up.attached == 0 && tps == 0 && kp.attached == 0 {
+		return fmt.Errorf("the kernel refused every target (%d skipped): nothing to trace", up.skipped+kp.skipped)
 	}
-	t.status.infof("attached %s for %s in %v", attachedText(uprobes, skipped, tps, kp),
+	t.status.infof("attached %s for %s in %v", attachedText(up, kp, tps),
 		plural(len(t.targets), "probe"), millis(time.Since(start)))
 	return nil
 }
 
-func attachedText(uprobes, skipped, tps int, kp kprobeCount) string {
-	var parts []string
-	if uprobes > 0 || skipped > 0 {
-		s := plural(uprobes, "uprobe")
-		if skipped > 0 {
-			s += fmt.Sprintf(" (%d skipped)", skipped)
-		}
-		parts = append(parts, s)
+// linkCount sums what the uprobe or kprobe specs of a run attached.
+type linkCount struct {
+	kind              string // "uprobe", "kprobe"
+	attached, skipped int
+	multi             bool // some went through one uprobe_multi/kprobe_multi link
+}
+
+func (c linkCount) String() string {
+	s := plural(c.attached, c.kind)
+	if c.skipped > 0 {
+		s += fmt.Sprintf(" (%d skipped)", c.skipped)
 	}
-	if kp.attached > 0 || kp.skipped > 0 {
-		parts = append(parts, kp.String())
+	if c.multi {
+		s += fmt.Sprintf(" (%s_multi)", c.kind)
+	}
+	return s
+}
+
+func attachedText(up, kp linkCount, tps int) string {
+	var parts []string
+	for _, c := range []linkCount{up, kp} {
+		if c.attached > 0 || c.skipped > 0 {
+			parts = append(parts, c.String())
+		}
 	}
 	if tps > 0 {
 		parts = append(parts, plural(tps, "tracepoint"))

@@ -79,7 +79,7 @@ func (t *tracer) labels() []string {
 // lookupPCs turns captured pcs (leaf first) into addresses to symbolize:
 // every frame but the first is a return address, so pc-1 lies in the call
 // instruction (the next instruction may belong to another function or line).
-// Kernel stacks from bpf_get_stackid are all return addresses but the leaf.
+// Kernel stacks from bpf_get_stack are all return addresses but the leaf.
 func lookupPCs(pcs []uint64) []uint64 {
 	out := make([]uint64, len(pcs))
 	for i, pc := range pcs {

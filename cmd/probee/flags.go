@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -33,41 +34,37 @@ type probeArg struct {
 
 // config is the parsed command line.
 type config struct {
-	probes     []probeArg
-	listSpec   string
-	list       bool
-	json       bool
-	verbose    bool
-	quiet      bool
-	pid        int
-	duration   time.Duration
-	interval   time.Duration // --interval: periodic drains (0: only at the end)
-	intervalOn bool          // --interval was given
-	outputs    []string
-	unwind     string
-	sample     bool
-	freq       int
-	noMulti    bool
-	maxStacks  int
-	noTail     bool // --no-tail-calls: DWARF unwinding with the inline loop only
-	idle       bool // --include-idle: keep idle samples with --sample
-	lines      bool // --lines: append :file:line to frames
-	noInline   bool // --no-inline: no inline frames from DWARF
-	command    []string
-	help       bool
-	usageTexts string
+	probes        []probeArg
+	list          bool     // --list-probes, -l
+	listSpecs     []string // the positional arguments: specs to list
+	json          bool
+	verbose       bool
+	quiet         bool
+	pid           int
+	duration      time.Duration
+	interval      time.Duration // --interval: periodic drains (0: only at the end)
+	intervalOn    bool          // --interval was given
+	outputs       []string
+	unwind        unwindMode
+	sample        bool
+	freq          int
+	noUprobeMulti bool // --no-uprobe-multi: one uprobe link per function
+	noKprobeMulti bool // --no-kprobe-multi: one kprobe link per function
+	maxStacks     int
+	noTail        bool     // --no-tail-calls: DWARF unwinding with the inline loop only
+	idle          bool     // --include-idle: keep idle samples with --sample
+	lines         bool     // --lines: append :file:line to frames
+	noInline      bool     // --no-inline: no inline frames from DWARF
+	command       []string // what follows "--"
+	help          bool
 }
 
 func newFlagSet(cfg *config, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("probee", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	addProbe := func(name string, kind probespec.Kind) {
-		dashes := "--"
-		if len(name) == 1 {
-			dashes = "-"
-		}
 		fs.Func(name, "", func(s string) error {
-			cfg.probes = append(cfg.probes, probeArg{flag: dashes + name, kind: kind, text: s})
+			cfg.probes = append(cfg.probes, probeArg{flag: dashes(name) + name, kind: kind, text: s})
 			return nil
 		})
 	}
@@ -76,7 +73,8 @@ func newFlagSet(cfg *config, stderr io.Writer) *flag.FlagSet {
 	addProbe("tracepoint", probespec.Tracepoint)
 	addProbe("event", probespec.KindInvalid)
 	addProbe("e", probespec.KindInvalid)
-	fs.Func("list-probes", "", func(s string) error { cfg.list, cfg.listSpec = true, s; return nil })
+	fs.BoolVar(&cfg.list, "list-probes", false, "")
+	fs.BoolVar(&cfg.list, "l", false, "")
 	fs.BoolVar(&cfg.json, "json", false, "")
 	fs.BoolVar(&cfg.verbose, "v", false, "")
 	fs.BoolVar(&cfg.verbose, "verbose", false, "")
@@ -89,11 +87,12 @@ func newFlagSet(cfg *config, stderr io.Writer) *flag.FlagSet {
 	addOut := func(s string) error { cfg.outputs = append(cfg.outputs, s); return nil }
 	fs.Func("o", "", addOut)
 	fs.Func("output", "", addOut)
-	fs.StringVar(&cfg.unwind, "unwind", "auto", "")
+	fs.Var(&cfg.unwind, "unwind", "")
 	fs.BoolVar(&cfg.sample, "sample", false, "")
 	fs.IntVar(&cfg.freq, "F", 99, "")
 	fs.IntVar(&cfg.freq, "frequency", 99, "")
-	fs.BoolVar(&cfg.noMulti, "no-uprobe-multi", false, "")
+	fs.BoolVar(&cfg.noUprobeMulti, "no-uprobe-multi", false, "")
+	fs.BoolVar(&cfg.noKprobeMulti, "no-kprobe-multi", false, "")
 	fs.IntVar(&cfg.maxStacks, "max-stacks", 0, "")
 	fs.DurationVar(&cfg.interval, "interval", -1, "")
 	fs.BoolVar(&cfg.noTail, "no-tail-calls", false, "")
@@ -103,6 +102,38 @@ func newFlagSet(cfg *config, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&cfg.help, "h", false, "")
 	fs.BoolVar(&cfg.help, "help", false, "")
 	return fs
+}
+
+func flagError(err error) error {
+	if _, ok := err.(*usageError); ok {
+		return err
+	}
+	return usagef("%s (see probee --help)", flagMessage(err))
+}
+
+// badValue matches the flag package's message for a value a flag refused.
+var badValue = regexp.MustCompile(`^invalid (?:boolean )?value (".*") for (?:flag )?-([\w-]+): `)
+
+// flagMessage words a flag package error with the flag as typed:
+// "unknown flag -nope", `invalid value "magic" for --unwind: ...`.
+func flagMessage(err error) string {
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: "); ok {
+		return "unknown flag " + name
+	}
+	if m := badValue.FindStringSubmatchIndex(msg); m != nil {
+		name := msg[m[4]:m[5]]
+		return "invalid value " + msg[m[2]:m[3]] + " for " + dashes(name) + name + ": " + msg[m[1]:]
+	}
+	return msg
+}
+
+// dashes is the prefix probee's help gives a flag: "-" for one letter.
+func dashes(name string) string {
+	if len(name) == 1 {
+		return "-"
+	}
+	return "--"
 }
 
 func parsePID(s string, pid *int) error {
@@ -118,25 +149,34 @@ func parsePID(s string, pid *int) error {
 func parseArgs(args []string, stderr io.Writer) (*config, error) {
 	cfg := &config{}
 	fs := newFlagSet(cfg, stderr)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			cfg.help = true
-			return cfg, nil
-		}
-		msg := err.Error()
-		if name, ok := strings.CutPrefix(msg, "flag provided but not defined: "); ok {
-			msg = "unknown flag " + name
-		}
-		return nil, usagef("%s (see probee --help)", msg)
+	cl := splitArgs(fs, args)
+	if err := cl.parse(fs, args); err != nil {
+		return nil, err
 	}
-	cfg.command = fs.Args()
+	cfg.command = cl.command
 	if cfg.help {
 		return cfg, nil
 	}
 	if err := cfg.parseSpecs(); err != nil {
 		return nil, err
 	}
-	return cfg, cfg.validate(args)
+	if err := cfg.takePositional(args, cl); err != nil {
+		return nil, err
+	}
+	return cfg, cfg.validate()
+}
+
+// takePositional makes the positional arguments the specs of --list-probes;
+// without it they are a command given without "--".
+func (cfg *config) takePositional(args []string, cl cmdLine) error {
+	if !cfg.list && len(cl.positional) > 0 {
+		return cl.misplacedCommand(args)
+	}
+	if cfg.list && len(cl.positional) == 0 {
+		return usagef("--list-probes needs a SPEC to list, e.g. probee --list-probes 'libc:malloc*' (several SPECs list them all)")
+	}
+	cfg.listSpecs = cl.positional
+	return nil
 }
 
 func (cfg *config) parseSpecs() error {
@@ -186,16 +226,13 @@ func quote(s string) string {
 
 func notPrintable(r rune) bool { return !unicode.IsPrint(r) }
 
-func (cfg *config) validate(args []string) error {
+func (cfg *config) validate() error {
 	if cfg.pid != 0 && len(cfg.command) > 0 {
 		return usagef("-p and -- CMD both given: trace either a running process (-p PID) or a new command (-- CMD ARGS), not both")
 	}
-	if len(cfg.command) > 0 && !hasDashDash(args) {
-		return usagef("unexpected argument %q: put the command to trace after --, e.g. probee --uprobe malloc -- %s", cfg.command[0], strings.Join(cfg.command, " "))
-	}
 	if cfg.list {
 		if len(cfg.probes) > 0 || cfg.sample {
-			return usagef("--list-probes only lists: drop the --uprobe/--kprobe/--tracepoint/--sample flags")
+			return usagef("--list-probes only lists: drop the --uprobe/--kprobe/--tracepoint/--sample flags (a command to trace goes after --)")
 		}
 		return nil
 	}
@@ -207,11 +244,6 @@ func (cfg *config) validate(args []string) error {
 	}
 	if len(cfg.probes) > maxProbes {
 		return usagef("%d probes given; probee counts at most %d per run", len(cfg.probes), maxProbes)
-	}
-	switch cfg.unwind {
-	case "fp", "dwarf", "auto":
-	default:
-		return usagef("--unwind %q: want fp, dwarf or auto", cfg.unwind)
 	}
 	if cfg.duration < 0 {
 		return usagef("-d %v: want a positive duration such as 5s or 2m", cfg.duration)
@@ -239,13 +271,4 @@ func (cfg *config) defaultInterval() error {
 		return usagef("--interval %v: want 0 (drain only at the end) or a period of at least 10ms, such as 5s", cfg.interval)
 	}
 	return nil
-}
-
-func hasDashDash(args []string) bool {
-	for _, a := range args {
-		if a == "--" {
-			return true
-		}
-	}
-	return false
 }

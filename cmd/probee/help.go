@@ -6,7 +6,8 @@ Usage:
   probee --uprobe SPEC ... [--kprobe SPEC ...] [--tracepoint SPEC ...] [-e SPEC ...]
          [-p PID | -- CMD ARGS...] [-d DURATION] [-o PATH ...]
   probee --sample [-F HZ] [-p PID | -- CMD ARGS...] [-d DURATION] [-o PATH ...]
-  probee --list-probes SPEC [-p PID | -- CMD ARGS...] [--json] [-v]
+  probee --list-probes [--json] [-v] SPEC... [-p PID | -- CMD ARGS...]
+  probee -h | --help
 
 Examples:
   probee --uprobe 'libc:malloc*' -- ./app        stacks of every malloc* call, per probe
@@ -16,7 +17,8 @@ Examples:
   probee --sample -F 499 -o cpu.svg -o cpu.pb.gz -- ./app   CPU profile, no frame pointers needed
   probee --uprobe './app:hot.c:42' --lines -- ./app         a source line, with file:line frames
   probee --list-probes 'libc:regex:^mem(cpy|set)$'
-  probee --list-probes 'demangle:ns::Klass::*' -- ./app --json
+  probee -l --json 'demangle:ns::Klass::*' -- ./app   listing what ./app would load
+  probee -l -v 'libc:malloc' 'libc:free' -p 1234      two specs, with addresses
 
 Probes (repeatable; each spec is one probe with its own output):
   --uprobe SPEC       user function: [ret:][TARGET:]MATCHER[+OFF] or [TARGET:]file.c:LINE
@@ -27,7 +29,7 @@ Probes (repeatable; each spec is one probe with its own output):
   TARGET is a path (/usr/lib/..., ./app) or a library name (libc, c, pthread, libssl.so.3).
 
 Scope and duration:
-  -p, --pid PID       trace one running process (and only it)
+  -p, --pid PID       trace one running process and the children it forks from now on
   -- CMD ARGS...      start CMD, trace it and its children, stop when it exits
   -d, --duration D    stop after D (e.g. 5s, 2m); Ctrl-C and SIGTERM also stop cleanly;
                       a CMD still running then gets 1s to exit, then SIGTERM
@@ -45,7 +47,8 @@ Output (outputs are always written, also on Ctrl-C and -d expiry):
                       (default 65536: 50K distinct stacks lose nothing)
   --interval D        move the kernel's counts into probee every D while tracing, so
                       long runs never fill the maps (default 1s; 0: only at the end)
-  --no-uprobe-multi   one link per function instead of one uprobe_multi link per file
+  --no-uprobe-multi   one uprobe link per function instead of one uprobe_multi link per file
+  --no-kprobe-multi   one kprobe link per function instead of kprobe_multi links
   -q, --quiet         no status lines on stderr
 
 Sampling:
@@ -53,9 +56,12 @@ Sampling:
   -F, --frequency HZ  samples per second per CPU (default 99)
   --include-idle      keep samples of the idle task
 
-Listing:
-  --list-probes SPEC  print the resolved targets, one per line, sorted; nothing is attached
-  --json              one JSON object per target;  -v  adds address, size, demangled name
+Listing (nothing is attached):
+  -l, --list-probes   print the targets the SPEC arguments resolve to, one per line,
+                      sorted, the union of all SPECs; flags may come before or after
+                      them (--list-probes=SPEC, the older form, still works)
+  --json              one JSON object per target
+  -v, --verbose       adds address, size, demangled name and source line
 
 Exit codes: 0 ok, 1 runtime failure or nothing matched, 2 usage or spec error.
   With -- CMD: when CMD ends by itself, probee exits as CMD did (its status, or

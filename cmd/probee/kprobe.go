@@ -8,26 +8,9 @@ import (
 	"github.com/probee/probee/resolver"
 )
 
-// kprobeCount sums what the kprobe specs of a run attached.
-type kprobeCount struct {
-	attached, skipped int
-	multi             bool
-}
-
-func (k kprobeCount) String() string {
-	s := plural(k.attached, "kprobe")
-	if k.skipped > 0 {
-		s += fmt.Sprintf(" (%d skipped)", k.skipped)
-	}
-	if k.multi {
-		s += " (kprobe_multi)"
-	}
-	return s
-}
-
 // attachKprobes attaches one kprobe/kretprobe spec's functions.
-func (t *tracer) attachKprobes(id uint32, p probeArg, targets []resolver.Target, kp *kprobeCount) error {
-	st, err := t.sess.AttachKprobes(id, kprobeTargets(targets), t.cfg.noMulti)
+func (t *tracer) attachKprobes(id uint32, p probeArg, targets []resolver.Target, kp *linkCount) error {
+	st, err := t.sess.AttachKprobes(id, kprobeTargets(targets), t.cfg.noKprobeMulti)
 	if errors.Is(err, bpf.ErrNoKprobes) {
 		return kprobeUnavailable(p)
 	}

@@ -8,13 +8,17 @@ import (
 	"github.com/probee/probee/resolver"
 )
 
-// listProbes prints the targets a spec resolves to; nothing is attached.
+// listProbes prints the targets the specs resolve to, the union of all of
+// them, sorted and without duplicates; nothing is attached.
 func listProbes(cfg *config, stdout, stderr io.Writer) error {
-	spec, err := probespec.Parse(probespec.Uprobe, cfg.listSpec)
-	if err != nil {
-		return specError("--list-probes", cfg.listSpec, err)
+	specs := make([]probespec.Spec, len(cfg.listSpecs))
+	for i, text := range cfg.listSpecs {
+		var err error
+		if specs[i], err = probespec.Parse(probespec.Uprobe, text); err != nil {
+			return specError("--list-probes", text, err)
+		}
 	}
-	if err := mountKernelFS([]probespec.Spec{spec}, newStatus(stderr, cfg.quiet)); err != nil {
+	if err := mountKernelFS(specs, newStatus(stderr, cfg.quiet)); err != nil {
 		return err
 	}
 	if len(cfg.command) > 0 {
@@ -22,13 +26,40 @@ func listProbes(cfg *config, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	scope := resolver.Scope{PID: cfg.pid, Command: cfg.command}
-	targets, err := resolver.Resolve(spec, scope)
-	if err != nil {
-		return &exitError{1, fmt.Errorf("--list-probes %s: %w", quote(cfg.listSpec), err)}
+	res := resolver.New(resolver.Scope{PID: cfg.pid, Command: cfg.command})
+	var all []resolver.Target
+	for i, spec := range specs {
+		targets, err := res.Resolve(spec)
+		if err != nil {
+			return &exitError{1, fmt.Errorf("--list-probes %s: %w", quote(cfg.listSpecs[i]), err)}
+		}
+		all = append(all, targets...)
+	}
+	if len(specs) > 1 {
+		all = union(all) // one spec's targets come sorted and unique
 	}
 	if cfg.json {
-		return resolver.WriteJSON(stdout, targets)
+		return resolver.WriteJSON(stdout, all)
 	}
-	return resolver.WriteList(stdout, targets, cfg.verbose)
+	return resolver.WriteList(stdout, all, cfg.verbose)
+}
+
+// union sorts targets and drops the ones listed twice (same canonical line
+// and address: two specs matching one function).
+func union(ts []resolver.Target) []resolver.Target {
+	resolver.SortTargets(ts)
+	type key struct {
+		line string
+		addr uint64
+	}
+	seen := map[key]bool{}
+	out := ts[:0]
+	for _, t := range ts {
+		k := key{t.String(), t.Address}
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, t)
+		}
+	}
+	return out
 }

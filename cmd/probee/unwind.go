@@ -30,6 +30,7 @@ type dwarfTables struct {
 	dirty  map[int]bool             // tracked tgids with new mappings, reloaded by reloadDirty
 	execs  map[int]bool             // tracked commands that have not exec'd yet
 	closed bool                     // set by stop: the session is going away
+	files  *fileLoader              // nil: the kernel does not find tables by file
 }
 
 // reloadDelay batches the mapping records of a process (ld.so maps several
@@ -37,10 +38,16 @@ type dwarfTables struct {
 // read, well within the 100 ms in which a new mapping must be unwound.
 const reloadDelay = 2 * time.Millisecond
 
-func (t *tracer) dwarfOn() bool { return t.cfg.unwind != "fp" }
+func (t *tracer) dwarfOn() bool { return t.cfg.unwind.dwarf() }
 
 func newDwarfTables(t *tracer) *dwarfTables {
-	return &dwarfTables{t: t, cache: unwind.NewCache(), procs: map[int][]unwind.Mapping{}, goBins: map[string]bool{}, dirty: map[int]bool{}, execs: map[int]bool{}}
+	d := &dwarfTables{t: t, cache: unwind.NewCache(), procs: map[int][]unwind.Mapping{}, goBins: map[string]bool{}, dirty: map[int]bool{}, execs: map[int]bool{}}
+	// System-wide only: under -- CMD and -p the ld.so gate holds every
+	// traced process that starts a program until its tables are loaded.
+	if t.sess.FindsTablesByFile() && t.cfg.pid == 0 && len(t.cfg.command) == 0 {
+		d.files = newFileLoader(d)
+	}
+	return d
 }
 
 // loadProcess reads pid's mappings from /proc, loads their tables and
@@ -75,6 +82,9 @@ func (d *dwarfTables) loadProcess(pid int) []unwind.Mapping {
 // stop ends table loading before the session closes; it waits for a
 // load in progress.
 func (d *dwarfTables) stop() {
+	if d.files != nil {
+		d.files.close()
+	}
 	d.loadMu.Lock()
 	d.closed = true
 	d.loadMu.Unlock()
@@ -138,6 +148,9 @@ func (d *dwarfTables) onEvent(ev bpf.ProcessEvent) {
 // would briefly lack mappings the exec gate already loaded. The records of
 // one process are coalesced into one reload (see reloadDelay).
 func (d *dwarfTables) onMmap(ev bpf.MmapEvent) {
+	if d.files != nil {
+		d.files.note(ev)
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if ev.Exec {
@@ -243,11 +256,16 @@ func (d *dwarfTables) modules(pid int, all []unwind.Mapping) ([]unwind.Module, [
 	if slices.ContainsFunc(all, func(m unwind.Mapping) bool { return m.Deleted }) {
 		root = fmt.Sprintf("/proc/%d/root", pid) // the cache opens deleted files via /proc/PID/map_files
 	}
+	return d.modulesIn(root, all)
+}
+
+// modulesIn resolves mappings whose paths are under root.
+func (d *dwarfTables) modulesIn(root string, all []unwind.Mapping) ([]unwind.Module, []error) {
 	var mods []unwind.Module
 	var build []unwind.Mapping
 	for _, m := range all {
-		if d.t.cfg.unwind == "auto" && filepath.IsAbs(m.Path) && d.isGo(filepath.Join(root, m.Path)) {
-			mods = append(mods, unwind.Module{Start: m.Start, End: m.End, Path: m.Path, Table: &unwind.Table{}})
+		if d.t.cfg.unwind.goByFramePointers() && filepath.IsAbs(m.Path) && d.isGo(filepath.Join(root, m.Path)) {
+			mods = append(mods, unwind.Module{Start: m.Start, End: m.End, Path: m.Path, Table: &unwind.Table{}, Offset: m.Offset, Dev: m.Dev, Inode: m.Inode})
 			continue
 		}
 		build = append(build, m)

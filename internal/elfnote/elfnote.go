@@ -1,6 +1,7 @@
-// Package elfnote reads the GNU build-id note of an ELF file, for resolver
-// (object identity in listings and pprof) and unwind (sharing tables
-// between copies of one binary). It never panics on malformed notes.
+// Package elfnote reads the GNU build-id note of an ELF file, for fileid
+// (the identity that keys resolver's and unwind's per-file caches) and
+// resolver (build-ids in listings and pprof). It never panics on malformed
+// notes.
 package elfnote
 
 import (

@@ -6,6 +6,7 @@
 package gdbsnap
 
 import (
+	"context"
 	"debug/elf"
 	"encoding/json"
 	"os"
@@ -14,25 +15,43 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/probee/probee/internal/testgate"
 )
 
 // script is run by gdb -batch; OUTDIR and BREAK are replaced (JSON-quoted).
+// gdb learns of shared libraries at a breakpoint on ld.so's _dl_debug_state,
+// but a uprobe there takes that trap (uprobes attach by inode: probee's ld.so
+// gate, put on the system's ld.so by any concurrent probee run, is one), and
+// a breakpoint pending on a library function then never resolves: the
+// program runs to its end. So the script stops at main, where ld.so has
+// mapped the start-up libraries, and makes gdb read their list from the
+// process ("sharedlibrary") before it sets the breakpoint.
 const script = `
 import gdb, json
 out = OUTDIR
 gdb.execute("set pagination off")
 gdb.execute("set confirm off")
-gdb.execute("set breakpoint pending on")
+gdb.execute("set breakpoint pending off") # the libraries are read at main
 try:
     gdb.execute("set debuginfod enabled off")
 except gdb.error:
     pass
-gdb.execute("break " + BREAK)
+gdb.execute("tbreak main")
 gdb.execute("run")
-bt = gdb.execute("bt", to_string=True)
 inf = gdb.selected_inferior()
+if inf.pid == 0:
+    raise gdb.GdbError("the program exited before main")
+gdb.execute("sharedlibrary")
+if BREAK != "main":
+    gdb.execute("break " + BREAK)
+    gdb.execute("continue")
+if inf.pid == 0:
+    raise gdb.GdbError("the program exited without reaching " + BREAK)
+if gdb.selected_frame().name() != BREAK:
+    raise gdb.GdbError("stopped in %s, not %s" % (gdb.selected_frame().name(), BREAK))
+bt = gdb.execute("bt", to_string=True)
 maps = open("/proc/%d/maps" % inf.pid).read()
 regs = {r: int(gdb.parse_and_eval("(unsigned long)$" + r)) for r in ("rip", "rsp", "rbp")}
 end = 0
@@ -53,10 +72,17 @@ type Snapshot struct {
 	Stack         []byte // memory from RSP to the end of its mapping
 }
 
-// Take runs bin with args under gdb until it reaches breakAt (a function
-// name) and returns the snapshot. It fails t when gdb or the snapshot fails.
+// gdbTimeout bounds one gdb run (well under a second when idle), so that a
+// hung gdb fails the test with its output rather than the package timing out.
+const gdbTimeout = 2 * time.Minute
+
+// Take runs a private copy of bin (and of the libraries next to it) with
+// args under gdb until it reaches breakAt, a function called after main
+// starts, and returns the snapshot. It fails t, with gdb's output, when gdb
+// or the snapshot fails.
 func Take(t testing.TB, bin, breakAt string, args ...string) *Snapshot {
 	t.Helper()
+	orig, _ := filepath.Abs(bin)
 	bin = testgate.PrivateFixture(t, bin) // see there: uprobes take gdb's traps
 	dir := t.TempDir()
 	q := func(s string) string { b, _ := json.Marshal(s); return string(b) }
@@ -64,9 +90,12 @@ func Take(t testing.TB, bin, breakAt string, args ...string) *Snapshot {
 	if err := os.WriteFile(py, []byte(strings.NewReplacer("OUTDIR", q(dir), "BREAK", q(breakAt)).Replace(script)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("gdb", append([]string{"-nx", "-batch", "-x", py, "--args", bin}, args...)...)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("gdb: %v\n%s", err, out)
+	ctx, cancel := context.WithTimeout(context.Background(), gdbTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "gdb", append([]string{"-nx", "-batch", "-x", py, "--args", bin}, args...)...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("gdb: %v (timeout %v)\n%s", err, gdbTimeout, out)
 	}
 	var st struct {
 		Regs map[string]uint64
@@ -77,12 +106,15 @@ func Take(t testing.TB, bin, breakAt string, args ...string) *Snapshot {
 	if err == nil {
 		err = json.Unmarshal(data, &st)
 	}
-	if err != nil {
-		t.Fatalf("gdb left no snapshot: %v", err)
+	if err != nil { // gdb -batch exits 0 after a Python error
+		t.Fatalf("gdb left no snapshot: %v; gdb's output:\n%s", err, out)
 	}
 	stack, err := os.ReadFile(filepath.Join(dir, "stack.bin"))
 	if err != nil {
-		t.Fatalf("gdb left no stack: %v", err)
+		t.Fatalf("gdb left no stack: %v; gdb's output:\n%s", err, out)
+	}
+	if shared := filepath.Dir(orig) + "/"; strings.Contains(st.Maps, shared) {
+		t.Fatalf("gdb's process mapped files of %s, not only the private copies (uprobes on them take gdb's traps):\n%s", shared, st.Maps)
 	}
 	return &Snapshot{RIP: st.Regs["rip"], RSP: st.Regs["rsp"], RBP: st.Regs["rbp"],
 		Backtrace: st.BT, Maps: st.Maps, Stack: stack}

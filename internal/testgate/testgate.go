@@ -8,7 +8,11 @@ package testgate
 import (
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // EnvRequire is the variable that turns unexpected skips into failures.
@@ -42,6 +46,38 @@ func Feature(t testing.TB, name string, expected bool, err error) {
 		t.Fatalf("feature %s should be available on this kernel but is not: %v", name, err)
 	}
 	t.Skipf("feature %s not available: %v", name, err)
+}
+
+// KernelAtLeast reports whether the running kernel's release is major.minor
+// or later: the expected argument of Feature for a feature that release
+// brought (uprobe_multi: 6.6). It reports false when the release is
+// unreadable.
+func KernelAtLeast(major, minor int) bool {
+	var u unix.Utsname
+	if unix.Uname(&u) != nil {
+		return false
+	}
+	maj, min, ok := parseRelease(unix.ByteSliceToString(u.Release[:]))
+	return ok && (maj > major || maj == major && min >= minor)
+}
+
+// parseRelease reads major and minor from a kernel release such as
+// "6.1.0-28-amd64" or "6.18.44-fc".
+func parseRelease(rel string) (major, minor int, ok bool) {
+	maj, rest, found := strings.Cut(rel, ".")
+	if !found {
+		return 0, 0, false
+	}
+	end := strings.IndexFunc(rest, func(r rune) bool { return r < '0' || r > '9' })
+	if end < 0 {
+		end = len(rest)
+	}
+	major, err1 := strconv.Atoi(maj)
+	minor, err2 := strconv.Atoi(rest[:end])
+	if err1 != nil || err2 != nil {
+		return 0, 0, false
+	}
+	return major, minor, true
 }
 
 // Missing skips t with reason when a feature the kernel is not expected to

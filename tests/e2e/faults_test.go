@@ -90,8 +90,8 @@ func TestTracedProcessFaults(t *testing.T) {
 			syscall.Kill(pid, syscall.SIGKILL)
 		}
 		b.wait(t, 20*time.Second)
-		if b.code != 0 || !strings.Contains(b.stderr(), "killed by signal") {
-			t.Fatalf("exit %d, want 0 and 'killed by signal'", b.code)
+		if b.code != 128+int(syscall.SIGKILL) || !strings.Contains(b.stderr(), "killed by signal") {
+			t.Fatalf("exit %d, want 137 (the command's status) and 'killed by signal'", b.code)
 		}
 		if total(complete(t, dir, b.stderr(), "leaf")) == 0 {
 			t.Error("no hits before the kill")

@@ -1,0 +1,39 @@
+// Minimal CO-RE views of the kernel structures probee reads, relocated
+// through the kernel's BTF: no vmlinux.h, no kernel headers.
+#ifndef PROBEE_KERNEL_H
+#define PROBEE_KERNEL_H
+
+#include <bpf/bpf_core_read.h>
+
+struct xol_area { unsigned long vaddr; } __attribute__((preserve_access_index));
+struct uprobes_state { struct xol_area *xol_area; } __attribute__((preserve_access_index));
+struct mm_struct { struct uprobes_state uprobes_state; } __attribute__((preserve_access_index));
+struct return_instance {
+	unsigned long stack;          // address of the hijacked return address slot
+	unsigned long orig_ret_vaddr; // the real return address
+	struct return_instance *next;
+} __attribute__((preserve_access_index));
+struct uprobe_task { struct return_instance *return_instances; } __attribute__((preserve_access_index));
+struct task_struct {
+	int pid;
+	int tgid;
+	struct mm_struct *mm;
+	struct uprobe_task *utask;
+	struct task_struct *real_parent;
+} __attribute__((preserve_access_index));
+
+// The mapping of an address (vma.h).
+struct super_block { __u32 s_dev; } __attribute__((preserve_access_index));
+struct inode {
+	unsigned long i_ino;
+	struct super_block *i_sb;
+} __attribute__((preserve_access_index));
+struct file { struct inode *f_inode; } __attribute__((preserve_access_index));
+struct vm_area_struct {
+	unsigned long vm_start;
+	unsigned long vm_end;
+	unsigned long vm_pgoff;
+	struct file *vm_file;
+} __attribute__((preserve_access_index));
+
+#endif

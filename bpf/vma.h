@@ -1,0 +1,97 @@
+// Finding a pc's unwind table without per-process registration (issue
+// 15): bpf_find_vma (5.17+) gives the mapping that holds the pc, and the
+// table is found by the identity of the mapped file (file_tables, keyed by
+// device and inode), so a forked child, a new process of a known binary or
+// a process probee never saw unwinds completely from its first event.
+// Included from unwind.h.
+#ifndef PROBEE_VMA_H
+#define PROBEE_VMA_H
+
+// Set by the loader (rodata): 1 when the kernel has bpf_find_vma.
+const volatile __u32 have_find_vma = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 16384);
+	__type(key, struct file_key);
+	__type(value, struct file_table);
+} file_tables SEC(".maps");
+
+
+enum vma_kind { VMA_NONE = 0, VMA_ANON = 1, VMA_FILE = 2 };
+
+struct vma_found {
+	__u64 start, end, off;
+	struct file_key key;
+	__u32 kind;
+};
+
+static long vma_cb(struct task_struct *task, struct vm_area_struct *vma, void *data)
+{
+	struct vma_found *v = data;
+	struct file *f = BPF_CORE_READ(vma, vm_file);
+
+	v->start = BPF_CORE_READ(vma, vm_start);
+	v->end = BPF_CORE_READ(vma, vm_end);
+	v->off = (__u64)BPF_CORE_READ(vma, vm_pgoff) << 12;
+	v->kind = VMA_ANON;
+	if (f) {
+		v->key.dev = BPF_CORE_READ(f, f_inode, i_sb, s_dev);
+		v->key.ino = BPF_CORE_READ(f, f_inode, i_ino);
+		v->kind = VMA_FILE;
+	}
+	return 0;
+}
+
+// file_mapping fills m for the mapping v of file table t; 0: the
+// mapping's offset is in none of the table's segments.
+static __always_inline int file_mapping(struct unwind_mapping *m, struct vma_found *v, struct file_table *t)
+{
+	for (int i = 0; i < FILE_SEGS; i++) {
+		if (i >= t->nsegs)
+			break;
+		struct file_seg *sg = &t->segs[i];
+		if (v->off >= sg->off && v->off < sg->end) {
+			m->bias = v->start - v->off - sg->delta + t->base;
+			m->pages_off = t->pages_off;
+			m->npages = t->npages;
+			m->entries_off = t->entries_off;
+			m->flags = t->flags;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+// vma_mapping finds the mapping of s->ip through bpf_find_vma, in the
+// walk's one-entry cache first. A file whose table is not loaded (yet)
+// and anonymous code (JIT) get frame-pointer steps; the first marks the
+// stack partial. NULL: no mapping holds the pc (or the lookup failed).
+static __always_inline struct unwind_mapping *vma_mapping(struct unwind_state *s)
+{
+	struct vma_found v = {};
+	struct unwind_mapping *m = &s->vm;
+
+	if (!have_find_vma)
+		return NULL;
+	if (s->vm_ok && s->ip >= m->start && s->ip < m->end)
+		return m;
+	s->vm_ok = 0;
+	if (bpf_find_vma(bpf_get_current_task_btf(), s->ip, vma_cb, &v, 0) || v.kind == VMA_NONE)
+		return NULL;
+	m->start = v.start;
+	m->end = v.end;
+	m->flags = 0;
+	if (v.kind == VMA_FILE) {
+		struct file_table *t = bpf_map_lookup_elem(&file_tables, &v.key);
+		if (!t || !file_mapping(m, &v, t)) {
+			m->flags = 0;
+			s->partial = 1;
+		}
+	}
+	s->vm_ok = 1;
+	return m;
+}
+
+#endif

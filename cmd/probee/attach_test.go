@@ -1,0 +1,50 @@
+package main
+
+import (
+	"io"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/probee/probee/bpf"
+	"github.com/probee/probee/internal/testgate"
+)
+
+// --no-uprobe-multi turns off uprobe_multi links only, --no-kprobe-multi
+// kprobe_multi links only.
+func TestNoMultiFlags(t *testing.T) {
+	for _, c := range []struct {
+		flags          []string
+		noUprobe, noKp bool
+	}{
+		{nil, false, false},
+		{[]string{"--no-uprobe-multi"}, true, false},
+		{[]string{"--no-kprobe-multi"}, false, true},
+		{[]string{"--no-kprobe-multi", "--no-uprobe-multi"}, true, true},
+	} {
+		cfg, err := parseArgs(append([]string{"--uprobe", "malloc"}, c.flags...), io.Discard)
+		if err != nil || cfg.noUprobeMulti != c.noUprobe || cfg.noKprobeMulti != c.noKp {
+			t.Errorf("%q: no uprobe_multi %v, no kprobe_multi %v (%v); want %v, %v",
+				c.flags, cfg.noUprobeMulti, cfg.noKprobeMulti, err, c.noUprobe, c.noKp)
+		}
+	}
+}
+
+// The attach line says when uprobes went through uprobe_multi links:
+// --no-kprobe-multi leaves them on, --no-uprobe-multi turns them off.
+func TestUprobeMultiStatus(t *testing.T) {
+	testgate.Root(t)
+	bin, _ := filepath.Abs(testgate.Fixture(t, "../../tests/fixtures/bin/chain-fp"))
+	for _, c := range []struct {
+		flag  string
+		multi bool
+	}{
+		{"--no-kprobe-multi", bpf.HaveUprobeMulti()}, // kernels before 6.6 have no uprobe_multi
+		{"--no-uprobe-multi", false},
+	} {
+		_, errs, code := probee(t, "--uprobe", bin+":leaf", c.flag, "-o", filepath.Join(t.TempDir(), "x.folded"), "--", "true")
+		if code != 0 || !strings.Contains(errs, "attached 1 uprobe") || strings.Contains(errs, "(uprobe_multi)") != c.multi {
+			t.Errorf("%s: exit %d, stderr %q; want uprobe_multi %v", c.flag, code, errs, c.multi)
+		}
+	}
+}

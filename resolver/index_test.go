@@ -1,0 +1,52 @@
+package resolver
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func copyFile(t *testing.T, src, dst string) {
+	t.Helper()
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dst, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func load(t *testing.T, ix *Index, p string) *Object {
+	t.Helper()
+	o, err := ix.Load(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+// Copies of one build share one read (symbols and DWARF) but keep their
+// own paths; a file rebuilt at the same path is read again.
+func TestIndexSharesByIdentity(t *testing.T) {
+	inline, chain := fixture(t, "inline"), fixture(t, "chain-nofp")
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	copyFile(t, inline, a)
+	copyFile(t, inline, b)
+	ix := NewIndex("")
+	oa, ob := load(t, ix, a), load(t, ix, b)
+	if oa.Path != a || ob.Path != b {
+		t.Errorf("paths %q and %q, want %q and %q", oa.Path, ob.Path, a, b)
+	}
+	if len(oa.Funcs) == 0 || &oa.Funcs[0] != &ob.Funcs[0] || oa.dwarf != ob.dwarf {
+		t.Error("the copies were read twice")
+	}
+	if again := load(t, ix, b); again != ob {
+		t.Error("a second Load of one path gave another object")
+	}
+	copyFile(t, chain, a)
+	if re := load(t, ix, a); re.BuildID == oa.BuildID || re.Path != a {
+		t.Errorf("rebuilt %s: build-id %s, path %s: the old object was kept", a, re.BuildID, re.Path)
+	}
+}

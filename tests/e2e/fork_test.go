@@ -1,0 +1,151 @@
+package e2e
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/probee/probee/bpf"
+	"github.com/probee/probee/internal/testgate"
+)
+
+// forkStack is the one stack of fork-nofp's f_leaf, in the parent and in
+// every forked child.
+const forkStack = "fork-nofp;_start;__libc_start_main;__libc_start_call_main;main;f_work;f_mid;f_leaf"
+
+// checkForkStacks wants all calls (children+1)*n under forkStack, named,
+// in the collapsed file out and no partial stacks.
+func checkForkStacks(t *testing.T, label, out, stderr string, calls uint64) {
+	t.Helper()
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := folded(t, string(b))
+	if got := st[label+";"+forkStack]; got != calls || total(st) != calls {
+		t.Errorf("%d of %d calls complete (%d in all); stacks:\n%s", got, calls, total(st), b)
+	}
+	if strings.Contains(stderr, "partial stacks") {
+		t.Errorf("partial stacks reported")
+	}
+}
+
+// Forked children are unwound like their parent from their first event
+// (issue 15): no table load, no stop, no user-space round trip. A private
+// copy of the fixture keeps other tests' runs of it out of the system-wide
+// case.
+func TestForks(t *testing.T) {
+	testgate.Root(t)
+	bin := testgate.PrivateFixture(t, filepath.Join(filepath.Dir(fixture(t, "fork-nofp")), "fork-nofp"))
+	label := bin + ":f_leaf"
+	const calls = 5 * 1000
+	t.Run("command", func(t *testing.T) {
+		dir := t.TempDir()
+		r := run(t, dir, "--uprobe", label, "-o", "out.folded", "--", bin, "4", "1000")
+		if r.code != 0 {
+			t.Fatalf("exit %d", r.code)
+		}
+		checkForkStacks(t, label, filepath.Join(dir, "out.folded"), r.stderr, calls)
+	})
+	t.Run("pid", func(t *testing.T) {
+		dir := t.TempDir()
+		target := exec.Command(bin, "4", "1000", "wait")
+		if err := target.Start(); err != nil {
+			t.Fatal(err)
+		}
+		go target.Wait() // reaped at once: probee -p waits for the pid to go
+		b := start(t, dir, "--uprobe", label, "-o", "out.folded", "-p", strconv.Itoa(target.Process.Pid))
+		b.waitFor(t, "attached", 30*time.Second)
+		target.Process.Signal(syscall.SIGUSR1)
+		b.wait(t, 30*time.Second)
+		checkForkStacks(t, label, filepath.Join(dir, "out.folded"), b.stderr(), calls)
+	})
+	// System-wide, the program started after probee: a first run that
+	// calls nothing makes the binary known (probee loads the table of
+	// every file the machine maps for the first time); from then on every
+	// new process of it, and every child it forks, unwinds completely from
+	// its first event with no registration (bpf_find_vma and the file's
+	// identity).
+	t.Run("system-wide", func(t *testing.T) {
+		if !bpf.HaveFindVMA() {
+			testgate.Missing(t, "bpf_find_vma", "kernels before 5.17 register processes one by one")
+		}
+		dir := t.TempDir()
+		b := start(t, dir, "--uprobe", label, "-o", "out.folded")
+		b.waitFor(t, "attached", 30*time.Second)
+		for _, args := range [][]string{{"0", "0"}, {"4", "1000"}} {
+			if out, err := exec.Command(bin, args...).CombinedOutput(); err != nil {
+				t.Fatalf("%s: %v %s", bin, err, out)
+			}
+			time.Sleep(300 * time.Millisecond) // the mmap records, then the table load
+		}
+		b.cmd.Process.Signal(syscall.SIGINT)
+		b.wait(t, 30*time.Second)
+		checkForkStacks(t, label, filepath.Join(dir, "out.folded"), b.stderr(), calls)
+	})
+}
+
+// A shell loop of 200 subshells, each calling getpid in a forked bash
+// (bash's own make_child, and $BASHPID): every stack is unwound to
+// _start, none is partial or truncated.
+func TestShellSubshells(t *testing.T) {
+	testgate.Root(t)
+	r := run(t, t.TempDir(), "--uprobe", "libc:getpid", "--",
+		"bash", "-c", "for i in $(seq 200); do ( echo $BASHPID >/dev/null ); done")
+	st := folded(t, r.stdout)
+	var toStart uint64
+	for s, n := range st {
+		if strings.Contains(s, "[truncated]") {
+			t.Errorf("truncated: %s (%d)", s, n)
+		}
+		if strings.Contains(s, ";_start;") {
+			toStart += n
+		}
+	}
+	if r.code != 0 || total(st) < 400 || strings.Contains(r.stderr, "partial stacks") {
+		t.Errorf("exit %d, %d calls (want >= 400: two per subshell), partial stacks reported: %v",
+			r.code, total(st), strings.Contains(r.stderr, "partial stacks"))
+	}
+	// A stack whose frames are all unnamed (module unknown at the end of
+	// the run) does not show _start: seen once in 404 calls.
+	if toStart*100 < total(st)*99 {
+		t.Errorf("%d of %d stacks named down to _start, want >= 99%%", toStart, total(st))
+	}
+}
+
+// System-wide, a process that execs a binary probee knows is unwound
+// completely from the new image's first event: the exec drops its old
+// mapping array in the kernel, and the file's table serves at once.
+func TestExecKnownBinary(t *testing.T) {
+	testgate.Root(t)
+	if !bpf.HaveFindVMA() {
+		testgate.Missing(t, "bpf_find_vma", "kernels before 5.17 register processes one by one")
+	}
+	bin := testgate.PrivateFixture(t, fixture(t, "chain-nofp"))
+	label := bin + ":leaf"
+	dir := t.TempDir()
+	b := start(t, dir, "--uprobe", label, "-o", "out.folded")
+	b.waitFor(t, "attached", 30*time.Second)
+	for _, script := range []string{bin + " 0", "exec " + bin + " 100"} {
+		if out, err := exec.Command("sh", "-c", script).CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v %s", script, err, out)
+		}
+		time.Sleep(300 * time.Millisecond) // the mmap records, then the table load
+	}
+	b.cmd.Process.Signal(syscall.SIGINT)
+	b.wait(t, 30*time.Second)
+	data, err := os.ReadFile(filepath.Join(dir, "out.folded"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := folded(t, string(data))
+	want := label + ";chain-nofp;_start;__libc_start_main;__libc_start_call_main;main;a;b;c;leaf"
+	if st[want] != 100 || total(st) != 100 || strings.Contains(b.stderr(), "partial stacks") {
+		t.Errorf("%d of 100 calls complete (%d in all):\n%s", st[want], total(st), data)
+	}
+}
