@@ -49,14 +49,20 @@ func (o *Object) demangled(i int) (full, short string) {
 // all CPUs: a pattern the prefilter cannot narrow ("*::operator[]*")
 // demangles every name of the object.
 func (o *Object) warmNames(idx []int) {
-	workers := min(runtime.GOMAXPROCS(0), len(idx)/256+1)
+	onAllCPUs(len(idx), 256, func(k int) { o.demangled(idx[k]) })
+}
+
+// onAllCPUs calls f(i) for every i < n, spread over up to GOMAXPROCS
+// goroutines, one per perWorker items at least.
+func onAllCPUs(n, perWorker int, f func(i int)) {
+	workers := min(runtime.GOMAXPROCS(0), n/perWorker+1)
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for k := w; k < len(idx); k += workers {
-				o.demangled(idx[k])
+			for i := w; i < n; i += workers {
+				f(i)
 			}
 		}()
 	}

@@ -7,11 +7,9 @@ import (
 	"hash/maphash"
 	"io"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/probee/probee/probespec"
 )
@@ -232,18 +230,7 @@ func repeatedLines(targets []Target) map[string]bool {
 // CPUs (listing libLLVM -v demangles 34000 names).
 func demangledNames(targets []Target) []string {
 	names := make([]string, len(targets))
-	workers := min(runtime.GOMAXPROCS(0), len(targets)/512+1)
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := w; i < len(targets); i += workers {
-				names[i] = targets[i].DemangledName()
-			}
-		}()
-	}
-	wg.Wait()
+	onAllCPUs(len(targets), 512, func(i int) { names[i] = targets[i].DemangledName() })
 	return names
 }
 

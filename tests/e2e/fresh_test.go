@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"os"
 	"os/exec"
 	"strings"
@@ -23,15 +22,7 @@ func runFresh(t *testing.T, dir string, args ...string) result {
 	argv := append([]string{"-m", "--propagation", "private", "sh", "-c", freshShell, "sh", probee}, args...)
 	cmd := exec.Command("unshare", argv...)
 	cmd.Dir = dir
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	r := result{out.String(), errb.String(), 0}
-	if ee, ok := err.(*exec.ExitError); ok {
-		r.code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("unshare: %v", err)
-	}
+	r := runCmd(t, cmd)
 	if r.code == 99 {
 		t.Fatalf("could not unmount tracefs/debugfs in a private namespace: %s", r.stderr)
 	}

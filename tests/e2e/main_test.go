@@ -77,6 +77,14 @@ func runAs(t *testing.T, dir string, uid int, args ...string) result {
 		dir = t.TempDir()
 	}
 	cmd.Dir = dir
+	r := runCmd(t, cmd)
+	t.Logf("probee %s\nexit %d\nstderr:\n%s", strings.Join(args, " "), r.code, r.stderr)
+	return r
+}
+
+// runCmd runs cmd to its end and returns its output and exit code.
+func runCmd(t *testing.T, cmd *exec.Cmd) result {
+	t.Helper()
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -84,9 +92,8 @@ func runAs(t *testing.T, dir string, uid int, args ...string) result {
 	if ee, ok := err.(*exec.ExitError); ok {
 		r.code = ee.ExitCode()
 	} else if err != nil {
-		t.Fatalf("run probee: %v", err)
+		t.Fatalf("run %s: %v", cmd.Path, err)
 	}
-	t.Logf("probee %s\nexit %d\nstderr:\n%s", strings.Join(args, " "), r.code, r.stderr)
 	return r
 }
 
