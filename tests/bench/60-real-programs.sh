@@ -1,0 +1,229 @@
+#!/bin/sh
+# Real programs under probee and under perf (issue 14). Each workload runs
+# twice, once under `probee --sample -F 999` and once under
+# `perf record -F 999` (`--call-graph dwarf,32768` for native code, `-g` for
+# node, which names JIT frames from its --perf-basic-prof map); then
+# tests/bench/stackcmp folds `perf script` the way probee collapses stacks and
+# prints, probee | perf: samples, the share of samples whose root is the
+# outermost frame (_start, _dl_start_user or a thread entry), mean depth in
+# user frames, and the overlap of the caller-chain distributions (see
+# tests/bench/stackcmp/doc.go for the rules), plus for node the share of
+# samples with a named JS frame. perf -g cannot walk libc (no frame
+# pointers), so node's chains are compared from __libc_start_call_main on.
+# Targets: reach >= 95% and never below perf's, overlap >= 85%, node's named
+# JS share >= perf's; the last lines say per target whether every workload
+# met it. Probee's warnings and partial-stack counts follow each table.
+#
+# Workloads, with inputs generated in a temporary directory:
+#   xz        xz -9 -T1 of ~XZ_MB MB of base64 noise mixed with repeated text
+#   clang++   clang++ -O2 -c of a C++ file using <regex>, <map>, <iostream>
+#   rustc     rustc -O of a small program (the toolchain's binary, not rustup's proxy)
+#   node      node --perf-basic-prof, a recursive fib for SECS seconds
+#   python3   a recursive function and dict work for SECS seconds
+# A workload whose tool is missing is skipped with a message.
+# Knobs: SECS (default 3), XZ_MB (default 28), PROBEE (default bin/probee),
+# TOP=N (also print the N caller chains whose shares differ most).
+set -e
+cd "$(dirname "$0")/../.."
+PROBEE=${PROBEE:-$PWD/bin/probee}
+SECS=${SECS:-3}
+XZ_MB=${XZ_MB:-28}
+if [ "$(id -u)" != 0 ] || [ ! -f "$PROBEE" ] || [ ! -x "$PROBEE" ]; then
+	echo "skipped: needs root and $PROBEE (make build)"
+	exit 0
+fi
+if ! command -v perf >/dev/null; then
+	echo "skipped: perf is missing: run tests/install-deps.sh bench (as root)"
+	exit 0
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+go build -o "$tmp/stackcmp" ./tests/bench/stackcmp
+PROBEE=$(readlink -f "$PROBEE")
+W=$tmp/work
+mkdir "$W"
+cd "$W" # node writes isolate-*-v8.log files here
+
+# JIT maps node wrote (fib.js records its pid); removed after each run.
+drop_perf_maps() {
+	[ -f "$W/node.pids" ] || return 0
+	while read -r pid; do rm -f "/tmp/perf-$pid.map"; done <"$W/node.pids"
+	rm -f "$W/node.pids"
+}
+
+# probee_notes NAME: probee's warnings and partial-stack counts, without pids.
+probee_notes() {
+	grep -E '^(probee: (warning|partial stacks|.*drop)|/)' "$tmp/$1.probee.err" | grep -v 'no drops' |
+		sed -e 's/ of pid [0-9]*//' -e 's/^/    /' | sort -u | head -8
+}
+
+# measure NAME CALLGRAPH STACKCMP-FLAGS -- CMD ARGS...: one workload under
+# both tools, then the comparison.
+measure() {
+	name=$1 cg=$2 flags=$3
+	shift 4
+	"$PROBEE" --sample -F 999 -o "$tmp/$name.folded" -- "$@" >/dev/null 2>"$tmp/$name.probee.err" ||
+		echo "  (the command exited with status $? under probee)"
+	drop_perf_maps
+	# shellcheck disable=SC2086
+	perf record -q -N -F 999 $cg -o "$tmp/$name.data" -- "$@" >/dev/null 2>"$tmp/$name.perf.err" ||
+		echo "  (the command exited with status $? under perf)"
+	perf script -i "$tmp/$name.data" -F comm,tid,ip,sym,dso --no-inline >"$tmp/$name.perf" 2>/dev/null
+	drop_perf_maps
+	rm -f "$tmp/$name.data"
+	# shellcheck disable=SC2086
+	"$tmp/stackcmp" compare -name "$name" $flags ${TOP:+-top "$TOP"} -probee "$tmp/$name.folded" -perf "$tmp/$name.perf" \
+		-verdicts "$tmp/verdicts" || echo "  (stackcmp failed: no figures for $name)"
+	probee_notes "$name"
+}
+
+echo "probee $PROBEE against $(perf --version), both at 999 Hz"
+
+gen_xz_input() { # ~XZ_MB MB: per chunk 48 KiB of noise in base64, then 220 KB of one repeated line
+	yes 'the quick brown fox jumps over the lazy dog 0123456789' | head -n 4000 >"$W/text"
+	i=0
+	while [ $i -lt $((XZ_MB * 7 / 2)) ]; do
+		head -c 49152 /dev/urandom | base64 -w 76
+		cat "$W/text"
+		i=$((i + 1))
+	done >"$W/data.txt"
+}
+gen_xz_input
+echo
+echo "xz: $(xz --version | head -1), xz -9 -T1 of $(($(wc -c <"$W/data.txt") / 1000000)) MB"
+measure xz "--call-graph dwarf,32768" "" -- xz -9 -T1 -c "$W/data.txt"
+
+echo
+if command -v clang++ >/dev/null; then
+	cat >"$W/re.cpp" <<'EOF'
+#include <iostream>
+#include <map>
+#include <regex>
+#include <string>
+#include <vector>
+
+static std::map<std::string, int> count_words(const std::string &text) {
+	std::map<std::string, int> counts;
+	std::regex word("[A-Za-z]+");
+	for (auto it = std::sregex_iterator(text.begin(), text.end(), word); it != std::sregex_iterator(); ++it)
+		counts[it->str()]++;
+	return counts;
+}
+
+int main(int argc, char **argv) {
+	std::vector<std::string> args(argv, argv + argc);
+	std::regex date(R"((\d{4})-(\d{2})-(\d{2}))");
+	std::smatch m;
+	for (const auto &a : args)
+		if (std::regex_search(a, m, date))
+			std::cout << m[1] << "/" << m[2] << "/" << m[3] << "\n";
+	std::string text = std::regex_replace(args[0], std::regex("/+"), " ");
+	for (const auto &kv : count_words(text))
+		std::cout << kv.first << " " << kv.second << "\n";
+	return 0;
+}
+EOF
+	echo "clang++: $(clang++ --version | head -1), clang++ -O2 -c of a file with <regex>"
+	measure clang++ "--call-graph dwarf,32768" "" -- clang++ -O2 -c "$W/re.cpp" -o "$W/re.o"
+else
+	echo "clang++: skipped: clang++ is missing (apt-get install clang)"
+fi
+
+echo
+RUSTC=$(rustup which rustc 2>/dev/null || command -v rustc || true)
+if [ -n "$RUSTC" ]; then
+	cat >"$W/m.rs" <<'EOF'
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write;
+
+#[derive(Debug, Clone, PartialEq)]
+struct Item { name: String, weight: u64, tags: Vec<String> }
+
+trait Score { fn score(&self) -> u64; }
+impl Score for Item { fn score(&self) -> u64 { self.weight * self.tags.len() as u64 } }
+
+fn fib(n: u64) -> u64 { if n < 2 { n } else { fib(n - 1) + fib(n - 2) } }
+
+macro_rules! stage {
+    ($($name:ident),*) => { $(
+        fn $name<T: Score + Clone + std::fmt::Debug>(items: &[T]) -> (u64, String) {
+            let mut s = String::new();
+            let mut by: BTreeMap<u64, Vec<T>> = BTreeMap::new();
+            for it in items.iter().filter(|i| i.score() % 3 != 1) { by.entry(it.score() % 17).or_default().push(it.clone()); }
+            for (k, v) in &by { let _ = write!(s, "{}:{:?};", k, v.iter().map(|i| i.score()).max()); }
+            (by.values().flatten().map(|i| i.score()).sum(), s)
+        }
+    )* };
+}
+stage!(s0, s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12, s13, s14, s15);
+
+fn main() {
+    let mut by_name: HashMap<String, Vec<Item>> = HashMap::new();
+    for i in 0..1000u64 {
+        let it = Item { name: format!("item{}", i % 37), weight: fib(i % 20), tags: vec![format!("t{}", i % 5); (i % 4) as usize] };
+        by_name.entry(it.name.clone()).or_default().push(it);
+    }
+    let all: Vec<Item> = by_name.values().flatten().cloned().collect();
+    let stages = [s0, s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12, s13, s14, s15];
+    let total: u64 = stages.iter().map(|f| f(&all).0).sum();
+    let mut names: Vec<_> = by_name.iter().map(|(k, v)| (k.clone(), v.iter().map(|i| i.weight).sum::<u64>())).collect();
+    names.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    for (n, w) in names.iter().take(5) { println!("{n} {w}"); }
+    println!("{total}");
+}
+EOF
+	echo "rustc: $("$RUSTC" --version) ($RUSTC), rustc -O of a small program"
+	measure rustc "--call-graph dwarf,32768" "" -- "$RUSTC" -O "$W/m.rs" -o "$W/m"
+else
+	echo "rustc: skipped: rustc is missing (https://rustup.rs)"
+fi
+
+echo
+if command -v node >/dev/null; then
+	cat >"$W/fib.js" <<'EOF'
+require('fs').appendFileSync(process.argv[2], process.pid + '\n');
+function fib(n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }
+const end = Date.now() + 1000 * Number(process.argv[3]);
+let s = 0;
+while (Date.now() < end) s += fib(25);
+console.log(s > 0 ? 'ok' : 'none');
+EOF
+	echo "node: $(node --version) ($(command -v node)), node --perf-basic-prof, recursive fib for ${SECS}s"
+	# perf -g walks frame pointers, which libc lacks: its chains start at
+	# __libc_start_call_main, so both sides' chains are compared from there.
+	measure node -g "-js -from __libc_start_call_main" -- node --perf-basic-prof "$W/fib.js" "$W/node.pids" "$SECS"
+else
+	echo "node: skipped: node is missing (apt-get install nodejs)"
+fi
+
+echo
+PY=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null || true)
+if [ -n "$PY" ]; then
+	cat >"$W/p.py" <<'EOF'
+import sys, time
+
+def fib(n):
+    return n if n < 2 else fib(n - 1) + fib(n - 2)
+
+def words(n):
+    d = {}
+    for i in range(n):
+        k = "k%d" % (i % 997)
+        d[k] = d.get(k, 0) + i
+    return sorted(d.items(), key=lambda kv: kv[1])[-1]
+
+end = time.time() + float(sys.argv[1])
+while time.time() < end:
+    fib(20)
+    words(20000)
+EOF
+	case $PY in /root/.pyenv/* | */.pyenv/*) where="pyenv's" ;; *) where="" ;; esac
+	echo "python3: $("$PY" --version) ($PY${where:+, $where}), recursion and dict work for ${SECS}s"
+	measure python3 "--call-graph dwarf,32768" "" -- "$PY" "$W/p.py" "$SECS"
+else
+	echo "python3: skipped: python3 is missing (apt-get install python3)"
+fi
+
+echo
+echo "targets:"
+"$tmp/stackcmp" summary "$tmp/verdicts"

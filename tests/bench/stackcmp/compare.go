@@ -1,0 +1,160 @@
+package main
+
+import (
+	"math"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// unknownToken stands for every frame neither tool could name.
+const unknownToken = "[unknown]"
+
+// outermost are the names of the frames a complete stack starts at: the
+// program's entry, ld.so's entry into it, and the thread entries.
+var outermost = map[string]bool{
+	"_start": true, "_dl_start_user": true,
+	"start_thread": true, "clone3": true, "clone": true,
+	"__clone3": true, "__clone": true, "__GI___clone3": true, "__GI___clone": true,
+}
+
+type modOff struct {
+	module string
+	offset uint64
+}
+
+// LendNames names every unnamed frame of p that has a Module with the name
+// from gives at the same module and offset.
+func LendNames(p, from Profile) {
+	names := map[modOff]string{}
+	for _, s := range from {
+		for _, f := range s.Frames {
+			if f.Name != "" && f.Module != "" {
+				names[modOff{f.Module, f.Offset}] = f.Name
+			}
+		}
+	}
+	for _, s := range p {
+		for i, f := range s.Frames {
+			if f.Name == "" && f.Module != "" {
+				s.Frames[i].Name = names[modOff{f.Module, f.Offset}]
+			}
+		}
+	}
+}
+
+// tokens are the frame names of s as compared, root first.
+func tokens(s Stack) []string {
+	t := make([]string, len(s.Frames))
+	for i, f := range s.Frames {
+		t[i] = f.Name
+		if t[i] == "" {
+			t[i] = unknownToken
+		}
+	}
+	if len(t) > 1 && s.Frames[0].Name == "" && t[1] == "__libc_start_main" {
+		t[0] = "_start" // a stripped executable's entry
+	}
+	return t
+}
+
+// Stats are the figures of one Profile.
+type Stats struct {
+	Samples uint64
+	Reached uint64 // samples whose root frame is outermost
+	Frames  uint64 // frames summed over samples
+	JS      uint64 // samples with a named JavaScript frame
+}
+
+// Measure computes the Stats of p.
+func Measure(p Profile) Stats {
+	var st Stats
+	for _, s := range p {
+		t := tokens(s)
+		st.Samples += s.Count
+		st.Frames += uint64(len(t)) * s.Count
+		if len(t) > 0 && outermost[t[0]] {
+			st.Reached += s.Count
+		}
+		for _, name := range t {
+			if strings.HasPrefix(name, "JS:") {
+				st.JS += s.Count
+				break
+			}
+		}
+	}
+	return st
+}
+
+// Share is part/whole, 0 for an empty whole.
+func Share(part, whole uint64) float64 {
+	if whole == 0 {
+		return 0
+	}
+	return float64(part) / float64(whole)
+}
+
+// callerChains is the share of samples per caller chain: comm and the
+// frames without the leaf. With from set, a chain holding a frame named
+// from starts at that frame (the first one).
+func callerChains(p Profile, from string) map[string]float64 {
+	counts := map[string]uint64{}
+	var total uint64
+	for _, s := range p {
+		t := tokens(s)
+		if len(t) > 0 {
+			t = t[:len(t)-1]
+		}
+		if i := slices.Index(t, from); from != "" && i > 0 {
+			t = t[i:]
+		}
+		counts[s.Comm+";"+strings.Join(t, ";")] += s.Count
+		total += s.Count
+	}
+	shares := make(map[string]float64, len(counts))
+	for k, n := range counts {
+		shares[k] = Share(n, total)
+	}
+	return shares
+}
+
+// Overlap is the sum over caller chains of the smaller of the two shares:
+// 1 for the same distribution, 0 for disjoint ones. from is as for
+// callerChains.
+func Overlap(a, b Profile, from string) float64 {
+	sa, sb := callerChains(a, from), callerChains(b, from)
+	sum := 0.0
+	for k, x := range sa {
+		sum += min(x, sb[k])
+	}
+	return sum
+}
+
+// ChainDiff is one caller chain with its share in each profile.
+type ChainDiff struct {
+	Chain        string
+	Probee, Perf float64
+}
+
+// TopDiffs are the n caller chains whose shares differ most, largest
+// difference first (ties by chain, for a stable order).
+func TopDiffs(probee, perf Profile, from string, n int) []ChainDiff {
+	sa, sb := callerChains(probee, from), callerChains(perf, from)
+	var d []ChainDiff
+	for k, x := range sa {
+		d = append(d, ChainDiff{k, x, sb[k]})
+	}
+	for k, y := range sb {
+		if _, ok := sa[k]; !ok {
+			d = append(d, ChainDiff{k, 0, y})
+		}
+	}
+	sort.Slice(d, func(i, j int) bool {
+		di, dj := math.Abs(d[i].Probee-d[i].Perf), math.Abs(d[j].Probee-d[j].Perf)
+		if di != dj {
+			return di > dj
+		}
+		return d[i].Chain < d[j].Chain
+	})
+	return d[:min(n, len(d))]
+}

@@ -1,0 +1,40 @@
+// Command stackcmp compares the stacks probee sampled from one command with
+// the stacks `perf record` sampled from the same command, for
+// tests/bench/60-real-programs.sh:
+//
+//	stackcmp compare -name NAME -probee OUT.folded -perf PERF.txt [-js] [-from FRAME] [-verdicts FILE] [-top N]
+//	stackcmp summary FILE
+//
+// compare reads probee's collapsed stacks (`probe;comm;root;...;leaf count`)
+// and the text of `perf script -F comm,tid,ip,sym,dso --no-inline` (one
+// header line per sample, then one frame per line, leaf first), turns both
+// into the same Profile and prints one table: samples, the share of samples
+// whose root frame is an outermost frame, mean depth, the overlap of the
+// caller-chain distributions and, with -js, the share of samples holding a
+// named JavaScript frame ("JS:..." from node's perf map). -from FRAME
+// compares caller chains from FRAME on (for perf -g, whose frame-pointer
+// walk stops in libc); -top N also prints the N chains whose shares differ
+// most. With -verdicts it appends one line per target to FILE; summary
+// prints, per target, whether every workload met it.
+//
+// Both sides are compared on physical user-space frames only:
+//   - kernel frames (probee's "_[k]", perf's kernel addresses), inline frames
+//     (" (inlined)"), probee's "[truncated]" and perf's end-of-chain marker
+//     (ip ffffffffffffffff) are dropped;
+//   - samples of the tools' own launchers before exec (comm "probee" or
+//     "perf-exec") are dropped;
+//   - symbol versions ("@@GLIBC_2.34") and "+0x.." offsets are stripped
+//     from names;
+//   - an unnamed probee frame (module+0xOFF) takes the name perf gave the
+//     same module and offset: perf reads /usr/lib/debug, so this compares
+//     unwinding rather than symbol sources (ld.so's _start is named only
+//     there);
+//   - an unnamed root frame that calls __libc_start_main is _start (the
+//     entry of a stripped executable);
+//   - every frame still unnamed becomes the token "[unknown]".
+//
+// A stack reaches the outermost frame when its root is _start,
+// _dl_start_user, or a thread entry (start_thread, clone3, clone). The
+// overlap is the sum, over caller chains (comm and the frames without the
+// leaf), of the smaller of the two shares of samples.
+package main

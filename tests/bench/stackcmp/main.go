@@ -1,0 +1,110 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+)
+
+// errUsage marks command-line mistakes (exit code 2).
+var errUsage = errors.New("usage: stackcmp compare -name NAME -probee OUT.folded -perf PERF.txt [-js] [-from FRAME] [-verdicts FILE] [-top N] | stackcmp summary FILE")
+
+func main() {
+	err := run(os.Args[1:], os.Stdout)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "stackcmp: %v\n", err)
+		if errors.Is(err, errUsage) {
+			os.Exit(2)
+		}
+		os.Exit(1)
+	}
+}
+
+func run(args []string, stdout io.Writer) error {
+	if len(args) == 0 {
+		return errUsage
+	}
+	switch args[0] {
+	case "compare":
+		return compareCmd(args[1:], stdout)
+	case "summary":
+		if len(args) != 2 {
+			return errUsage
+		}
+		return summaryCmd(args[1], stdout)
+	}
+	return fmt.Errorf("unknown command %q: %w", args[0], errUsage)
+}
+
+func compareCmd(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
+	name := fs.String("name", "", "workload name, for the verdicts")
+	probeePath := fs.String("probee", "", "probee's collapsed stacks")
+	perfPath := fs.String("perf", "", "output of perf script -F comm,tid,ip,sym,dso --no-inline")
+	var o Options
+	fs.BoolVar(&o.JS, "js", false, "also compare the share of samples with a named JS frame")
+	fs.StringVar(&o.From, "from", "", "compare caller chains from this frame on, where they hold it")
+	verdicts := fs.String("verdicts", "", "append the verdicts to this file")
+	top := fs.Int("top", 0, "also print the N caller chains whose shares differ most")
+	if err := fs.Parse(args); err != nil || *probeePath == "" || *perfPath == "" || fs.NArg() != 0 {
+		return errUsage
+	}
+	probee, err := readProfile(*probeePath, ParseProbee)
+	if err != nil {
+		return err
+	}
+	perf, err := readProfile(*perfPath, ParsePerf)
+	if err != nil {
+		return err
+	}
+	r := Compare(*name, probee, perf, o)
+	r.WriteTable(stdout)
+	for _, d := range TopDiffs(probee, perf, o.From, *top) {
+		fmt.Fprintf(stdout, "  %6.2f%% %6.2f%%  %s\n", 100*d.Probee, 100*d.Perf, d.Chain)
+	}
+	if *verdicts == "" {
+		return nil
+	}
+	f, err := os.OpenFile(*verdicts, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return fmt.Errorf("verdicts: %w", err)
+	}
+	if err := WriteVerdicts(f, r.Verdicts()); err != nil {
+		f.Close()
+		return fmt.Errorf("verdicts: %w", err)
+	}
+	return f.Close()
+}
+
+func readProfile(path string, parse func(io.Reader) (Profile, error)) (Profile, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read stacks: %w", err)
+	}
+	defer f.Close()
+	p, err := parse(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return p, nil
+}
+
+func summaryCmd(path string, stdout io.Writer) error {
+	f, err := os.Open(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			WriteSummary(stdout, nil)
+			return nil
+		}
+		return fmt.Errorf("verdicts: %w", err)
+	}
+	defer f.Close()
+	v, err := ReadVerdicts(f)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	WriteSummary(stdout, v)
+	return nil
+}

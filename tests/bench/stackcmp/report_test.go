@@ -1,0 +1,72 @@
+package main
+
+import (
+	"bytes"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestVerdicts(t *testing.T) {
+	tests := []struct {
+		name string
+		r    Result
+		want []bool // met, per target in order
+	}{
+		{"all met", Result{Probee: Stats{Samples: 100, Reached: 99}, Perf: Stats{Samples: 50, Reached: 49}, Overlap: 0.9},
+			[]bool{true, true, true}},
+		{"95% is enough, below perf is not", Result{Probee: Stats{Samples: 100, Reached: 95}, Perf: Stats{Samples: 100, Reached: 96}, Overlap: 0.85},
+			[]bool{true, false, true}},
+		{"below 95% and 85%", Result{Probee: Stats{Samples: 1000, Reached: 949}, Perf: Stats{Samples: 10, Reached: 1}, Overlap: 0.849},
+			[]bool{false, true, false}},
+		{"JS share against perf's", Result{Options: Options{JS: true}, Probee: Stats{Samples: 10, Reached: 10, JS: 9}, Perf: Stats{Samples: 10, JS: 10}, Overlap: 1},
+			[]bool{true, true, true, false}},
+		{"no samples", Result{Perf: Stats{Samples: 10, Reached: 10}}, []bool{false, false, false}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := tt.r.Verdicts()
+			var got []bool
+			for i, x := range v {
+				got = append(got, x.Met)
+				if x.Target != targets[i] {
+					t.Errorf("verdict %d is for %q, want %q", i, x.Target, targets[i])
+				}
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("met = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestSummary(t *testing.T) {
+	in := []Verdict{
+		{targetReach, "xz", "99.9%", true},
+		{targetReach, "clang++", "60.0%", false},
+		{targetOverlap, "xz", "97.0%", true},
+	}
+	var file bytes.Buffer
+	if err := WriteVerdicts(&file, in); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadVerdicts(&file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(back, in) {
+		t.Fatalf("read back %+v, want %+v", back, in)
+	}
+	var out strings.Builder
+	WriteSummary(&out, back)
+	want := targetReach + ": not met (xz 99.9%, clang++ 60.0% NOT MET)\n" +
+		targetVsPerf + ": not measured (workload skipped)\n" +
+		targetOverlap + ": met (xz 97.0%)\n" +
+		targetJS + ": not measured (workload skipped)\n"
+	if out.String() != want {
+		t.Errorf("summary:\n%s\nwant:\n%s", out.String(), want)
+	}
+	if _, err := ReadVerdicts(strings.NewReader("a\tb\n")); err == nil {
+		t.Error("ReadVerdicts of a short line: no error")
+	}
+}
