@@ -325,6 +325,12 @@ static __always_inline int entry_step(struct unwind_state *s)
 	return move_to(s, ra, s->sp + 8);
 }
 
+// no_rule_step moves to the caller of a pc without a DWARF rule.
+static __always_inline int no_rule_step(struct unwind_state *s, int first)
+{
+	return first && s->entry ? entry_step(s) : fp_step(s);
+}
+
 // unwind_step records the current frame and moves to its caller: by the
 // pc's DWARF rule where its file has a table, else from [rsp] at a
 // function's entry or by frame pointers (JIT code, Go, tables not loaded
@@ -343,11 +349,11 @@ static __always_inline int unwind_step(struct unwind_state *s, struct proc_info 
 		return STEP_CUT;
 	}
 	if (!(m->flags & MAPPING_TABLE))
-		return first && s->entry ? entry_step(s) : fp_step(s);
+		return no_rule_step(s, first);
 	__u64 tpc = s->ip - m->bias - (s->exact ? 0 : 1);
 	struct unwind_rule *r = find_rule(m, tpc);
-	if (!r)
-		return STEP_CUT;
+	if (!r) // code its table does not cover (V8's embedded builtins in node)
+		return no_rule_step(s, first);
 	return rule_step(s, r);
 }
 
