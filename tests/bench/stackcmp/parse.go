@@ -42,7 +42,30 @@ var (
 // not: a symbol version and an offset into the symbol.
 func normName(s string) string {
 	s = symOffRE.ReplaceAllString(s, "")
-	return versionRE.ReplaceAllString(s, "")
+	return stripParams(versionRE.ReplaceAllString(s, ""))
+}
+
+// stripParams drops the parameter list (and a trailing const) of a
+// demangled C++ name: probee prints node::Start(int, char**) where perf
+// script prints node::Start. Names that do not end in a parameter list
+// ("v8::internal::(anonymous namespace)::Invoke", JS frames) are kept.
+func stripParams(s string) string {
+	t := strings.TrimSuffix(s, " const")
+	if !strings.HasSuffix(t, ")") || strings.HasPrefix(t, "JS:") {
+		return s
+	}
+	depth := 0
+	for i := len(t) - 1; i > 0; i-- {
+		switch t[i] {
+		case ')':
+			depth++
+		case '(':
+			if depth--; depth == 0 {
+				return t[:i]
+			}
+		}
+	}
+	return s
 }
 
 // ParseProbee reads probee's collapsed stacks: `probe;comm;root;...;leaf N`.

@@ -30,7 +30,7 @@ func TestParseProbee(t *testing.T) {
 			Profile{{Comm: "cc", Frames: named("f", "h"), Count: 3}}},
 		{"names with spaces, symbol version stripped",
 			"sample;node;__libc_start_main@@GLIBC_2.34;JS:*fib /tmp/fib.js:1:13;operator new(unsigned long) 2\n",
-			Profile{{Comm: "node", Frames: named("__libc_start_main", "JS:*fib /tmp/fib.js:1:13", "operator new(unsigned long)"), Count: 2}}},
+			Profile{{Comm: "node", Frames: named("__libc_start_main", "JS:*fib /tmp/fib.js:1:13", "operator new"), Count: 2}}},
 		{"launcher samples dropped, blank lines skipped",
 			"sample;probee;0x40a96e 1\n\nsample;lto cgu.0;clone3 4\n",
 			Profile{{Comm: "lto cgu.0", Frames: named("clone3"), Count: 4}}},
@@ -135,6 +135,11 @@ func TestNormName(t *testing.T) {
 		{"get_common_indices.constprop.0", "get_common_indices.constprop.0"},
 		{"operator+", "operator+"},
 		{"JS:*fib /tmp/fib.js:1:13", "JS:*fib /tmp/fib.js:1:13"},
+		{"node::Start(int, char**)", "node::Start"},
+		{"v8::Function::Call(v8::Local<v8::Context>, int, v8::Local<v8::Value>*) const", "v8::Function::Call"},
+		{"std::function<void (int)>::operator()(int) const", "std::function<void (int)>::operator()"},
+		{"v8::internal::(anonymous namespace)::Invoke", "v8::internal::(anonymous namespace)::Invoke"},
+		{"f(g(int))", "f"},
 	}
 	for _, tt := range tests {
 		if got := normName(tt.in); got != tt.want {
