@@ -131,7 +131,7 @@ func (d *dwarfTables) onEvent(ev bpf.ProcessEvent) {
 	switch ev.Type {
 	case bpf.EventGate:
 		d.loadProcess(ev.TGID)
-		if err := bpf.Continue(ev.TGID); err != nil {
+		if err := d.t.sess.Continue(ev.TGID); err != nil {
 			d.t.status.warnf("%v", err)
 		}
 	case bpf.EventExit:
