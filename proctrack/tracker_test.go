@@ -109,7 +109,7 @@ func TestCommandExecBeforeFirstStop(t *testing.T) {
 	r.wantKernel("SetProcessModules 20 [/usr/bin/app]")
 }
 
-// New code mapped by a tracked process (dlopen, mmap) reloads its tables
+// New code mapped by tracked processes (dlopen, mmap) reloads their tables
 // once for all the records that came together; a mapping already loaded
 // and a process not tracked reload nothing.
 func TestNewCodeCoalesced(t *testing.T) {
@@ -117,8 +117,10 @@ func TestNewCodeCoalesced(t *testing.T) {
 	app := r.proc.file(r.proc.root, "/usr/bin/app", appAt)
 	lib := r.proc.file(r.proc.root, "/usr/lib/liba.so", libAt)
 	lib2 := r.proc.file(r.proc.root, "/usr/lib/libb.so", lib2At)
-	r.proc.process(10, r.proc.root, app)
-	r.seen(10)
+	for _, pid := range []int{10, 11} {
+		r.proc.process(pid, r.proc.root, app)
+		r.seen(pid)
+	}
 
 	r.tr.OnMmap(mapped(10, app))
 	r.tr.OnMmap(mapped(99, lib))
@@ -126,14 +128,17 @@ func TestNewCodeCoalesced(t *testing.T) {
 		t.Errorf("a loaded mapping or an untracked process scheduled %d reloads", n)
 	}
 	r.proc.setMaps(10, app, lib, lib2)
+	r.proc.setMaps(11, app, lib)
 	r.tr.OnMmap(mapped(10, lib))
+	r.tr.OnMmap(mapped(11, lib))
 	r.tr.OnMmap(mapped(10, lib2))
 	if n := r.clock.fire(); n != 1 {
-		t.Errorf("%d reloads for two records, want 1", n)
+		t.Errorf("%d reloads for three records, want 1", n)
 	}
-	r.wantKernel("SetProcessModules 10 [/usr/bin/app /usr/lib/liba.so /usr/lib/libb.so]")
+	r.wantKernel("SetProcessModules 10 [/usr/bin/app /usr/lib/liba.so /usr/lib/libb.so]",
+		"SetProcessModules 11 [/usr/bin/app /usr/lib/liba.so]")
 	r.wantSymbols("AddMapping 10 /usr/bin/app", "AddMapping 99 /usr/lib/liba.so",
-		"AddMapping 10 /usr/lib/liba.so", "AddMapping 10 /usr/lib/libb.so")
+		"AddMapping 10 /usr/lib/liba.so", "AddMapping 11 /usr/lib/liba.so", "AddMapping 10 /usr/lib/libb.so")
 }
 
 // A gate stop (dlopen) loads the process's tables, then resumes it, also
