@@ -28,7 +28,7 @@ func runGated(t *testing.T, s *Session, bin string, args ...string) int {
 			err = s.SetProcessModules(ev.TGID, mods)
 		}
 		gated <- err
-		Continue(ev.TGID)
+		s.Continue(ev.TGID)
 	})
 	if err != nil {
 		t.Fatal(err)

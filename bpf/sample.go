@@ -94,8 +94,10 @@ func (s *Session) AttachLdsoGate(path string, stateOff, stateAddr, rdebugAddr ui
 	return nil
 }
 
-// Continue resumes a process stopped by a gate.
-func Continue(pid int) error {
+// Continue resumes a process stopped by a gate. It is a Session method so
+// that the session is the whole kernel side of process tracking
+// (proctrack.Kernel).
+func (s *Session) Continue(pid int) error {
 	if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
 		return fmt.Errorf("resume pid %d after loading its unwind tables: %w", pid, err)
 	}

@@ -18,10 +18,8 @@ func (t *tracer) finish(stdout io.Writer) error {
 	if err := t.sess.Detach(); err != nil {
 		t.status.warnf("detach: %v", err)
 	}
-	if t.dwarf != nil {
-		t.dwarf.stop() // no stacks are taken any more
-	}
-	t.stopEv() // handle queued process notices before symbolizing
+	t.procs.Stop() // no stacks are taken any more
+	t.stopEv()     // handle queued process notices before symbolizing
 	t.stopEv = nil
 	t.mmaps.Flush()
 	snap, err := t.sess.Drain(len(t.labels()))
@@ -172,7 +170,7 @@ func sortedCauses(m map[bpf.DropCause]uint64) []bpf.DropCause {
 // reportTables prints the BPF map memory of the unwind tables, and the
 // largest binary's share.
 func (t *tracer) reportTables() {
-	if t.dwarf == nil {
+	if !t.dwarfOn() {
 		return
 	}
 	ts := t.sess.TableStats()

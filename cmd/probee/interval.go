@@ -1,27 +1,9 @@
 package main
 
 import (
-	"errors"
 	"sync"
-	"syscall"
 	"time"
 )
-
-// The mappings the kernel reports for processes that never hit a probe are
-// forgotten every pruneEvery, pruneGrace after their last record (see
-// resolver.Symbolizer.Prune): memory stays flat on a machine that starts
-// hundreds of processes a second. The grace is long enough for a process
-// notice queued behind a slow unwind-table load (seconds for the largest
-// binaries) to be handled first.
-const (
-	pruneEvery = time.Second
-	pruneGrace = 10 * time.Second
-)
-
-// processAlive reports whether pid still exists (a zombie does).
-func processAlive(pid int) bool {
-	return !errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
-}
 
 // drainEvery moves the kernel's counts into probee every d (--interval) in
 // its own goroutine, so a slow drain never delays Ctrl-C, -d expiry or the

@@ -10,6 +10,7 @@ import (
 	"github.com/probee/probee/bpf"
 	"github.com/probee/probee/output"
 	"github.com/probee/probee/probespec"
+	"github.com/probee/probee/proctrack"
 	"github.com/probee/probee/resolver"
 	"golang.org/x/sys/unix"
 )
@@ -17,7 +18,7 @@ import (
 const maxProbes = bpf.MaxProbes
 
 // tracer is one tracing run: resolved probes, the kernel session, the
-// traced command or pid, and the symbolizer fed by process notices.
+// traced command or pid, the process tracker and the symbolizer it feeds.
 type tracer struct {
 	cfg     *config
 	status  *statusWriter
@@ -28,7 +29,7 @@ type tracer struct {
 	targets [][]resolver.Target // per probe id
 	stopEv  func()
 	mmaps   *bpf.MmapWatcher
-	dwarf   *dwarfTables // nil with --unwind fp
+	procs   *proctrack.Tracker
 }
 
 func trace(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
@@ -58,7 +59,7 @@ func trace(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 			}
 		}()
 	}
-	if err := t.addPIDs(); err != nil {
+	if err := t.track(); err != nil {
 		return err
 	}
 	if err := t.attachAll(); err != nil {
@@ -141,76 +142,32 @@ func (t *tracer) open() error {
 		return err
 	}
 	t.sess = s
+	t.procs = proctrack.New(proctrack.Config{
+		Kernel: s, Symbols: t.sym, Tables: t.dwarfOn(),
+		GoByFramePointers: t.cfg.unwind.goByFramePointers(), SystemWide: !filter,
+		Warnf: t.status.warnf, Debugf: t.status.debugf,
+	})
 	if t.dwarfOn() {
-		t.dwarf = newDwarfTables(t)
 		t.status.infof("DWARF unwinding: %s", depthText(t.cfg.noTail))
 	}
-	if t.mmaps, err = bpf.WatchMmaps(t.onMmap); err != nil {
+	if t.mmaps, err = bpf.WatchMmaps(t.procs.OnMmap); err != nil {
 		return err
 	}
-	t.stopEv, err = s.Events(t.onEvent)
+	t.stopEv, err = s.Events(t.procs.OnProcessEvent)
 	return err
 }
 
-// addPIDs puts the -p process or the paused command in the kernel filter.
-func (t *tracer) addPIDs() error {
-	for _, pid := range []int{t.cfg.pid, t.cmdPID()} {
-		if pid != 0 {
-			if err := t.sess.AddPID(pid); err != nil {
-				return err
-			}
-		}
-	}
+func (t *tracer) dwarfOn() bool { return t.cfg.unwind.dwarf() }
+
+// track follows the -p process or the paused command.
+func (t *tracer) track() error {
 	if t.cfg.pid != 0 {
-		if t.dwarf != nil { // first: a dlopen from now on is held until its tables are loaded
-			t.attachPIDGate(t.cfg.pid)
-		}
-		t.newProcess(t.cfg.pid, 0)
+		return t.procs.TracePID(t.cfg.pid)
 	}
 	if t.cmd != nil {
-		t.sym.Snapshot(t.cmdPID())
-		if t.dwarf != nil {
-			t.dwarf.track(t.cmdPID())
-			t.attachGate()
-		}
+		return t.procs.TraceCommand(t.cmd.pid(), t.cmd.path)
 	}
 	return nil
-}
-
-func (t *tracer) cmdPID() int {
-	if t.cmd == nil {
-		return 0
-	}
-	return t.cmd.pid()
-}
-
-// onEvent handles the kernel's process notices.
-func (t *tracer) onEvent(ev bpf.ProcessEvent) {
-	switch {
-	case ev.Type == bpf.EventNewProcess:
-		t.newProcess(ev.TGID, ev.PPID)
-	case t.dwarf != nil:
-		t.dwarf.onEvent(ev)
-	}
-}
-
-// newProcess snapshots the mappings of a process that hit a probe for the
-// first time (or of -p PID) and, in DWARF mode, loads its unwind tables:
-// one read of /proc/PID/maps serves both. A process already gone (a
-// short-lived forked child) is symbolized with its parent's mappings.
-func (t *tracer) newProcess(pid, ppid int) {
-	var read []resolver.Mapping
-	if t.dwarf != nil {
-		read = t.dwarf.newProcess(pid)
-	}
-	if read != nil {
-		t.sym.SnapshotMaps(pid, read)
-	} else {
-		t.sym.Snapshot(pid)
-	}
-	if ppid != 0 {
-		t.sym.Inherit(pid, ppid)
-	}
 }
 
 // depthText says how deep the kernel walks DWARF stacks.
@@ -219,21 +176,6 @@ func depthText(noTail bool) string {
 		return fmt.Sprintf("inline loop, up to %d frames", bpf.InlineDepth())
 	}
 	return fmt.Sprintf("tail calls, up to %d frames", min(bpf.MaxUserStack, bpf.StepFrames*bpf.MaxTailCalls))
-}
-
-// onMmap records executable mappings as the kernel creates them, so that
-// processes which exit before their maps are read still symbolize.
-func (t *tracer) onMmap(ev bpf.MmapEvent) {
-	if t.dwarf != nil {
-		t.dwarf.onMmap(ev)
-	}
-	if ev.Exec {
-		t.sym.ExecReset(ev.PID)
-		return
-	}
-	t.sym.AddMapping(ev.PID, resolver.Mapping{
-		Start: ev.Start, End: ev.End, Perms: "r-xp", Offset: ev.Pgoff, Inode: ev.Ino, Path: ev.Path,
-	})
 }
 
 func (t *tracer) close() {
@@ -273,12 +215,12 @@ func (t *tracer) wait(ctx context.Context) bool {
 	if t.cfg.interval > 0 {
 		defer t.drainEvery(t.cfg.interval)()
 	}
-	prune := time.NewTicker(pruneEvery)
+	prune := time.NewTicker(proctrack.PruneEvery)
 	defer prune.Stop()
 	for {
 		select {
 		case <-prune.C:
-			t.sym.Prune(pruneGrace, processAlive)
+			t.procs.Prune()
 		case <-ctx.Done():
 			t.status.infof("interrupted: writing outputs")
 			return false

@@ -1,0 +1,40 @@
+// Package proctrack owns the lifecycle of the processes probee traces:
+// which processes and files need unwind tables and symbol snapshots, and
+// when.
+//
+// Its inputs are the targets (TraceCommand for -- CMD, TracePID for -p)
+// and the kernel's records, handed over as they arrive: process notices
+// (a new process and its parent, a gate stop, an exit: OnProcessEvent) and
+// mapping records (an exec, a new executable mapping: OnMmap). From them
+// it decides:
+//
+//   - when a process's unwind tables are (re)loaded: once when it is first
+//     seen, at each gate stop (then it is resumed), and after it maps new
+//     code, the mapping records of one process coalesced into one reload
+//     (reloadDelay) that re-reads /proc/PID/maps rather than patching the
+//     list from records that arrive up to 50 ms late;
+//   - which gate holds the traced command until its tables are loaded (the
+//     ld.so gate, else the ELF entry point of a static command) and the -p
+//     process at each dlopen;
+//   - system-wide, which files get a table by file identity (the first
+//     mapping of each file on the machine, when the path still names the
+//     mapped inode), so a process probee never registered is unwound too;
+//   - which root a process's files are opened under (/proc/PID/root for a
+//     container), and that Go binaries get no table under --unwind auto;
+//   - what the symbolizer hears of each process: one /proc/PID/maps read
+//     serves the snapshot and the tables, a forked child inherits its
+//     parent's mappings, an exec resets them, exited processes are pruned.
+//
+// It does not touch the kernel: every load, gate, filter entry and resume
+// goes through the Kernel interface (*bpf.Session implements it). It does
+// not build tables (unwind.Cache does) or name frames (the Symbols
+// interface, *resolver.Symbolizer). It prints nothing: warnings and
+// progress go to the Warnf and Debugf callbacks, and cmd/probee turns them
+// into status lines. It reads /proc and the traced files under
+// Config.Root, so its tests run on a fake /proc with a fake kernel side
+// that records the calls.
+//
+// OnProcessEvent and OnMmap are called from different goroutines (the
+// notice and the mapping readers); table loads are serialized so that the
+// last load pushed is the freshest /proc read.
+package proctrack

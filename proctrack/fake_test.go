@@ -1,0 +1,338 @@
+package proctrack
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/probee/probee/bpf"
+	"github.com/probee/probee/unwind"
+)
+
+// The fake kernel side, the fake symbolizer and the fake /proc the tests
+// drive a Tracker with. The fakes log their calls as lines
+// ("SetProcessModules 10 /usr/bin/app"), so a test states what it expects
+// as the list of calls.
+
+// callLog is the calls a fake received.
+type callLog struct {
+	mu  sync.Mutex
+	log []string
+}
+
+func (l *callLog) record(format string, args ...any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.log = append(l.log, fmt.Sprintf(format, args...))
+}
+
+// calls returns the calls logged since the last calls.
+func (l *callLog) calls() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	log := l.log
+	l.log = nil
+	return log
+}
+
+// fakeKernel records the calls of the kernel side.
+type fakeKernel struct {
+	callLog
+	byFile  bool  // FindsTablesByFile
+	setErr  error // returned by SetProcessModules
+	contErr error // returned by Continue
+}
+
+func (k *fakeKernel) AddPID(pid int) error { k.record("AddPID %d", pid); return nil }
+
+func (k *fakeKernel) SetProcessModules(pid int, mods []unwind.Module) error {
+	k.record("SetProcessModules %d %s", pid, modNames(mods))
+	return k.setErr
+}
+
+func (k *fakeKernel) SetFileModules(mods []unwind.Module) error {
+	k.record("SetFileModules %s", modNames(mods))
+	return nil
+}
+
+func (k *fakeKernel) FindsTablesByFile() bool { return k.byFile }
+
+func (k *fakeKernel) AttachGate(path string, offset uint64) error {
+	k.record("AttachGate %s", path)
+	return nil
+}
+
+func (k *fakeKernel) AttachLdsoGate(path string, stateOff, stateAddr, rdebugAddr uint64) error {
+	k.record("AttachLdsoGate %s", path)
+	return nil
+}
+
+func (k *fakeKernel) Continue(pid int) error { k.record("Continue %d", pid); return k.contErr }
+
+// modNames names modules by path, "(fp)" marking an empty table (frame
+// pointers only).
+func modNames(mods []unwind.Module) string {
+	var names []string
+	for _, m := range mods {
+		name := m.Path
+		if m.Table == nil || len(m.Table.Entries) == 0 {
+			name += "(fp)"
+		}
+		names = append(names, name)
+	}
+	return "[" + strings.Join(names, " ") + "]"
+}
+
+// fakeSymbols records what the symbolizer is told.
+type fakeSymbols struct {
+	callLog
+	alive func(pid int) bool // Prune's
+}
+
+func (s *fakeSymbols) Snapshot(pid int) error { s.record("Snapshot %d", pid); return nil }
+
+func (s *fakeSymbols) SnapshotMaps(pid int, maps []Mapping) {
+	s.record("SnapshotMaps %d %s", pid, mapNames(maps))
+}
+
+func (s *fakeSymbols) AddMapping(pid int, m Mapping) { s.record("AddMapping %d %s", pid, m.Path) }
+func (s *fakeSymbols) ExecReset(pid int)             { s.record("ExecReset %d", pid) }
+func (s *fakeSymbols) Inherit(child, parent int)     { s.record("Inherit %d %d", child, parent) }
+
+func (s *fakeSymbols) Prune(grace time.Duration, alive func(pid int) bool) int {
+	s.record("Prune")
+	s.alive = alive
+	return 0
+}
+
+func mapNames(maps []Mapping) string {
+	var names []string
+	for _, m := range maps {
+		names = append(names, m.Path)
+	}
+	return "[" + strings.Join(names, " ") + "]"
+}
+
+// manualClock holds the reloads the tracker schedules until fire.
+type manualClock struct {
+	mu      sync.Mutex
+	pending []func()
+}
+
+func (c *manualClock) after(d time.Duration, f func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.pending = append(c.pending, f)
+}
+
+// fire runs the scheduled reloads and returns how many there were.
+func (c *manualClock) fire() int {
+	c.mu.Lock()
+	fs := c.pending
+	c.pending = nil
+	c.mu.Unlock()
+	for _, f := range fs {
+		f()
+	}
+	return len(fs)
+}
+
+// fakeProc is a /proc and a file system in a temporary directory.
+type fakeProc struct {
+	t    *testing.T
+	root string
+}
+
+// elfImage is a small dynamically linked x86-64 ELF file with CFI, copied
+// into the fake trees (coreutils' true: its executable segment is at file
+// offset 0x2000).
+var elfImage = sync.OnceValues(func() ([]byte, error) { return os.ReadFile("/usr/bin/true") })
+
+const elfExecOffset = 0x2000
+
+// file writes the ELF image at name under dir (the fake root or a
+// container's) and returns its executable mapping at start.
+func (f *fakeProc) file(dir, name string, start uint64) Mapping {
+	f.t.Helper()
+	img, err := elfImage()
+	if err != nil {
+		f.t.Skipf("no ELF image to map: %v", err)
+	}
+	path := filepath.Join(dir, name)
+	f.write(path, img)
+	return f.mappingOf(path, name, start)
+}
+
+// mappingOf is the executable mapping of the file at path, named name.
+func (f *fakeProc) mappingOf(path, name string, start uint64) Mapping {
+	f.t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	st := fi.Sys().(*syscall.Stat_t)
+	return Mapping{Start: start, End: start + 0x4000, Perms: "r-xp", Offset: elfExecOffset,
+		Dev: devName(st.Dev), Inode: st.Ino, Path: name}
+}
+
+// heap is a mapping that is not code.
+func heap(start uint64) Mapping {
+	return Mapping{Start: start, End: start + 0x1000, Perms: "rw-p", Dev: "00:00", Path: "[heap]"}
+}
+
+func (f *fakeProc) write(path string, data []byte) {
+	f.t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		f.t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o755); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+func (f *fakeProc) symlink(target, link string) {
+	f.t.Helper()
+	if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+		f.t.Fatal(err)
+	}
+	os.Remove(link)
+	if err := os.Symlink(target, link); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// process creates /proc/PID with its root directory (f.root: probee's own)
+// and its mappings.
+func (f *fakeProc) process(pid int, root string, maps ...Mapping) {
+	f.t.Helper()
+	f.symlink(root, filepath.Join(f.pidDir(pid), "root"))
+	f.setMaps(pid, maps...)
+}
+
+// setMaps rewrites /proc/PID/maps.
+func (f *fakeProc) setMaps(pid int, maps ...Mapping) {
+	f.t.Helper()
+	var b strings.Builder
+	for _, m := range maps {
+		fmt.Fprintf(&b, "%x-%x %s %08x %s %d %s\n", m.Start, m.End, m.Perms, m.Offset, m.Dev, m.Inode, m.Path)
+	}
+	f.write(filepath.Join(f.pidDir(pid), "maps"), []byte(b.String()))
+}
+
+// exit removes /proc/PID.
+func (f *fakeProc) exit(pid int) {
+	f.t.Helper()
+	if err := os.RemoveAll(f.pidDir(pid)); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+func (f *fakeProc) pidDir(pid int) string {
+	return filepath.Join(f.root, "proc", fmt.Sprint(pid))
+}
+
+// rig is a Tracker on fakes.
+type rig struct {
+	t     *testing.T
+	proc  *fakeProc
+	k     *fakeKernel
+	sym   *fakeSymbols
+	clock *manualClock
+	tr    *Tracker
+	mu    sync.Mutex
+	warns []string
+	debug []string
+}
+
+// newRig returns a Tracker with tables on a fake kernel and /proc; edit
+// changes the Config and the fake kernel first.
+func newRig(t *testing.T, edit func(*Config, *fakeKernel)) *rig {
+	r := &rig{t: t, proc: &fakeProc{t, t.TempDir()}, k: &fakeKernel{}, sym: &fakeSymbols{}, clock: &manualClock{}}
+	cfg := Config{Kernel: r.k, Symbols: r.sym, Tables: true, Root: r.proc.root,
+		Warnf: r.logTo(&r.warns), Debugf: r.logTo(&r.debug)}
+	if edit != nil {
+		edit(&cfg, r.k)
+	}
+	r.tr = New(cfg)
+	if r.tr.tables != nil {
+		r.tr.tables.after = r.clock.after
+	}
+	t.Cleanup(r.tr.Stop)
+	return r
+}
+
+func (r *rig) logTo(lines *[]string) func(string, ...any) {
+	return func(format string, args ...any) {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		*lines = append(*lines, fmt.Sprintf(format, args...))
+	}
+}
+
+// warnings returns the warnings so far.
+func (r *rig) warnings() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.warns)
+}
+
+// debugLines returns the debug lines so far.
+func (r *rig) debugLines() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.debug)
+}
+
+// wantKernel checks the kernel calls since the last check.
+func (r *rig) wantKernel(want ...string) {
+	r.t.Helper()
+	if got := r.k.calls(); !slices.Equal(got, want) {
+		r.t.Errorf("kernel calls:\n got %q\nwant %q", got, want)
+	}
+}
+
+// wantSymbols checks the symbolizer calls since the last check.
+func (r *rig) wantSymbols(want ...string) {
+	r.t.Helper()
+	if got := r.sym.calls(); !slices.Equal(got, want) {
+		r.t.Errorf("symbolizer calls:\n got %q\nwant %q", got, want)
+	}
+}
+
+// The kernel's records.
+
+func newProcess(pid, ppid int) bpf.ProcessEvent {
+	return bpf.ProcessEvent{Type: bpf.EventNewProcess, TGID: pid, PID: pid, PPID: ppid}
+}
+
+func gateStop(pid int) bpf.ProcessEvent {
+	return bpf.ProcessEvent{Type: bpf.EventGate, TGID: pid, PID: pid}
+}
+
+func exited(pid int) bpf.ProcessEvent {
+	return bpf.ProcessEvent{Type: bpf.EventExit, TGID: pid, PID: pid}
+}
+
+func mapped(pid int, m Mapping) bpf.MmapEvent {
+	return bpf.MmapEvent{PID: pid, Start: m.Start, End: m.End, Pgoff: m.Offset, Ino: m.Inode, Dev: m.Dev, Path: m.Path}
+}
+
+func execed(pid int) bpf.MmapEvent { return bpf.MmapEvent{PID: pid, Exec: true} }
+
+// ldso puts the machine's ld.so in the fake root, where the fake ELF
+// files' interpreter is, and returns its path there.
+func (r *rig) ldso() string {
+	r.t.Helper()
+	if _, err := os.Stat(defaultInterp); err != nil {
+		r.t.Skipf("no ld.so for the gate: %v", err)
+	}
+	path := r.proc.root + defaultInterp
+	r.proc.symlink(defaultInterp, path)
+	return path
+}

@@ -1,0 +1,122 @@
+package proctrack
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+
+	"github.com/probee/probee/bpf"
+	"golang.org/x/sys/unix"
+)
+
+// fileLoader loads, system-wide, the unwind table of every file the machine
+// maps as code for the first time (the mapping records cover every
+// process), so that the kernel finds it by the file's identity for any
+// process that maps it: the second `ls` of a shell loop, every forked
+// child, a process probee never registered. Loading runs in its own
+// goroutine: the record reader never waits for a table.
+type fileLoader struct {
+	d     *tables
+	mu    sync.Mutex
+	seen  map[fileID]bool
+	queue chan loadReq
+	done  chan struct{}
+}
+
+type fileID struct {
+	dev string
+	ino uint64
+}
+
+type loadReq struct {
+	pid int
+	m   Mapping
+}
+
+func newFileLoader(d *tables) *fileLoader {
+	l := &fileLoader{d: d, seen: map[fileID]bool{}, queue: make(chan loadReq, 1024), done: make(chan struct{})}
+	go l.run(l.queue) // not l.queue read later: close sets it to nil
+	return l
+}
+
+// note queues the file of a new executable mapping unless it was seen.
+func (l *fileLoader) note(ev bpf.MmapEvent) {
+	if ev.Exec || ev.Ino == 0 || !filepath.IsAbs(ev.Path) {
+		return
+	}
+	id := fileID{ev.Dev, ev.Ino}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.seen[id] || l.queue == nil {
+		return
+	}
+	select {
+	case l.queue <- loadReq{ev.PID, mappingOf(ev)}:
+		l.seen[id] = true
+	default: // a burst: a later mapping of the file queues it again
+	}
+}
+
+// close ends the loading goroutine once the queued files are loaded; a
+// later note is dropped.
+func (l *fileLoader) close() {
+	l.mu.Lock()
+	if l.queue != nil {
+		close(l.queue)
+		l.queue = nil
+	}
+	l.mu.Unlock()
+	<-l.done
+}
+
+func (l *fileLoader) run(queue <-chan loadReq) {
+	defer close(l.done)
+	for r := range queue {
+		l.load(r)
+	}
+}
+
+// load gives the kernel the table of the file r maps.
+func (l *fileLoader) load(r loadReq) {
+	t := l.d.t
+	root, err := l.sameFile(r.pid, r.m)
+	if err != nil {
+		t.debugf("unwind table of %s: %v", r.m.Path, err)
+		return
+	}
+	mods, errs := l.d.modulesIn(root, []Mapping{r.m})
+	for _, err := range errs {
+		t.debugf("unwind table: %v", err)
+	}
+	if err := t.k.SetFileModules(mods); err != nil {
+		// Full maps: the file is walked with frame pointers, and the
+		// final table summary says how much was loaded.
+		t.debugf("unwind tables: %v", err)
+	}
+}
+
+// sameFile finds the root under which m's path names the very file the
+// kernel mapped (same device and inode): the process's root while it
+// lives, probee's own once it is gone. A file that is not the mapped one
+// (another build in a container that exited) is not loaded.
+func (l *fileLoader) sameFile(pid int, m Mapping) (string, error) {
+	p := l.d.t.proc
+	for _, root := range []string{p.rootOf(pid), p.root} {
+		fi, err := os.Stat(filepath.Join(root, m.Path))
+		if err != nil {
+			continue
+		}
+		st, ok := fi.Sys().(*syscall.Stat_t)
+		if ok && st.Ino == m.Inode && devName(st.Dev) == m.Dev {
+			return root, nil
+		}
+	}
+	return "", fmt.Errorf("the mapped file (device %s, inode %d) is not at that path any more", m.Dev, m.Inode)
+}
+
+// devName is a device number as /proc/PID/maps prints it ("fd:01").
+func devName(dev uint64) string {
+	return fmt.Sprintf("%02x:%02x", unix.Major(dev), unix.Minor(dev))
+}

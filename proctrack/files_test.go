@@ -1,0 +1,76 @@
+package proctrack
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// System-wide, the first mapping of each file on the machine loads its
+// table, once for every process that maps it; a file in a container is
+// read under the process's root; a path that no longer names the mapped
+// file (replaced since) is skipped.
+func TestFileTables(t *testing.T) {
+	r := newRig(t, func(c *Config, k *fakeKernel) { c.SystemWide, k.byFile = true, true })
+	app := r.proc.file(r.proc.root, "/usr/bin/app", appAt)
+	lib := r.proc.file(r.proc.root, "/usr/lib/liba.so", libAt)
+	for pid := 40; pid < 43; pid++ {
+		r.proc.process(pid, r.proc.root, app, lib)
+		r.tr.OnMmap(mapped(pid, app))
+		r.tr.OnMmap(mapped(pid, lib))
+	}
+	ctr := t.TempDir()
+	r.proc.process(50, ctr)
+	r.tr.OnMmap(mapped(50, r.proc.file(ctr, "/opt/ctr-only", appAt)))
+	old := r.proc.file(r.proc.root, "/usr/lib/libold.so", libAt)
+	r.replace("/usr/lib/libold.so")
+	r.tr.OnMmap(mapped(44, old))
+	r.tr.Stop() // waits for the queued files
+	r.wantKernel("SetFileModules [/usr/bin/app]", "SetFileModules [/usr/lib/liba.so]",
+		"SetFileModules [/opt/ctr-only]")
+	if !slices.ContainsFunc(r.debugLines(), func(l string) bool {
+		return strings.Contains(l, "libold.so") && strings.Contains(l, "not at that path any more")
+	}) {
+		t.Errorf("no debug line for the replaced file: %q", r.debugLines())
+	}
+}
+
+// replace puts a new file at name in the fake root, as a package update
+// does (a new inode renamed over the old path).
+func (r *rig) replace(name string) {
+	r.t.Helper()
+	path := filepath.Join(r.proc.root, name)
+	img, _ := elfImage()
+	r.proc.write(path+".new", img)
+	if err := os.Rename(path+".new", path); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+// Files are loaded by identity only in a system-wide run with DWARF tables,
+// on a kernel that finds tables by file.
+func TestFileTablesWhen(t *testing.T) {
+	tests := []struct {
+		name                       string
+		systemWide, byFile, tables bool
+		want                       []string
+	}{
+		{"system-wide", true, true, true, []string{"SetFileModules [/usr/bin/app]"}},
+		{"-p or -- CMD", false, true, true, nil},
+		{"kernel without bpf_find_vma", true, false, true, nil},
+		{"--unwind fp", true, true, false, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newRig(t, func(c *Config, k *fakeKernel) {
+				c.SystemWide, k.byFile, c.Tables = tt.systemWide, tt.byFile, tt.tables
+			})
+			app := r.proc.file(r.proc.root, "/usr/bin/app", appAt)
+			r.tr.OnMmap(mapped(40, app))
+			r.tr.Stop()
+			r.wantKernel(tt.want...)
+		})
+	}
+}

@@ -1,0 +1,56 @@
+package proctrack
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/probee/probee/internal/procmaps"
+)
+
+// procFS is the file system processes are read from: /proc and the files
+// they map, under root ("" is "/"; tests use a fake tree).
+type procFS struct{ root string }
+
+// path is name under the root (name itself with the real root).
+func (p procFS) path(name string) string {
+	if p.root == "" {
+		return name
+	}
+	return filepath.Join(p.root, name)
+}
+
+// pidPath is /proc/PID/name under the root.
+func (p procFS) pidPath(pid int, name string) string {
+	return p.path(fmt.Sprintf("/proc/%d/%s", pid, name))
+}
+
+// readMaps reads /proc/PID/maps.
+func (p procFS) readMaps(pid int) ([]Mapping, error) {
+	ms, err := procmaps.Read(p.pidPath(pid, "maps"))
+	if err != nil {
+		return nil, fmt.Errorf("read mappings of pid %d: %w (is the process still running?)", pid, err)
+	}
+	return ms, nil
+}
+
+// rootOf is the root pid's files are opened under: probee's own when pid
+// shares it, /proc/PID/root otherwise (a container, or a process gone).
+func (p procFS) rootOf(pid int) string {
+	root := p.pidPath(pid, "root")
+	a, err := os.Stat(root)
+	if err != nil {
+		return root
+	}
+	b, err := os.Stat(p.path("/"))
+	if err != nil || !os.SameFile(a, b) {
+		return root
+	}
+	return p.root
+}
+
+// alive reports whether pid still exists (a zombie does).
+func (p procFS) alive(pid int) bool {
+	_, err := os.Stat(p.pidPath(pid, ""))
+	return err == nil
+}

@@ -1,0 +1,226 @@
+package proctrack
+
+import (
+	"maps"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/probee/probee/bpf"
+	"github.com/probee/probee/resolver"
+	"github.com/probee/probee/unwind"
+)
+
+// tables keeps the kernel's unwind mappings of tracked processes up to
+// date: for -p and -- CMD targets at start and whenever ld.so has mapped
+// new objects (the ld.so gate holds the process until they are loaded,
+// see attachCommandGate), for other processes when they are first seen,
+// and on every new executable mapping record (mappings the gate does not
+// see: mmap'd code, another ld.so).
+type tables struct {
+	t      *Tracker
+	cache  *unwind.Cache
+	goByFP bool                        // Go binaries get an empty table
+	after  func(time.Duration, func()) // time.AfterFunc; tests fire it by hand
+	loadMu sync.Mutex                  // serializes loadProcess
+	mu     sync.Mutex
+	procs  map[int][]Mapping // tracked tgids and their executable mappings
+	goBins map[string]bool   // path -> linked by Go (see modulesIn)
+	dirty  map[int]bool      // tracked tgids with new mappings, reloaded by reloadDirty
+	execs  map[int]bool      // tracked commands that have not exec'd yet
+	closed bool              // set by stop: the kernel session is going away
+	files  *fileLoader       // nil: no system-wide loading by file
+}
+
+// reloadDelay batches the mapping records of a process (ld.so maps several
+// libraries at once; records arrive every 50 ms) into one /proc/PID/maps
+// read, well within the 100 ms in which a new mapping must be unwound.
+const reloadDelay = 2 * time.Millisecond
+
+func newTables(t *Tracker, goByFP bool) *tables {
+	return &tables{t: t, cache: unwind.NewCache(), goByFP: goByFP,
+		after: func(d time.Duration, f func()) { time.AfterFunc(d, f) },
+		procs: map[int][]Mapping{}, goBins: map[string]bool{}, dirty: map[int]bool{}, execs: map[int]bool{}}
+}
+
+// loadProcess reads pid's mappings from /proc, loads their tables and
+// returns the mappings read (nil when none were). It is called from the
+// notice and the mapping goroutines; reading and pushing under one lock
+// makes the last push the freshest read (an older, partial read pushed
+// after the gate's full one would cut stacks).
+func (d *tables) loadProcess(pid int) []Mapping {
+	d.loadMu.Lock()
+	defer d.loadMu.Unlock()
+	if d.closed {
+		return nil
+	}
+	all, err := d.t.proc.readMaps(pid)
+	if err != nil {
+		d.t.debugf("unwind tables of pid %d: %v", pid, err)
+		return nil
+	}
+	var exec []Mapping
+	for _, m := range all {
+		if m.Exec() {
+			exec = append(exec, m)
+		}
+	}
+	d.mu.Lock()
+	d.procs[pid] = exec
+	d.mu.Unlock()
+	d.push(pid, exec)
+	return all
+}
+
+// stop ends table loading before the session closes; it waits for a load
+// in progress.
+func (d *tables) stop() {
+	if d.files != nil {
+		d.files.close()
+	}
+	d.loadMu.Lock()
+	d.closed = true
+	d.loadMu.Unlock()
+}
+
+// push resolves the mappings' tables and writes them to the kernel.
+func (d *tables) push(pid int, maps []Mapping) {
+	mods, errs := d.modules(pid, maps)
+	for _, err := range errs {
+		d.t.debugf("unwind table: %v", err)
+	}
+	if err := d.t.k.SetProcessModules(pid, mods); err != nil {
+		d.t.warnf("unwind tables of pid %d: %v", pid, err)
+	}
+}
+
+// track starts following pid's mappings (from the mapping records) before
+// it has any: a command about to exec. Records of its mappings before the
+// exec (probee's own exec shim) are ignored.
+func (d *tables) track(pid int) {
+	d.mu.Lock()
+	if _, ok := d.procs[pid]; !ok {
+		d.procs[pid] = nil
+		d.execs[pid] = true
+	}
+	d.mu.Unlock()
+}
+
+// newProcess loads the tables of a process seen for the first time and
+// returns the mappings it read (nil when it read none: the process is
+// already tracked, or gone).
+func (d *tables) newProcess(pid int) []Mapping {
+	d.mu.Lock()
+	_, known := d.procs[pid]
+	d.mu.Unlock()
+	if known {
+		return nil
+	}
+	return d.loadProcess(pid)
+}
+
+// gateStop loads the tables of a process a gate stopped, then resumes it:
+// its next instruction may run code that was just mapped.
+func (d *tables) gateStop(pid int) {
+	d.loadProcess(pid)
+	if err := d.t.k.Continue(pid); err != nil {
+		d.t.warnf("%v", err)
+	}
+}
+
+// exit forgets pid: a new process given the same pid starts afresh.
+func (d *tables) exit(pid int) {
+	d.mu.Lock()
+	delete(d.procs, pid)
+	delete(d.execs, pid)
+	d.mu.Unlock()
+}
+
+// onMmap reloads a tracked process's mappings when it maps new code
+// (exec, dlopen). /proc/PID/maps is re-read rather than patched with the
+// record: records arrive up to 50 ms late, and a list rebuilt from them
+// would briefly lack mappings the gate already loaded. The records of one
+// process are coalesced into one reload (see reloadDelay).
+func (d *tables) onMmap(ev bpf.MmapEvent) {
+	if d.files != nil {
+		d.files.note(ev)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if ev.Exec {
+		delete(d.execs, ev.PID)
+		return
+	}
+	known, ok := d.procs[ev.PID]
+	if !ok || d.dirty[ev.PID] || d.execs[ev.PID] {
+		return
+	}
+	for _, m := range known {
+		if m.Start == ev.Start && m.End == ev.End && m.Path == ev.Path {
+			return // already loaded
+		}
+	}
+	if len(d.dirty) == 0 {
+		d.after(reloadDelay, d.reloadDirty)
+	}
+	d.dirty[ev.PID] = true
+}
+
+// reloadDirty reloads the processes onMmap marked.
+func (d *tables) reloadDirty() {
+	d.mu.Lock()
+	pids := slices.Sorted(maps.Keys(d.dirty))
+	clear(d.dirty)
+	d.mu.Unlock()
+	for _, pid := range pids {
+		d.loadProcess(pid)
+	}
+}
+
+// modules resolves pid's executable mappings to their tables. Files are
+// opened by their host path when the process shares probee's root, so
+// that the cache finds a file it already knows from its path and inode
+// (a /proc/PID/root/... path is new for every process).
+func (d *tables) modules(pid int, all []Mapping) ([]unwind.Module, []error) {
+	root := d.t.proc.rootOf(pid)
+	if slices.ContainsFunc(all, func(m Mapping) bool { return m.Deleted }) {
+		root = d.t.proc.pidPath(pid, "root") // the cache opens deleted files via /proc/PID/map_files
+	}
+	return d.modulesIn(root, all)
+}
+
+// modulesIn resolves mappings whose paths are under root.
+//
+// Under --unwind auto, Go binaries get an empty table without building
+// one: Go on amd64 always keeps frame pointers, and its FP chains are
+// complete where its CFI-based walk is not yet (see bpf/doc.go).
+// --unwind dwarf still uses the tables.
+func (d *tables) modulesIn(root string, all []Mapping) ([]unwind.Module, []error) {
+	var mods []unwind.Module
+	var build []Mapping
+	for _, m := range all {
+		if d.goByFP && filepath.IsAbs(m.Path) && d.isGo(filepath.Join(root, m.Path)) {
+			mods = append(mods, unwind.Module{Start: m.Start, End: m.End, Path: m.Path, Table: &unwind.Table{}, Offset: m.Offset, Dev: m.Dev, Inode: m.Inode})
+			continue
+		}
+		build = append(build, m)
+	}
+	built, errs := d.cache.Modules(build, root)
+	return append(mods, built...), errs
+}
+
+// isGo reports whether the file at path was linked by Go (remembered per
+// path).
+func (d *tables) isGo(path string) bool {
+	d.mu.Lock()
+	isGo, ok := d.goBins[path]
+	d.mu.Unlock()
+	if !ok {
+		isGo = resolver.IsGoBinary(path)
+		d.mu.Lock()
+		d.goBins[path] = isGo
+		d.mu.Unlock()
+	}
+	return isGo
+}

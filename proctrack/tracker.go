@@ -1,0 +1,208 @@
+package proctrack
+
+import (
+	"time"
+
+	"github.com/probee/probee/bpf"
+	"github.com/probee/probee/internal/procmaps"
+	"github.com/probee/probee/unwind"
+)
+
+// Mapping is one line of /proc/PID/maps (unwind's and resolver's type).
+type Mapping = procmaps.Mapping
+
+// Kernel is the kernel side process tracking drives. *bpf.Session
+// implements it; tests pass a fake that records the calls.
+type Kernel interface {
+	// AddPID puts a process in the kernel's pid filter (its children
+	// follow it there).
+	AddPID(pid int) error
+	// SetProcessModules replaces pid's executable mappings and their
+	// unwind tables.
+	SetProcessModules(pid int, mods []unwind.Module) error
+	// SetFileModules loads the tables of files the kernel finds by file
+	// identity in any process.
+	SetFileModules(mods []unwind.Module) error
+	// FindsTablesByFile reports whether the kernel uses SetFileModules'
+	// tables (bpf_find_vma).
+	FindsTablesByFile() bool
+	// AttachGate stops processes at a file offset of path (an entry point).
+	AttachGate(path string, offset uint64) error
+	// AttachLdsoGate stops processes each time the ld.so at path has mapped
+	// new objects.
+	AttachLdsoGate(path string, stateOff, stateAddr, rdebugAddr uint64) error
+	// Continue resumes a process a gate stopped.
+	Continue(pid int) error
+}
+
+// Symbols is what the symbolizer is told of processes.
+// *resolver.Symbolizer implements it.
+type Symbols interface {
+	Snapshot(pid int) error
+	SnapshotMaps(pid int, maps []Mapping)
+	AddMapping(pid int, m Mapping)
+	ExecReset(pid int)
+	Inherit(child, parent int)
+	Prune(grace time.Duration, alive func(pid int) bool) int
+}
+
+// Config is what a Tracker drives and how.
+type Config struct {
+	Kernel  Kernel
+	Symbols Symbols
+	// Tables loads unwind tables (--unwind dwarf or auto); without it only
+	// the symbolizer is fed (--unwind fp).
+	Tables bool
+	// GoByFramePointers gives Go binaries an empty table (--unwind auto):
+	// Go on amd64 keeps frame pointers.
+	GoByFramePointers bool
+	// SystemWide is a run with neither -p nor -- CMD: when the kernel finds
+	// tables by file, every file mapped as code gets its table.
+	SystemWide bool
+	// Root is prefixed to /proc and to every file opened; "" is "/".
+	Root string
+	// Warnf and Debugf receive warnings and progress lines; nil discards.
+	Warnf, Debugf func(format string, args ...any)
+}
+
+// Tracker follows the traced processes' lifecycle (see the package doc).
+// Its methods are safe for concurrent use.
+type Tracker struct {
+	k      Kernel
+	sym    Symbols
+	proc   procFS
+	warnf  func(format string, args ...any)
+	debugf func(format string, args ...any)
+	tables *tables // nil: no unwind tables (--unwind fp)
+}
+
+// New returns a Tracker; with cfg.SystemWide and a kernel that finds tables
+// by file, it starts loading the tables of mapped files at once.
+func New(cfg Config) *Tracker {
+	t := &Tracker{k: cfg.Kernel, sym: cfg.Symbols, proc: procFS{cfg.Root},
+		warnf: orDiscard(cfg.Warnf), debugf: orDiscard(cfg.Debugf)}
+	if cfg.Tables {
+		t.tables = newTables(t, cfg.GoByFramePointers)
+		// System-wide only: under -- CMD and -p the ld.so gate holds every
+		// traced process that starts a program until its tables are loaded.
+		if cfg.SystemWide && cfg.Kernel.FindsTablesByFile() {
+			t.tables.files = newFileLoader(t.tables)
+		}
+	}
+	return t
+}
+
+func orDiscard(f func(string, ...any)) func(string, ...any) {
+	if f == nil {
+		return func(string, ...any) {}
+	}
+	return f
+}
+
+// TraceCommand follows the -- CMD process pid, paused before it execs the
+// executable at path (under Root): it enters the kernel filter and, with
+// tables, a gate holds it until its tables are loaded. The mappings it
+// has before the exec (probee's exec shim) are not loaded.
+func (t *Tracker) TraceCommand(pid int, path string) error {
+	if err := t.k.AddPID(pid); err != nil {
+		return err
+	}
+	t.sym.Snapshot(pid)
+	if t.tables != nil {
+		t.tables.track(pid)
+		t.attachCommandGate(t.proc.path(path))
+	}
+	return nil
+}
+
+// TracePID follows the running -p process pid: it enters the kernel
+// filter, its tables are loaded and its symbols snapshotted.
+func (t *Tracker) TracePID(pid int) error {
+	if err := t.k.AddPID(pid); err != nil {
+		return err
+	}
+	if t.tables != nil { // first: a dlopen from now on is held until its tables are loaded
+		t.attachPIDGate(pid)
+	}
+	t.newProcess(pid, 0)
+	return nil
+}
+
+// OnProcessEvent handles a kernel process notice: a process seen for the
+// first time (with its parent), a gate stop, an exit.
+func (t *Tracker) OnProcessEvent(ev bpf.ProcessEvent) {
+	switch {
+	case ev.Type == bpf.EventNewProcess:
+		t.newProcess(ev.TGID, ev.PPID)
+	case t.tables == nil: // no gates, no tables to drop
+	case ev.Type == bpf.EventGate:
+		t.tables.gateStop(ev.TGID)
+	case ev.Type == bpf.EventExit:
+		t.tables.exit(ev.TGID)
+	}
+}
+
+// newProcess snapshots the mappings of a process that hit a probe for the
+// first time (or of -p PID) and, with tables, loads its unwind tables: one
+// read of /proc/PID/maps serves both. A process already gone (a
+// short-lived forked child) is symbolized with its parent's mappings.
+func (t *Tracker) newProcess(pid, ppid int) {
+	var read []Mapping
+	if t.tables != nil {
+		read = t.tables.newProcess(pid)
+	}
+	if read != nil {
+		t.sym.SnapshotMaps(pid, read)
+	} else {
+		t.sym.Snapshot(pid)
+	}
+	if ppid != 0 {
+		t.sym.Inherit(pid, ppid)
+	}
+}
+
+// OnMmap handles a mapping record: an exec, or a new executable mapping.
+// The symbolizer records it, so that processes which exit before their
+// maps are read still symbolize; with tables, a tracked process mapping
+// new code is reloaded and, system-wide, a new file gets its table.
+func (t *Tracker) OnMmap(ev bpf.MmapEvent) {
+	if t.tables != nil {
+		t.tables.onMmap(ev)
+	}
+	if ev.Exec {
+		t.sym.ExecReset(ev.PID)
+		return
+	}
+	t.sym.AddMapping(ev.PID, mappingOf(ev))
+}
+
+// mappingOf is the executable mapping a record reports.
+func mappingOf(ev bpf.MmapEvent) Mapping {
+	return Mapping{Start: ev.Start, End: ev.End, Perms: "r-xp", Offset: ev.Pgoff, Dev: ev.Dev, Inode: ev.Ino, Path: ev.Path}
+}
+
+// The mappings the kernel reports for processes that never hit a probe are
+// forgotten every PruneEvery (the caller's ticker calls Prune), pruneGrace
+// after their last record (see resolver.Symbolizer.Prune): memory stays
+// flat on a machine that starts hundreds of processes a second. The grace
+// is long enough for a process notice queued behind a slow unwind-table
+// load (seconds for the largest binaries) to be handled first.
+const (
+	PruneEvery = time.Second
+	pruneGrace = 10 * time.Second
+)
+
+// Prune makes the symbolizer forget exited processes that never hit a
+// probe; it returns how many were forgotten.
+func (t *Tracker) Prune() int {
+	return t.sym.Prune(pruneGrace, t.proc.alive)
+}
+
+// Stop ends table loading before the kernel session closes: it waits for
+// the loads in progress and the files queued. Records handled afterwards
+// still reach the symbolizer. It is safe to call more than once.
+func (t *Tracker) Stop() {
+	if t.tables != nil {
+		t.tables.stop()
+	}
+}

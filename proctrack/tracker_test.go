@@ -1,0 +1,325 @@
+package proctrack
+
+import (
+	"errors"
+	"os"
+	"slices"
+	"testing"
+)
+
+// Addresses of the fake processes' mappings.
+const (
+	appAt  = 0x400000
+	libAt  = 0x7f0000000000
+	lib2At = 0x7f0000100000
+)
+
+// seen makes pid a tracked process (its tables loaded) and forgets the
+// calls that took.
+func (r *rig) seen(pid int) {
+	r.t.Helper()
+	r.tr.OnProcessEvent(newProcess(pid, 0))
+	r.k.calls()
+	r.sym.calls()
+}
+
+// A process seen for the first time gets its tables loaded and its symbols
+// snapshotted from one /proc/PID/maps read; seen again, nothing is loaded.
+func TestNewProcess(t *testing.T) {
+	r := newRig(t, nil)
+	app := r.proc.file(r.proc.root, "/usr/bin/app", appAt)
+	r.proc.process(10, r.proc.root, app, heap(0x600000))
+	r.tr.OnProcessEvent(newProcess(10, 0))
+	r.wantKernel("SetProcessModules 10 [/usr/bin/app]")
+	r.wantSymbols("SnapshotMaps 10 [/usr/bin/app [heap]]")
+	r.tr.OnProcessEvent(newProcess(10, 0))
+	r.wantKernel()
+	r.wantSymbols("Snapshot 10")
+}
+
+// A forked child inherits its parent's mappings in the symbolizer. A child
+// that is gone before its /proc entry is read loads nothing and is no
+// warning: the parent's mappings name its stacks.
+func TestFork(t *testing.T) {
+	r := newRig(t, nil)
+	app := r.proc.file(r.proc.root, "/usr/bin/app", appAt)
+	r.proc.process(10, r.proc.root, app)
+	r.seen(10)
+
+	r.proc.process(11, r.proc.root, app)
+	r.tr.OnProcessEvent(newProcess(11, 10))
+	r.wantKernel("SetProcessModules 11 [/usr/bin/app]")
+	r.wantSymbols("SnapshotMaps 11 [/usr/bin/app]", "Inherit 11 10")
+
+	r.tr.OnProcessEvent(newProcess(12, 10)) // no /proc/12
+	r.wantKernel()
+	r.wantSymbols("Snapshot 12", "Inherit 12 10")
+	if w := r.warnings(); len(w) > 0 {
+		t.Errorf("warnings for a child gone: %q", w)
+	}
+}
+
+// An exec replaces a tracked process's mappings: the symbolizer forgets
+// them, and the new image's records reload the tables from /proc, which
+// no longer lists the old image.
+func TestExec(t *testing.T) {
+	r := newRig(t, nil)
+	sh := r.proc.file(r.proc.root, "/bin/sh", appAt)
+	app := r.proc.file(r.proc.root, "/usr/bin/app", appAt)
+	r.proc.process(10, r.proc.root, sh)
+	r.seen(10)
+
+	r.proc.setMaps(10, app)
+	r.tr.OnMmap(execed(10))
+	r.tr.OnMmap(mapped(10, app))
+	r.wantSymbols("ExecReset 10", "AddMapping 10 /usr/bin/app")
+	if n := r.clock.fire(); n != 1 {
+		t.Fatalf("%d reloads after the exec, want 1", n)
+	}
+	r.wantKernel("SetProcessModules 10 [/usr/bin/app]")
+}
+
+// The traced command's mappings before its exec (probee's exec shim) load
+// nothing; after the exec its records reload it, and its gate stop loads
+// its tables before it is resumed.
+func TestCommandExecBeforeFirstStop(t *testing.T) {
+	r := newRig(t, nil)
+	ldso := r.ldso()
+	shim := r.proc.file(r.proc.root, "/usr/bin/probee", appAt)
+	app := r.proc.file(r.proc.root, "/usr/bin/app", appAt)
+	r.proc.process(20, r.proc.root, shim)
+	if err := r.tr.TraceCommand(20, "/usr/bin/app"); err != nil {
+		t.Fatal(err)
+	}
+	r.wantKernel("AddPID 20", "AttachLdsoGate "+ldso)
+	r.wantSymbols("Snapshot 20")
+
+	r.tr.OnMmap(mapped(20, shim))
+	if n := r.clock.fire(); n != 0 {
+		t.Errorf("a mapping before the exec scheduled %d reloads", n)
+	}
+	r.proc.setMaps(20, app)
+	r.tr.OnMmap(execed(20))
+	r.tr.OnMmap(mapped(20, app))
+	r.tr.OnProcessEvent(gateStop(20))
+	r.wantKernel("SetProcessModules 20 [/usr/bin/app]", "Continue 20")
+	if n := r.clock.fire(); n != 1 {
+		t.Errorf("%d reloads after the exec, want 1", n)
+	}
+	r.wantKernel("SetProcessModules 20 [/usr/bin/app]")
+}
+
+// New code mapped by tracked processes (dlopen, mmap) reloads their tables
+// once for all the records that came together; a mapping already loaded
+// and a process not tracked reload nothing.
+func TestNewCodeCoalesced(t *testing.T) {
+	r := newRig(t, nil)
+	app := r.proc.file(r.proc.root, "/usr/bin/app", appAt)
+	lib := r.proc.file(r.proc.root, "/usr/lib/liba.so", libAt)
+	lib2 := r.proc.file(r.proc.root, "/usr/lib/libb.so", lib2At)
+	for _, pid := range []int{10, 11} {
+		r.proc.process(pid, r.proc.root, app)
+		r.seen(pid)
+	}
+
+	r.tr.OnMmap(mapped(10, app))
+	r.tr.OnMmap(mapped(99, lib))
+	if n := r.clock.fire(); n != 0 {
+		t.Errorf("a loaded mapping or an untracked process scheduled %d reloads", n)
+	}
+	r.proc.setMaps(10, app, lib, lib2)
+	r.proc.setMaps(11, app, lib)
+	r.tr.OnMmap(mapped(10, lib))
+	r.tr.OnMmap(mapped(11, lib))
+	r.tr.OnMmap(mapped(10, lib2))
+	if n := r.clock.fire(); n != 1 {
+		t.Errorf("%d reloads for three records, want 1", n)
+	}
+	r.wantKernel("SetProcessModules 10 [/usr/bin/app /usr/lib/liba.so /usr/lib/libb.so]",
+		"SetProcessModules 11 [/usr/bin/app /usr/lib/liba.so]")
+	r.wantSymbols("AddMapping 10 /usr/bin/app", "AddMapping 99 /usr/lib/liba.so",
+		"AddMapping 10 /usr/lib/liba.so", "AddMapping 11 /usr/lib/liba.so", "AddMapping 10 /usr/lib/libb.so")
+}
+
+// A gate stop (dlopen) loads the process's tables, then resumes it, also
+// when the load or the resume fails (a warning says so).
+func TestGateStop(t *testing.T) {
+	tests := []struct {
+		name            string
+		gone            bool // /proc/10 unreadable
+		setErr, contErr error
+		kernel, warn    []string
+	}{
+		{name: "loaded",
+			kernel: []string{"SetProcessModules 10 [/usr/bin/app /usr/lib/liba.so]", "Continue 10"}},
+		{name: "kernel refuses the tables", setErr: errors.New("unwind maps full"),
+			kernel: []string{"SetProcessModules 10 [/usr/bin/app /usr/lib/liba.so]", "Continue 10"},
+			warn:   []string{"unwind tables of pid 10: unwind maps full"}},
+		{name: "maps unreadable", gone: true,
+			kernel: []string{"Continue 10"}},
+		{name: "resume fails", contErr: errors.New("resume pid 10: no such process"),
+			kernel: []string{"SetProcessModules 10 [/usr/bin/app /usr/lib/liba.so]", "Continue 10"},
+			warn:   []string{"resume pid 10: no such process"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newRig(t, nil)
+			app := r.proc.file(r.proc.root, "/usr/bin/app", appAt)
+			lib := r.proc.file(r.proc.root, "/usr/lib/liba.so", libAt)
+			r.proc.process(10, r.proc.root, app)
+			r.seen(10)
+			r.proc.setMaps(10, app, lib)
+			if tt.gone {
+				r.proc.exit(10)
+			}
+			r.k.setErr, r.k.contErr = tt.setErr, tt.contErr
+			r.tr.OnProcessEvent(gateStop(10))
+			r.wantKernel(tt.kernel...)
+			if w := r.warnings(); !slices.Equal(w, tt.warn) {
+				t.Errorf("warnings %q, want %q", w, tt.warn)
+			}
+		})
+	}
+}
+
+// An exit drops the process's state: its later records reload nothing.
+func TestExit(t *testing.T) {
+	r := newRig(t, nil)
+	app := r.proc.file(r.proc.root, "/usr/bin/app", appAt)
+	lib := r.proc.file(r.proc.root, "/usr/lib/liba.so", libAt)
+	r.proc.process(10, r.proc.root, app)
+	r.seen(10)
+	r.tr.OnProcessEvent(exited(10))
+	r.proc.setMaps(10, app, lib)
+	r.tr.OnMmap(mapped(10, lib))
+	if n := r.clock.fire(); n != 0 {
+		t.Errorf("a record after the exit scheduled %d reloads", n)
+	}
+	r.wantKernel()
+}
+
+// A new process given the pid of one that exited starts afresh: its tables
+// are loaded, and its records reload it even when the old one was a
+// command that never exec'd.
+func TestPIDReuse(t *testing.T) {
+	r := newRig(t, nil)
+	r.ldso()
+	app := r.proc.file(r.proc.root, "/usr/bin/app", appAt)
+	other := r.proc.file(r.proc.root, "/usr/bin/other", appAt)
+	lib := r.proc.file(r.proc.root, "/usr/lib/liba.so", libAt)
+	r.proc.process(10, r.proc.root, app)
+	r.seen(10)
+	r.tr.OnProcessEvent(exited(10))
+	r.proc.process(10, r.proc.root, other)
+	r.tr.OnProcessEvent(newProcess(10, 1))
+	r.wantKernel("SetProcessModules 10 [/usr/bin/other]")
+
+	if err := r.tr.TraceCommand(20, "/usr/bin/app"); err != nil {
+		t.Fatal(err)
+	}
+	r.tr.OnProcessEvent(exited(20)) // before its exec
+	r.proc.process(20, r.proc.root, other)
+	r.seen(20)
+	r.proc.setMaps(20, other, lib)
+	r.tr.OnMmap(mapped(20, lib))
+	if n := r.clock.fire(); n != 1 {
+		t.Errorf("%d reloads of the new pid 20, want 1", n)
+	}
+	r.wantKernel("SetProcessModules 20 [/usr/bin/other /usr/lib/liba.so]")
+}
+
+// The files of a process in a container are opened under /proc/PID/root.
+func TestContainerRoot(t *testing.T) {
+	r := newRig(t, nil)
+	ctr := t.TempDir()
+	app := r.proc.file(ctr, "/usr/bin/app", appAt) // not in probee's root
+	r.proc.process(30, ctr, app)
+	r.tr.OnProcessEvent(newProcess(30, 0))
+	r.wantKernel("SetProcessModules 30 [/usr/bin/app]")
+}
+
+// The -p process enters the filter, gets the ld.so gate of its own root
+// for its dlopens, and its tables.
+func TestTracePID(t *testing.T) {
+	r := newRig(t, nil)
+	r.ldso()
+	app := r.proc.file(r.proc.root, "/usr/bin/app", appAt)
+	r.proc.process(10, r.proc.root, app)
+	r.proc.symlink(r.proc.root+"/usr/bin/app", r.proc.pidDir(10)+"/exe")
+	if err := r.tr.TracePID(10); err != nil {
+		t.Fatal(err)
+	}
+	r.wantKernel("AddPID 10", "AttachLdsoGate "+r.proc.pidDir(10)+"/root/lib64/ld-linux-x86-64.so.2",
+		"SetProcessModules 10 [/usr/bin/app]")
+	r.wantSymbols("SnapshotMaps 10 [/usr/bin/app]")
+}
+
+// Without tables (--unwind fp) only the symbolizer hears of processes.
+func TestWithoutTables(t *testing.T) {
+	r := newRig(t, func(c *Config, _ *fakeKernel) { c.Tables = false })
+	app := r.proc.file(r.proc.root, "/usr/bin/app", appAt)
+	lib := r.proc.file(r.proc.root, "/usr/lib/liba.so", libAt)
+	r.proc.process(10, r.proc.root, app)
+	if err := r.tr.TraceCommand(10, "/usr/bin/app"); err != nil {
+		t.Fatal(err)
+	}
+	r.tr.OnProcessEvent(newProcess(11, 10))
+	r.tr.OnProcessEvent(gateStop(10))
+	r.tr.OnMmap(mapped(10, lib))
+	r.tr.OnMmap(execed(10))
+	r.tr.OnProcessEvent(exited(10))
+	r.wantKernel("AddPID 10")
+	r.wantSymbols("Snapshot 10", "Snapshot 11", "Inherit 11 10", "AddMapping 10 /usr/lib/liba.so", "ExecReset 10")
+}
+
+// After Stop nothing more is loaded, but the symbolizer still hears of the
+// records handled while the session closes, and stopped processes resume.
+func TestStop(t *testing.T) {
+	r := newRig(t, nil)
+	app := r.proc.file(r.proc.root, "/usr/bin/app", appAt)
+	lib := r.proc.file(r.proc.root, "/usr/lib/liba.so", libAt)
+	r.proc.process(10, r.proc.root, app)
+	r.seen(10)
+	r.tr.Stop()
+	r.proc.setMaps(10, app, lib)
+	r.tr.OnMmap(mapped(10, lib))
+	r.clock.fire()
+	r.tr.OnProcessEvent(gateStop(10))
+	r.wantKernel("Continue 10")
+	r.wantSymbols("AddMapping 10 /usr/lib/liba.so")
+}
+
+// Prune makes the symbolizer forget processes no longer in /proc.
+func TestPrune(t *testing.T) {
+	r := newRig(t, nil)
+	r.proc.process(10, r.proc.root)
+	r.tr.Prune()
+	r.wantSymbols("Prune")
+	if !r.sym.alive(10) || r.sym.alive(11) {
+		t.Errorf("alive(10) = %v, alive(11) = %v; want true, false", r.sym.alive(10), r.sym.alive(11))
+	}
+}
+
+// Under --unwind auto a Go binary gets an empty table without its CFI
+// being read (Go keeps frame pointers); under --unwind dwarf it is read.
+func TestGoByFramePointers(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, byFP := range []bool{true, false} {
+		r := newRig(t, func(c *Config, _ *fakeKernel) { c.GoByFramePointers = byFP })
+		r.proc.symlink(self, r.proc.root+"/usr/bin/gobin")
+		gobin := r.proc.mappingOf(self, "/usr/bin/gobin", appAt)
+		r.proc.process(10, r.proc.root, gobin)
+		r.tr.OnProcessEvent(newProcess(10, 0))
+		r.wantKernel("SetProcessModules 10 [/usr/bin/gobin(fp)]")
+		want := 1
+		if byFP {
+			want = 0
+		}
+		if got := r.tr.tables.cache.Len(); got != want {
+			t.Errorf("GoByFramePointers %v: %d tables read, want %d", byFP, got, want)
+		}
+	}
+}
