@@ -84,7 +84,7 @@ type TableStats struct {
 
 // ErrTablesFull means a binary's table was not loaded for want of room
 // (the table budget, or the shared rule array); the error says which.
-var ErrTablesFull = errors.New("no room for its unwind table: unwound with frame pointers")
+var ErrTablesFull = errors.New("its unwind table does not fit")
 
 // SetProcessModules writes the unwind mappings of process pid: every
 // module's table is loaded on first use, then the process's sorted mapping
@@ -165,12 +165,12 @@ func (s *Session) placeTable(t *unwind.Table) (tableLoc, error) {
 		return tableLoc{}, err
 	}
 	if l.end()*4 > ts.budget {
-		return tableLoc{}, fmt.Errorf("%w: the table needs %s, %s of the %s unwind table budget are in use (raise --unwind-budget)",
+		return tableLoc{}, fmt.Errorf("%w in the unwind table budget (%s needed, %s of %s in use): unwound without it; raise --unwind-budget",
 			ErrTablesFull, byteSize((l.end()-ts.next)*4), byteSize(ts.next*4), byteSize(ts.budget))
 	}
 	entries, err := ts.rules.Entries(t)
 	if errors.Is(err, unwind.ErrRuleSetFull) {
-		return tableLoc{}, fmt.Errorf("%w: more than %d distinct unwind rules", ErrTablesFull, maxRules)
+		return tableLoc{}, fmt.Errorf("%w: more than %d distinct unwind rules: unwound without it", ErrTablesFull, maxRules)
 	}
 	if err != nil {
 		return tableLoc{}, err

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cilium/ebpf"
 	"github.com/probee/probee/internal/testgate"
@@ -158,7 +159,7 @@ func TestTableBounds(t *testing.T) {
 	}{
 		{"pc_low out of order", disorder, 1 << 20, 0, "pc_low 0x8 does not follow 0x10"},
 		{"rule index past the rules", badRule, 1 << 20, 0, "rule index 7 out of range"},
-		{"past the budget", testTable(false), 7*4 - 1, 0, "of the 27 bytes unwind table budget are in use (raise --unwind-budget)"},
+		{"past the budget", testTable(false), 7*4 - 1, 0, "does not fit in the unwind table budget (28 bytes needed, 0 bytes of 27 bytes in use): unwound without it; raise --unwind-budget"},
 		{"rule array full", testTable(true), 1 << 20, 2, ErrTablesFull.Error()},
 	}
 	for _, c := range cases {
@@ -279,9 +280,11 @@ func TestTableLLVM(t *testing.T) {
 		tables = append(tables, tbl)
 		mods = append(mods, module(uint64(i+1)<<40, lib, tbl))
 	}
+	start := time.Now()
 	if err := s.SetProcessModules(5, mods); err != nil {
 		t.Fatal(err)
 	}
+	loaded := time.Since(start)
 	info := procInfo(t, s, 5)
 	if s.tables.next <= 4<<20/4 {
 		t.Errorf("tables end at element %d, want past 4 MiB", s.tables.next)
@@ -292,7 +295,7 @@ func TestTableLLVM(t *testing.T) {
 		checkSearch(t, sliceStorage(mem), tableLoc{pagesOff: m.PagesOff, npages: m.Npages, entriesOff: m.EntriesOff}, tbl, s.tables.rules.Rules)
 	}
 	st := s.TableStats()
-	t.Logf("%d bytes in %d shards (%d bytes of kernel memory)", st.Bytes, st.Shards, st.Shards*ShardBytes)
+	t.Logf("%d bytes in %d shards (%d bytes of kernel memory), written in %v", st.Bytes, st.Shards, st.Shards*ShardBytes, loaded)
 }
 
 // bigTable has n elements (page index and entries), 1000 entries a page.
