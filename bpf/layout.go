@@ -11,8 +11,9 @@ import "fmt"
 // entry at pc_low 0 with the rule of the entry before (0 before the
 // table's first entry: rule 0 is no rule), so the search never reads
 // before it. The gap left behind goes to the previous page, as copies of
-// its last entry (or, when it has none, as such a pad): every page's
-// search finds what it found before.
+// the element before the gap: a search that finds one finds that
+// element's rule, as it would without them. So every page's search finds
+// what it found before.
 
 // tableLayout is where one table goes: its page index at pagesOff, as
 // pages (offsets into the padded entries), then n padded entries; lead[p]
@@ -78,12 +79,8 @@ func (l tableLayout) padEntries(pages, entries []uint32) []uint32 {
 	cur := uint32(0)
 	for p := range len(pages) - 1 {
 		if l.lead[p] {
-			gap := prev &^ 0xffff // pc_low 0: the earlier rule applies
-			if p > 0 && cur > l.pages[p-1] {
-				gap = prev // the previous page's last entry again
-			}
 			for ; cur < l.pages[p]; cur++ {
-				out[cur] = gap
+				out[cur] = prev
 			}
 			prev &^= 0xffff
 			out[cur] = prev

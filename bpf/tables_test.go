@@ -210,13 +210,17 @@ func TestTableBudget(t *testing.T) {
 	}
 }
 
-// Tables beyond one shard and beyond the old fixed 4 MiB: shards are
-// created as tables reach them, and the search finds every entry's rule
-// through the kernel's shards.
+// Tables beyond one shard and beyond the old fixed 4 MiB, one for 160 MB
+// of code: shards are created as tables reach them, and the search finds
+// every entry's rule through the kernel's shards.
 func TestTableShards(t *testing.T) {
 	s := tableSession(t, 64<<20)
 	first := bigTable(shardU32s - 5)
-	big := bigTable(5<<20/4 + 12345) // over 5 MiB
+	counts := make([]int, 160<<20>>16) // 2560 pages of 64 KiB
+	for i := range counts {
+		counts[i] = 100 + i%1000
+	}
+	big := pagedTable(counts) // 1.5M entries: 5.7 MiB
 	tables := []*unwind.Table{first, big, testTable(true)}
 	var mods []unwind.Module
 	for i, tbl := range tables {
