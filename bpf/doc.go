@@ -56,18 +56,28 @@
 //
 // # DWARF unwinding (unwind.h, tables.go)
 //
-// Storage: one shared ARRAY of table entries (u32: pc_low | rule<<16) and
-// one of page indexes, to which each binary's table (unwind.Table, cached
-// by file identity) is appended once (bump allocation, never freed during
-// a session: 1M entries = 4 MiB, about 40 libcs); one shared rule ARRAY
-// (unwind.RuleSet, entries are remapped to it). unwind encodes entries and
-// rules and refuses tables the search would misread; tables.go only
-// places and writes them. No per-binary inner maps,
-// so no fixed-size inner map wastes memory. A process's executable mappings
-// live in proc_maps[tgid] (a sorted array of up to 256 mappings with bias
-// and table offsets, binary-searched per frame); the kernel deletes it at
-// sched_process_exit. Binary searches are branch-free, or the verifier's
-// path count explodes.
+// Storage: one u32 space for every table's page index and entries (u32:
+// pc_low | rule<<16), in shards of 64K elements (256 KiB) that an
+// ARRAY_OF_MAPS (unwind_shards) holds; tables.go creates a shard when a
+// table reaches it, so the kernel holds the tables' bytes and less than
+// one shard more. Each binary's table (unwind.Table, cached by file
+// identity) is appended once, never freed during a session, while the
+// tables fit the table budget (Options.TableBudget, --unwind-budget;
+// DefaultTableBudget, 256 MiB, is 36 times what clang, libLLVM,
+// libclang-cpp, libstdc++ and libc need together); a table past it is
+// refused once with ErrTablesFull, and its binary is walked like code
+// without a table. Rules live in one shared rule ARRAY (unwind.RuleSet,
+// entries are remapped to it). All shards have one size, so the verifier
+// inlines both lookups; a frame takes two shard lookups (the page index's
+// and the page's entries'), as layout.go places a table's page index, and
+// each page's entries with the element before them, within one shard
+// (padding where a page would cross one: 1.4% for libLLVM's table).
+// unwind encodes entries and rules and refuses tables the search would
+// misread; tables.go and layout.go only place and write them. A process's
+// executable mappings live in proc_maps[tgid] (a sorted array of up to 256
+// mappings with bias and table offsets, binary-searched per frame); the
+// kernel deletes it at sched_process_exit. Binary searches are
+// branch-free, or the verifier's path count explodes.
 //
 // Walks: each context kind has its own per-CPU state slot (uprobe,
 // uprobe_multi, kprobe, tracepoint, perf_event). With tail calls (default)

@@ -91,3 +91,43 @@ func TestDWARFChain(t *testing.T) {
 		})
 	}
 }
+
+// TestDWARFChainFarTables walks chain-nofp with its tables placed past
+// 4 MiB of table storage (the old fixed size), the program's table
+// across a shard boundary: every stack complete.
+func TestDWARFChainFarTables(t *testing.T) {
+	bin, _ := filepath.Abs(testgate.Fixture(t, filepath.Join(fixtures, "chain-nofp")))
+	s := openSession(t, Options{FilterPIDs: true, DWARF: true})
+	s.tmu.Lock()
+	_, err := s.loadTable(bigTable(80*shardU32s-4), "/filler")
+	s.tmu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	off := fileOffset(t, bin, "leaf")
+	if st, err := s.AttachUprobes(3, []UprobeTarget{{Path: bin, Offset: off, Entry: true, Name: "leaf"}}, 0, !HaveUprobeMulti()); err != nil || st.Attached != 1 {
+		t.Fatalf("attach: %+v %v", st, err)
+	}
+	runGated(t, s, bin, "300")
+	snap, err := s.Drain(4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var total uint64
+	for _, c := range snap.Counts {
+		if len(c.User) < 7 || c.UserTruncated { // leaf c b a main libc_start _start
+			t.Errorf("user stack (%d frames, truncated %v): %x", len(c.User), c.UserTruncated, c.User)
+		}
+		total += c.Count
+	}
+	if total != 300 || len(snap.Drops) != 0 {
+		t.Errorf("counted %d, drops %v; want 300, none", total, snap.Drops)
+	}
+	st := s.TableStats()
+	for path, n := range st.ByBinary {
+		t.Logf("%s: %d bytes", path, n)
+	}
+	if st.Shards < 81 {
+		t.Errorf("%d shards: the process's tables are not past the filler", st.Shards)
+	}
+}

@@ -76,17 +76,20 @@ func addSeg(ft *probeeFileTable, off, end, delta uint64) bool {
 
 // moduleMapping loads m's table (once per table) and returns its mapping,
 // also recorded in the file tables. A table that does not fit leaves the
-// mapping to frame pointers (the error says so).
+// mapping to frame pointers (the error says so, the first time).
 func (s *Session) moduleMapping(m unwind.Module) (probeeUnwindMapping, error) {
 	um := probeeUnwindMapping{Start: m.Start, End: m.End}
 	var err error
 	if m.Table != nil && len(m.Table.Entries) > 0 {
 		var loc tableLoc
-		if loc, err = s.loadTable(m.Table, m.Path); err == nil {
+		switch loc, err = s.loadTable(m.Table, m.Path); {
+		case err == nil:
 			um.Bias = m.Bias + m.Table.Base
 			um.PagesOff, um.Npages, um.EntriesOff = loc.pagesOff, loc.npages, loc.entriesOff
 			um.Flags = 1
-		} else {
+		case errors.Is(err, errRefused):
+			err = nil // reported when it was refused
+		default:
 			err = fmt.Errorf("%s: %w", m.Path, err)
 		}
 	}

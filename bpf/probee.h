@@ -101,9 +101,9 @@ struct unwind_mapping {
 	__u64 start;
 	__u64 end;
 	__u64 bias;        // load bias + Table.Base
-	__u32 pages_off;   // index of the table's Pages[0] in unwind_pages
+	__u32 pages_off;   // index of the table's Pages[0] in the table storage (unwind_shards)
 	__u32 npages;      // the table has npages+1 page index elements
-	__u32 entries_off; // index of the table's Entries[0] in unwind_entries
+	__u32 entries_off; // index of the table's Entries[0] in the table storage
 	__u32 flags;       // MAPPING_TABLE: 0 means walk frame pointers here
 };
 

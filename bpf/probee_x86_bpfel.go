@@ -149,9 +149,8 @@ const (
 	probeeMapStepsMulti             = "steps_multi"
 	probeeMapStepsPerf              = "steps_perf"
 	probeeMapStepsTp                = "steps_tp"
-	probeeMapUnwindEntries          = "unwind_entries"
-	probeeMapUnwindPages            = "unwind_pages"
 	probeeMapUnwindRules            = "unwind_rules"
+	probeeMapUnwindShards           = "unwind_shards"
 	probeeMapUnwindStates           = "unwind_states"
 	probeeMapUstacks                = "ustacks"
 	probeeProgProbeeExec            = "probee_exec"
@@ -246,30 +245,29 @@ type probeeProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type probeeMapSpecs struct {
-	Counts0       *ebpf.MapSpec `ebpf:"counts0"`
-	Counts1       *ebpf.MapSpec `ebpf:"counts1"`
-	CountsGate    *ebpf.MapSpec `ebpf:"counts_gate"`
-	Drops         *ebpf.MapSpec `ebpf:"drops"`
-	Events        *ebpf.MapSpec `ebpf:"events"`
-	FileTables    *ebpf.MapSpec `ebpf:"file_tables"`
-	Hits          *ebpf.MapSpec `ebpf:"hits"`
-	Kscratch      *ebpf.MapSpec `ebpf:"kscratch"`
-	Kstacks       *ebpf.MapSpec `ebpf:"kstacks"`
-	LdsoAdding    *ebpf.MapSpec `ebpf:"ldso_adding"`
-	Pids          *ebpf.MapSpec `ebpf:"pids"`
-	ProcMaps      *ebpf.MapSpec `ebpf:"proc_maps"`
-	Scratch       *ebpf.MapSpec `ebpf:"scratch"`
-	Seen          *ebpf.MapSpec `ebpf:"seen"`
-	StepsKmulti   *ebpf.MapSpec `ebpf:"steps_kmulti"`
-	StepsKprobe   *ebpf.MapSpec `ebpf:"steps_kprobe"`
-	StepsMulti    *ebpf.MapSpec `ebpf:"steps_multi"`
-	StepsPerf     *ebpf.MapSpec `ebpf:"steps_perf"`
-	StepsTp       *ebpf.MapSpec `ebpf:"steps_tp"`
-	UnwindEntries *ebpf.MapSpec `ebpf:"unwind_entries"`
-	UnwindPages   *ebpf.MapSpec `ebpf:"unwind_pages"`
-	UnwindRules   *ebpf.MapSpec `ebpf:"unwind_rules"`
-	UnwindStates  *ebpf.MapSpec `ebpf:"unwind_states"`
-	Ustacks       *ebpf.MapSpec `ebpf:"ustacks"`
+	Counts0      *ebpf.MapSpec `ebpf:"counts0"`
+	Counts1      *ebpf.MapSpec `ebpf:"counts1"`
+	CountsGate   *ebpf.MapSpec `ebpf:"counts_gate"`
+	Drops        *ebpf.MapSpec `ebpf:"drops"`
+	Events       *ebpf.MapSpec `ebpf:"events"`
+	FileTables   *ebpf.MapSpec `ebpf:"file_tables"`
+	Hits         *ebpf.MapSpec `ebpf:"hits"`
+	Kscratch     *ebpf.MapSpec `ebpf:"kscratch"`
+	Kstacks      *ebpf.MapSpec `ebpf:"kstacks"`
+	LdsoAdding   *ebpf.MapSpec `ebpf:"ldso_adding"`
+	Pids         *ebpf.MapSpec `ebpf:"pids"`
+	ProcMaps     *ebpf.MapSpec `ebpf:"proc_maps"`
+	Scratch      *ebpf.MapSpec `ebpf:"scratch"`
+	Seen         *ebpf.MapSpec `ebpf:"seen"`
+	StepsKmulti  *ebpf.MapSpec `ebpf:"steps_kmulti"`
+	StepsKprobe  *ebpf.MapSpec `ebpf:"steps_kprobe"`
+	StepsMulti   *ebpf.MapSpec `ebpf:"steps_multi"`
+	StepsPerf    *ebpf.MapSpec `ebpf:"steps_perf"`
+	StepsTp      *ebpf.MapSpec `ebpf:"steps_tp"`
+	UnwindRules  *ebpf.MapSpec `ebpf:"unwind_rules"`
+	UnwindShards *ebpf.MapSpec `ebpf:"unwind_shards"`
+	UnwindStates *ebpf.MapSpec `ebpf:"unwind_states"`
+	Ustacks      *ebpf.MapSpec `ebpf:"ustacks"`
 }
 
 // probeeVariableSpecs contains global variables before they are loaded into the kernel.
@@ -306,30 +304,29 @@ func (o *probeeObjects) Close() error {
 //
 // It can be passed to loadProbeeObjects or ebpf.CollectionSpec.LoadAndAssign.
 type probeeMaps struct {
-	Counts0       *ebpf.Map `ebpf:"counts0"`
-	Counts1       *ebpf.Map `ebpf:"counts1"`
-	CountsGate    *ebpf.Map `ebpf:"counts_gate"`
-	Drops         *ebpf.Map `ebpf:"drops"`
-	Events        *ebpf.Map `ebpf:"events"`
-	FileTables    *ebpf.Map `ebpf:"file_tables"`
-	Hits          *ebpf.Map `ebpf:"hits"`
-	Kscratch      *ebpf.Map `ebpf:"kscratch"`
-	Kstacks       *ebpf.Map `ebpf:"kstacks"`
-	LdsoAdding    *ebpf.Map `ebpf:"ldso_adding"`
-	Pids          *ebpf.Map `ebpf:"pids"`
-	ProcMaps      *ebpf.Map `ebpf:"proc_maps"`
-	Scratch       *ebpf.Map `ebpf:"scratch"`
-	Seen          *ebpf.Map `ebpf:"seen"`
-	StepsKmulti   *ebpf.Map `ebpf:"steps_kmulti"`
-	StepsKprobe   *ebpf.Map `ebpf:"steps_kprobe"`
-	StepsMulti    *ebpf.Map `ebpf:"steps_multi"`
-	StepsPerf     *ebpf.Map `ebpf:"steps_perf"`
-	StepsTp       *ebpf.Map `ebpf:"steps_tp"`
-	UnwindEntries *ebpf.Map `ebpf:"unwind_entries"`
-	UnwindPages   *ebpf.Map `ebpf:"unwind_pages"`
-	UnwindRules   *ebpf.Map `ebpf:"unwind_rules"`
-	UnwindStates  *ebpf.Map `ebpf:"unwind_states"`
-	Ustacks       *ebpf.Map `ebpf:"ustacks"`
+	Counts0      *ebpf.Map `ebpf:"counts0"`
+	Counts1      *ebpf.Map `ebpf:"counts1"`
+	CountsGate   *ebpf.Map `ebpf:"counts_gate"`
+	Drops        *ebpf.Map `ebpf:"drops"`
+	Events       *ebpf.Map `ebpf:"events"`
+	FileTables   *ebpf.Map `ebpf:"file_tables"`
+	Hits         *ebpf.Map `ebpf:"hits"`
+	Kscratch     *ebpf.Map `ebpf:"kscratch"`
+	Kstacks      *ebpf.Map `ebpf:"kstacks"`
+	LdsoAdding   *ebpf.Map `ebpf:"ldso_adding"`
+	Pids         *ebpf.Map `ebpf:"pids"`
+	ProcMaps     *ebpf.Map `ebpf:"proc_maps"`
+	Scratch      *ebpf.Map `ebpf:"scratch"`
+	Seen         *ebpf.Map `ebpf:"seen"`
+	StepsKmulti  *ebpf.Map `ebpf:"steps_kmulti"`
+	StepsKprobe  *ebpf.Map `ebpf:"steps_kprobe"`
+	StepsMulti   *ebpf.Map `ebpf:"steps_multi"`
+	StepsPerf    *ebpf.Map `ebpf:"steps_perf"`
+	StepsTp      *ebpf.Map `ebpf:"steps_tp"`
+	UnwindRules  *ebpf.Map `ebpf:"unwind_rules"`
+	UnwindShards *ebpf.Map `ebpf:"unwind_shards"`
+	UnwindStates *ebpf.Map `ebpf:"unwind_states"`
+	Ustacks      *ebpf.Map `ebpf:"ustacks"`
 }
 
 func (m *probeeMaps) Close() error {
@@ -353,9 +350,8 @@ func (m *probeeMaps) Close() error {
 		m.StepsMulti,
 		m.StepsPerf,
 		m.StepsTp,
-		m.UnwindEntries,
-		m.UnwindPages,
 		m.UnwindRules,
+		m.UnwindShards,
 		m.UnwindStates,
 		m.Ustacks,
 	)

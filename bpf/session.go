@@ -33,6 +33,10 @@ type Options struct {
 	SampleProbe uint32
 	// IncludeIdle keeps samples of the idle task.
 	IncludeIdle bool
+	// TableBudget is the most bytes the unwind tables take in kernel
+	// maps (page indexes and entries; 0: DefaultTableBudget). A table
+	// past it is not loaded: its binary is unwound with frame pointers.
+	TableBudget uint64
 	// NoFindVMA turns off finding tables through bpf_find_vma and the
 	// file's identity (the per-process mapping arrays alone, as on kernels
 	// before 5.17): for tests and comparisons.
@@ -83,10 +87,11 @@ func Open(opts Options) (*Session, error) {
 	}
 	s := &Session{opts: opts, acc: newAccumulator(), files: map[probeeFileKey]probeeFileTable{}}
 	s.findVMA = opts.DWARF && HaveFindVMA() && !opts.NoFindVMA
-	s.tables = newTableStore(spec)
+	s.tables = newTableStore(spec, tableBudget(opts))
 	if err := spec.LoadAndAssign(&s.objs, nil); err != nil {
 		return nil, loadError(err)
 	}
+	s.tables.outer = s.objs.UnwindShards
 	if s.gate, err = openCountsGate(s.objs.CountsGate); err != nil {
 		s.Close()
 		return nil, err
@@ -130,6 +135,10 @@ func configure(spec *ebpf.CollectionSpec, opts Options) error {
 			return fmt.Errorf("set %s: %w", name, err)
 		}
 	}
+	if b := tableBudget(opts); b > MaxTableBudget {
+		return fmt.Errorf("unwind table budget of %s is past the %s the table storage addresses", byteSize(b), byteSize(MaxTableBudget))
+	}
+	spec.Maps["unwind_shards"].MaxEntries = shardSlots(tableBudget(opts))
 	if n := opts.MaxStacks; n > 0 {
 		spec.Maps["counts0"].MaxEntries = uint32(n)
 		spec.Maps["counts1"].MaxEntries = uint32(n)
@@ -137,6 +146,14 @@ func configure(spec *ebpf.CollectionSpec, opts Options) error {
 		spec.Maps["kstacks"].MaxEntries = uint32(max(n/4, 1))
 	}
 	return nil
+}
+
+// tableBudget is opts' table budget, the default for 0.
+func tableBudget(opts Options) uint64 {
+	if opts.TableBudget == 0 {
+		return DefaultTableBudget
+	}
+	return opts.TableBudget
 }
 
 var haveLoop = sync.OnceValue(func() bool {
@@ -259,6 +276,9 @@ func (s *Session) Close() error {
 	}
 	s.procs = nil
 	s.gate.close()
+	s.tmu.Lock()
+	s.tables.close()
+	s.tmu.Unlock()
 	errs = append(errs, s.objs.Close())
 	return errors.Join(errs...)
 }

@@ -11,36 +11,63 @@ import (
 	"github.com/probee/probee/unwind"
 )
 
-// Sizes of the shared unwind table maps (elements); see doc.go.
+// The table storage (unwind_shards in unwind.h): one u32 space, in shards
+// created as tables need them; see doc.go.
 const (
-	defaultTableEntries = 1 << 20 // 4 MiB: about 40 libcs
-	defaultTablePages   = 1 << 16
-	maxRules            = 1 << 14
-	maxMappings         = 256 // MAX_MAPPINGS in probee.h
+	shardShift = 16 // SHARD_SHIFT in unwind.h
+	shardU32s  = 1 << shardShift
+	// ShardBytes is the kernel memory of one storage shard: what the
+	// storage holds beyond the tables' own bytes is less than one shard.
+	ShardBytes = shardU32s * 4
+	// DefaultTableBudget is the table budget when Options.TableBudget is 0:
+	// clang with libLLVM, libclang-cpp, libstdc++ and libc needs 7 MiB.
+	DefaultTableBudget = 256 << 20
+	// MaxTableBudget is the most the u32 element offsets address.
+	MaxTableBudget = 16 << 30
+	maxRules       = 1 << 14
+	maxMappings    = 256 // MAX_MAPPINGS in probee.h
 )
 
-// tableLoc is where one binary's table lives in the shared maps.
+// tableLoc is where one binary's table lives in the table storage.
 type tableLoc struct {
 	pagesOff, npages, entriesOff uint32
 }
 
-// tableStore appends tables to the shared arrays once per table (tables
-// come from unwind.Cache, shared by file identity) and interns their rules.
+// tableStore places tables in the table storage once per table (tables
+// come from unwind.Cache, shared by file identity), one after another,
+// page index then entries, and interns their rules. Tables are never
+// freed during a session.
 type tableStore struct {
 	rules        *unwind.RuleSet
 	rulesWritten int
 	loaded       map[*unwind.Table]tableLoc
-	binBytes     map[string]int // path of the first module of each table -> bytes
-	nextEntry    uint32
-	nextPage     uint32
-	entriesCap   uint32
-	pagesCap     uint32
+	refused      map[*unwind.Table]bool // reported once, then unwound with frame pointers
+	binBytes     map[string]int         // path of the first module of each table -> bytes
+	next         uint64                 // the next free element of the storage
+	budget       uint64                 // bytes the tables may take
+	outer        *ebpf.Map              // unwind_shards
+	shardSpec    *ebpf.MapSpec          // its inner map
+	nshards      uint32                 // shards created
+	last         *ebpf.Map              // the last shard created (the one being filled); nil: none
 }
 
-// newTableStore returns an empty store sized after spec's table maps.
-func newTableStore(spec *ebpf.CollectionSpec) tableStore {
+// newTableStore returns an empty store for tables of at most budget bytes.
+func newTableStore(spec *ebpf.CollectionSpec, budget uint64) tableStore {
 	return tableStore{rules: unwind.NewRuleSet(maxRules), loaded: map[*unwind.Table]tableLoc{},
-		entriesCap: spec.Maps["unwind_entries"].MaxEntries, pagesCap: spec.Maps["unwind_pages"].MaxEntries}
+		refused: map[*unwind.Table]bool{}, budget: budget, shardSpec: spec.Maps["unwind_shards"].InnerMap}
+}
+
+// shardSlots is the number of shards a budget needs (unwind_shards' size).
+func shardSlots(budget uint64) uint32 {
+	return uint32(max((budget+ShardBytes-1)/ShardBytes, 1))
+}
+
+// close releases the shard being filled (the outer map holds the others).
+func (ts *tableStore) close() {
+	if ts.last != nil {
+		ts.last.Close()
+		ts.last = nil
+	}
 }
 
 // TableStats describes the unwind tables loaded into the kernel.
@@ -48,13 +75,16 @@ type TableStats struct {
 	Tables int // distinct binaries
 	Bytes  int // bytes of table data written (pages, entries, rules)
 	Rules  int
+	// Shards is the number of table storage shards (ShardBytes each).
+	Shards int
 	// ByBinary is each table's own bytes (pages and entries; the rules
 	// are shared), by the path of the first mapping it was loaded for.
 	ByBinary map[string]int
 }
 
-// ErrTablesFull means the shared table maps have no room for another binary.
-var ErrTablesFull = errors.New("unwind table maps are full: the binary is unwound with frame pointers")
+// ErrTablesFull means a binary's table was not loaded for want of room
+// (the table budget, or the shared rule array); the error says which.
+var ErrTablesFull = errors.New("its unwind table does not fit")
 
 // SetProcessModules writes the unwind mappings of process pid: every
 // module's table is loaded on first use, then the process's sorted mapping
@@ -92,27 +122,55 @@ func (s *Session) TableStats() TableStats {
 	ts := &s.tables
 	return TableStats{
 		Tables:   len(ts.loaded),
-		Bytes:    int(ts.nextEntry)*unwind.EntrySize + int(ts.nextPage)*unwind.PageSize + ts.rulesWritten*unwind.RuleSize,
+		Bytes:    int(ts.next)*4 + ts.rulesWritten*unwind.RuleSize,
 		Rules:    ts.rulesWritten,
+		Shards:   int(ts.nshards),
 		ByBinary: maps.Clone(ts.binBytes),
 	}
 }
 
-// loadTable appends t to the shared maps once; path names it in TableStats.
-// unwind encodes the entries and rules (and refuses tables the BPF search
-// would misread); this only places and writes them.
+// loadTable places t in the table storage once; path names it in
+// TableStats. unwind encodes the entries and rules (and refuses tables
+// the BPF search would misread); this only places and writes them. A
+// refused table is reported once, then left to frame pointers silently.
 func (s *Session) loadTable(t *unwind.Table, path string) (tableLoc, error) {
 	ts := &s.tables
 	if loc, ok := ts.loaded[t]; ok {
 		return loc, nil
 	}
-	np, ne := len(t.Pages), len(t.Entries)
-	if uint64(ts.nextPage)+uint64(np) > uint64(ts.pagesCap) || uint64(ts.nextEntry)+uint64(ne) > uint64(ts.entriesCap) {
-		return tableLoc{}, ErrTablesFull
+	if ts.refused[t] {
+		return tableLoc{}, errRefused
+	}
+	loc, err := s.placeTable(t)
+	if err != nil {
+		ts.refused[t] = true
+		return tableLoc{}, err
+	}
+	ts.loaded[t] = loc
+	if ts.binBytes == nil {
+		ts.binBytes = map[string]int{}
+	}
+	ts.binBytes[path] += (len(t.Pages) + len(t.Entries)) * 4
+	return loc, nil
+}
+
+// errRefused marks a table refused before: no new error to report.
+var errRefused = errors.New("unwind table refused before")
+
+// placeTable writes t's rules, page index and entries within the budget.
+func (s *Session) placeTable(t *unwind.Table) (tableLoc, error) {
+	ts := &s.tables
+	l, err := layoutTable(ts.next, t.Pages)
+	if err != nil {
+		return tableLoc{}, err
+	}
+	if l.end()*4 > ts.budget {
+		return tableLoc{}, fmt.Errorf("%w in the unwind table budget (%s needed, %s of %s in use): unwound without it; raise --unwind-budget",
+			ErrTablesFull, byteSize((l.end()-ts.next)*4), byteSize(ts.next*4), byteSize(ts.budget))
 	}
 	entries, err := ts.rules.Entries(t)
 	if errors.Is(err, unwind.ErrRuleSetFull) {
-		return tableLoc{}, fmt.Errorf("more than %d distinct unwind rules: %w", maxRules, ErrTablesFull)
+		return tableLoc{}, fmt.Errorf("%w: more than %d distinct unwind rules: unwound without it", ErrTablesFull, maxRules)
 	}
 	if err != nil {
 		return tableLoc{}, err
@@ -120,21 +178,66 @@ func (s *Session) loadTable(t *unwind.Table, path string) (tableLoc, error) {
 	if err := s.writeRules(); err != nil {
 		return tableLoc{}, err
 	}
-	loc := tableLoc{pagesOff: ts.nextPage, npages: uint32(np - 1), entriesOff: ts.nextEntry}
-	if err := putRange(s.objs.UnwindPages, loc.pagesOff, t.Pages); err != nil {
+	if err := ts.write(l.pagesOff, l.pages); err != nil {
 		return tableLoc{}, fmt.Errorf("write unwind pages: %w", err)
 	}
-	if err := putRange(s.objs.UnwindEntries, loc.entriesOff, entries); err != nil {
+	if err := ts.write(l.entriesOff(), l.padEntries(t.Pages, entries)); err != nil {
 		return tableLoc{}, fmt.Errorf("write unwind entries: %w", err)
 	}
-	ts.nextPage += uint32(np)
-	ts.nextEntry += uint32(ne)
-	ts.loaded[t] = loc
-	if ts.binBytes == nil {
-		ts.binBytes = map[string]int{}
+	ts.next = l.end()
+	return tableLoc{pagesOff: uint32(l.pagesOff), npages: uint32(len(t.Pages) - 1), entriesOff: uint32(l.entriesOff())}, nil
+}
+
+// byteSize prints n bytes for people: 512 bytes, 93.4 KiB, 3.3 MiB.
+func byteSize(n uint64) string {
+	switch {
+	case n < 1<<10:
+		return fmt.Sprintf("%d bytes", n)
+	case n < 1<<20:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	case n < 1<<30:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
 	}
-	ts.binBytes[path] += ne*unwind.EntrySize + np*unwind.PageSize
-	return loc, nil
+	return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+}
+
+// write puts vals at elements off.. of the storage, shard by shard.
+func (ts *tableStore) write(off uint64, vals []uint32) error {
+	for len(vals) > 0 {
+		m, err := ts.shard(uint32(off >> shardShift))
+		if err != nil {
+			return err
+		}
+		in := uint32(off & (shardU32s - 1))
+		n := min(uint64(len(vals)), uint64(shardU32s-in))
+		if err := putRange(m, in, vals[:n]); err != nil {
+			return err
+		}
+		vals, off = vals[n:], off+n
+	}
+	return nil
+}
+
+// shard returns shard i for writing: the last one created, or a new one
+// (tables are placed in order, so no earlier shard is written again).
+func (ts *tableStore) shard(i uint32) (*ebpf.Map, error) {
+	if ts.nshards > 0 && i == ts.nshards-1 {
+		return ts.last, nil
+	}
+	if i != ts.nshards {
+		return nil, fmt.Errorf("table storage shard %d written out of order (%d created)", i, ts.nshards)
+	}
+	m, err := ebpf.NewMap(ts.shardSpec)
+	if err != nil {
+		return nil, fmt.Errorf("create table storage shard %d: %w", i, err)
+	}
+	if err := ts.outer.Put(i, m); err != nil {
+		m.Close()
+		return nil, fmt.Errorf("add table storage shard %d: %w", i, err)
+	}
+	ts.close()
+	ts.last, ts.nshards = m, ts.nshards+1
+	return m, nil
 }
 
 // writeRules writes the rules added since the last call.

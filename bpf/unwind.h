@@ -71,21 +71,29 @@ struct {
 	__type(value, struct proc_info);
 } proc_maps SEC(".maps");
 
-// Tables of all loaded binaries, appended one after another (sizes set by
-// the loader); rules are shared (unwind.RuleSet).
-struct {
+// Table storage: one u32 space in shards of SHARD_U32S elements, created
+// by the loader as tables need them (unwind_shards[i] holds elements
+// i*SHARD_U32S..; max_entries set by the loader from the table budget).
+// Each table's page index and entries lie one after the other in it (at
+// pages_off, entries_off; the entries padded, see find_rule); rules are
+// shared (unwind.RuleSet). All shards have one size, so the verifier
+// inlines the lookups.
+#define SHARD_SHIFT 16
+#define SHARD_U32S (1 << SHARD_SHIFT) // 256 KiB per shard
+
+struct unwind_shard {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1 << 20);
+	__uint(max_entries, SHARD_U32S);
 	__type(key, __u32);
-	__type(value, __u32); // u16 pc_low | u16 rule << 16
-} unwind_entries SEC(".maps");
+	__type(value, __u32); // page index element, or u16 pc_low | u16 rule << 16
+};
 
 struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1 << 16);
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1024);
 	__type(key, __u32);
-	__type(value, __u32);
-} unwind_pages SEC(".maps");
+	__array(values, struct unwind_shard);
+} unwind_shards SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -175,9 +183,19 @@ static __always_inline struct unwind_mapping *find_mapping(struct proc_info *p, 
 	return m;
 }
 
-static __always_inline __u32 load_u32(void *map, __u32 idx, int *ok)
+// storage_shard returns the shard of the table storage that holds
+// element idx; NULL: none was created.
+static __always_inline void *storage_shard(__u32 idx)
 {
-	__u32 *v = bpf_map_lookup_elem(map, &idx);
+	__u32 i = idx >> SHARD_SHIFT;
+	return bpf_map_lookup_elem(&unwind_shards, &i);
+}
+
+// shard_u32 reads element idx of the table storage from sh, its shard.
+static __always_inline __u32 shard_u32(void *sh, __u32 idx, int *ok)
+{
+	__u32 off = idx & (SHARD_U32S - 1);
+	__u32 *v = bpf_map_lookup_elem(sh, &off);
 	if (!v) {
 		*ok = 0;
 		return 0;
@@ -185,7 +203,10 @@ static __always_inline __u32 load_u32(void *map, __u32 idx, int *ok)
 	return *v;
 }
 
-// find_rule looks up table pc tpc in m's table; NULL: no rule.
+// find_rule looks up table pc tpc in m's table; NULL: no rule. The loader
+// places a table's page index in one shard, and each page's entries with
+// the element before them in one shard (padding where needed), so a frame
+// takes two shard lookups.
 static __always_inline struct unwind_rule *find_rule(struct unwind_mapping *m, __u64 tpc)
 {
 	__u64 page = tpc >> 16;
@@ -194,24 +215,28 @@ static __always_inline struct unwind_rule *find_rule(struct unwind_mapping *m, _
 
 	if (page >= m->npages)
 		return NULL;
-	__u32 lo = load_u32(&unwind_pages, m->pages_off + (__u32)page, &ok);
-	__u32 hi = load_u32(&unwind_pages, m->pages_off + (__u32)page + 1, &ok);
-	if (!ok)
+	__u32 pi = m->pages_off + (__u32)page;
+	void *sh = storage_shard(pi);
+	if (!sh)
+		return NULL;
+	__u32 lo = shard_u32(sh, pi, &ok);
+	__u32 hi = shard_u32(sh, pi + 1, &ok);
+	if (!ok || !(sh = storage_shard(m->entries_off + lo)))
 		return NULL;
 	// Last entry in [lo, hi) with pc_low <= low (branch-free lower bound).
 	__u32 base = lo, n = hi - lo;
 	for (int i = 0; i < 17 && n > 1; i++) {
 		__u32 half = n / 2;
-		__u32 e = load_u32(&unwind_entries, m->entries_off + base + half, &ok);
+		__u32 e = shard_u32(sh, m->entries_off + base + half, &ok);
 		base += half * le(e & 0xffff, low);
 		n -= half;
 	}
-	__u32 e = load_u32(&unwind_entries, m->entries_off + base, &ok);
+	__u32 e = shard_u32(sh, m->entries_off + base, &ok);
 	if (hi <= lo || (e & 0xffff) > low) {
 		// None in this page: the last entry of an earlier page applies.
 		if (base == 0)
 			return NULL;
-		e = load_u32(&unwind_entries, m->entries_off + base - 1, &ok);
+		e = shard_u32(sh, m->entries_off + base - 1, &ok);
 	}
 	if (!ok)
 		return NULL;

@@ -52,6 +52,7 @@ type config struct {
 	noKprobeMulti bool // --no-kprobe-multi: one kprobe link per function
 	maxStacks     int
 	noTail        bool     // --no-tail-calls: DWARF unwinding with the inline loop only
+	unwindBudget  byteSize // --unwind-budget: bytes of unwind tables in the kernel (0: default)
 	idle          bool     // --include-idle: keep idle samples with --sample
 	lines         bool     // --lines: append :file:line to frames
 	noInline      bool     // --no-inline: no inline frames from DWARF
@@ -96,6 +97,7 @@ func newFlagSet(cfg *config, stderr io.Writer) *flag.FlagSet {
 	fs.IntVar(&cfg.maxStacks, "max-stacks", 0, "")
 	fs.DurationVar(&cfg.interval, "interval", -1, "")
 	fs.BoolVar(&cfg.noTail, "no-tail-calls", false, "")
+	fs.Var(&cfg.unwindBudget, "unwind-budget", "")
 	fs.BoolVar(&cfg.idle, "include-idle", false, "")
 	fs.BoolVar(&cfg.lines, "lines", false, "")
 	fs.BoolVar(&cfg.noInline, "no-inline", false, "")

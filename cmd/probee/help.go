@@ -41,6 +41,9 @@ Output (outputs are always written, also on Ctrl-C and -d expiry):
   --unwind MODE       fp (frame pointers), dwarf (.eh_frame tables in BPF) or auto
                       (default: dwarf where a binary has tables, frame pointers for Go)
   --no-tail-calls     DWARF unwinding with the in-program loop instead of tail calls
+  --unwind-budget SIZE
+                      most kernel memory for unwind tables (default 256M; clang with
+                      libLLVM needs 7M): a binary past it is walked without its table
   --lines             append :file:line to frames (from DWARF)
   --no-inline         no frames for inlined calls
   --max-stacks N      size of the in-kernel count and user stack maps, kernel stacks N/4

@@ -135,7 +135,7 @@ func (t *tracer) open() error {
 	filter := t.cfg.pid != 0 || len(t.cfg.command) > 0
 	s, err := bpf.Open(bpf.Options{
 		FilterPIDs: filter, MaxStacks: t.cfg.maxStacks, DWARF: t.dwarfOn(),
-		NoTailCalls: t.cfg.noTail, SampleProbe: uint32(len(t.cfg.probes)), IncludeIdle: t.cfg.idle,
+		NoTailCalls: t.cfg.noTail, TableBudget: uint64(t.cfg.unwindBudget), SampleProbe: uint32(len(t.cfg.probes)), IncludeIdle: t.cfg.idle,
 		NoFindVMA: os.Getenv("PROBEE_NO_FIND_VMA") == "1", // hidden: tests/bench/65-system-wide.sh compares
 	})
 	if err != nil {
