@@ -1,6 +1,7 @@
 package proctrack
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -90,9 +91,11 @@ func (l *fileLoader) load(r loadReq) {
 	for _, err := range errs {
 		t.debugf("unwind table: %v", err)
 	}
-	if err := t.k.SetFileModules(mods); err != nil {
-		// Full maps: the file is walked with frame pointers, and the
-		// final table summary says how much was loaded.
+	if err := t.k.SetFileModules(mods); errors.Is(err, bpf.ErrTablesFull) {
+		// Past --unwind-budget: said once per file (the kernel side
+		// refuses a table once), which is then walked with frame pointers.
+		t.warnf("unwind tables: %v", err)
+	} else if err != nil {
 		t.debugf("unwind tables: %v", err)
 	}
 }
