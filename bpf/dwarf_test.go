@@ -74,21 +74,28 @@ func TestDWARFChain(t *testing.T) {
 			if err := s.objs.ProcMaps.Lookup(uint32(pid), &info); err == nil {
 				t.Errorf("pid %d exited but its unwind mappings are still in proc_maps", pid)
 			}
-			snap, err := s.Drain(4)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var total uint64
-			for _, c := range snap.Counts {
-				if len(c.User) < 7 || c.UserTruncated { // leaf c b a main libc_start _start
-					t.Errorf("user stack (%d frames, truncated %v): %x", len(c.User), c.UserTruncated, c.User)
-				}
-				total += c.Count
-			}
-			if total != 500 || len(snap.Drops) != 0 {
-				t.Errorf("counted %d, drops %v; want 500, none", total, snap.Drops)
-			}
+			checkChainStacks(t, s, 500)
 		})
+	}
+}
+
+// checkChainStacks drains s and wants calls events of chain-nofp's leaf,
+// each with a complete user stack, and no drops.
+func checkChainStacks(t *testing.T, s *Session, calls uint64) {
+	t.Helper()
+	snap, err := s.Drain(4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var total uint64
+	for _, c := range snap.Counts {
+		if len(c.User) < 7 || c.UserTruncated { // leaf c b a main libc_start _start
+			t.Errorf("user stack (%d frames, truncated %v): %x", len(c.User), c.UserTruncated, c.User)
+		}
+		total += c.Count
+	}
+	if total != calls || len(snap.Drops) != 0 {
+		t.Errorf("counted %d, drops %v; want %d, none", total, snap.Drops, calls)
 	}
 }
 
@@ -109,20 +116,7 @@ func TestDWARFChainFarTables(t *testing.T) {
 		t.Fatalf("attach: %+v %v", st, err)
 	}
 	runGated(t, s, bin, "300")
-	snap, err := s.Drain(4)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var total uint64
-	for _, c := range snap.Counts {
-		if len(c.User) < 7 || c.UserTruncated { // leaf c b a main libc_start _start
-			t.Errorf("user stack (%d frames, truncated %v): %x", len(c.User), c.UserTruncated, c.User)
-		}
-		total += c.Count
-	}
-	if total != 300 || len(snap.Drops) != 0 {
-		t.Errorf("counted %d, drops %v; want 300, none", total, snap.Drops)
-	}
+	checkChainStacks(t, s, 300)
 	st := s.TableStats()
 	for path, n := range st.ByBinary {
 		t.Logf("%s: %d bytes", path, n)
