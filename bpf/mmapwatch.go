@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"github.com/probee/probee/internal/procmaps"
 	"os"
 	"sort"
 	"strconv"
@@ -216,7 +217,7 @@ func parseMmap2(b []byte) (MmapEvent, bool) {
 	ev := MmapEvent{
 		PID: int(ne.Uint32(b)), Start: addr, End: addr + length,
 		Pgoff: ne.Uint64(b[24:]), Ino: ne.Uint64(b[40:]), Path: string(name),
-		Dev: fmt.Sprintf("%02x:%02x", ne.Uint32(b[32:]), ne.Uint32(b[36:])),
+		Dev: procmaps.DevName(ne.Uint32(b[32:]), ne.Uint32(b[36:])),
 	}
 	return ev, true
 }

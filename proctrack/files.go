@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/probee/probee/bpf"
+	"github.com/probee/probee/internal/procmaps"
 	"golang.org/x/sys/unix"
 )
 
@@ -119,7 +120,7 @@ func (l *fileLoader) sameFile(pid int, m Mapping) (string, error) {
 	return "", fmt.Errorf("the mapped file (device %s, inode %d) is not at that path any more", m.Dev, m.Inode)
 }
 
-// devName is a device number as /proc/PID/maps prints it ("fd:01").
+// devName is a stat device number as /proc/PID/maps prints it ("fd:01").
 func devName(dev uint64) string {
-	return fmt.Sprintf("%02x:%02x", unix.Major(dev), unix.Minor(dev))
+	return procmaps.DevName(unix.Major(dev), unix.Minor(dev))
 }

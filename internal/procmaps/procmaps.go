@@ -24,6 +24,12 @@ type Mapping struct {
 	Deleted    bool   // the file was deleted (" (deleted)" suffix, stripped from Path)
 }
 
+// DevName is a device's major:minor as /proc/PID/maps prints it ("fd:01"),
+// the form of Mapping.Dev.
+func DevName(major, minor uint32) string {
+	return fmt.Sprintf("%02x:%02x", major, minor)
+}
+
 // Exec reports whether the mapping is executable.
 func (m Mapping) Exec() bool { return len(m.Perms) >= 3 && m.Perms[2] == 'x' }
 
