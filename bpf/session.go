@@ -41,6 +41,9 @@ type Options struct {
 	// file's identity (the per-process mapping arrays alone, as on kernels
 	// before 5.17): for tests and comparisons.
 	NoFindVMA bool
+	// Measure makes function probes measure time or an argument instead
+	// of counting hits (latency.go).
+	Measure Measure
 }
 
 // Session is a loaded set of probee programs and maps plus their links.
@@ -104,6 +107,10 @@ func Open(opts Options) (*Session, error) {
 		s.Close()
 		return nil, err
 	}
+	if err := s.attachLatencyExit(); err != nil {
+		s.Close()
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -135,6 +142,9 @@ func configure(spec *ebpf.CollectionSpec, opts Options) error {
 			return fmt.Errorf("set %s: %w", name, err)
 		}
 	}
+	if err := configureMeasure(spec, opts.Measure); err != nil {
+		return err
+	}
 	if b := tableBudget(opts); b > MaxTableBudget {
 		return fmt.Errorf("unwind table budget of %s is past the %s the table storage addresses", byteSize(b), byteSize(MaxTableBudget))
 	}
@@ -142,6 +152,8 @@ func configure(spec *ebpf.CollectionSpec, opts Options) error {
 	if n := opts.MaxStacks; n > 0 {
 		spec.Maps["counts0"].MaxEntries = uint32(n)
 		spec.Maps["counts1"].MaxEntries = uint32(n)
+		spec.Maps["measures0"].MaxEntries = uint32(n)
+		spec.Maps["measures1"].MaxEntries = uint32(n)
 		spec.Maps["ustacks"].MaxEntries = uint32(n)
 		spec.Maps["kstacks"].MaxEntries = uint32(max(n/4, 1))
 	}
