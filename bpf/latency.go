@@ -56,7 +56,7 @@ type ProbeMeasure struct {
 	Unmatched         uint64 // returns without their entry (e.g. the call began before tracing)
 	TooDeep           uint64 // entered with LatencyDepth calls in flight: not timed
 	NoRoom            uint64 // no room for the thread's calls in flight: not timed
-	InFlight          uint64 // still running when tracing stopped
+	InFlight          uint64 // not returned when tracing stopped (running, or left by a panic nothing noticed)
 }
 
 func configureMeasure(spec *ebpf.CollectionSpec, m Measure) error {

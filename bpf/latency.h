@@ -169,27 +169,27 @@ static __always_inline int measured_slot(__u32 slot)
 	       (slot == SLOT_UPROBE || slot == SLOT_UPROBE_MULTI || slot == SLOT_KPROBE);
 }
 
-// func_arg reads integer argument n of the function whose entry regs
-// are: System V for C and the kernel, ABIInternal for Go.
+// ctx_reg reads a register of r. The barrier keeps each read at its
+// constant offset: the verifier refuses a ctx access at a computed
+// offset, which the compiler makes of a switch over registers.
+#define ctx_reg(r, name)                               \
+	({                                             \
+		__u64 v_ = (r)->name;                  \
+		asm volatile("" : "+r"(v_)::"memory"); \
+		v_;                                    \
+	})
+
+// func_arg reads integer argument n (0-5) of the function whose entry
+// regs are: System V for C and the kernel, ABIInternal for Go.
 static __always_inline __u64 func_arg(struct pt_regs *r, __u32 n, int go)
 {
-	if (go) {
-		switch (n) {
-		case 0: return r->rax;
-		case 1: return r->rbx;
-		case 2: return r->rcx;
-		case 3: return r->rdi;
-		case 4: return r->rsi;
-		default: return r->r8;
-		}
-	}
 	switch (n) {
-	case 0: return r->rdi;
-	case 1: return r->rsi;
-	case 2: return r->rdx;
-	case 3: return r->rcx;
-	case 4: return r->r8;
-	default: return r->r9;
+	case 0: return go ? ctx_reg(r, rax) : ctx_reg(r, rdi);
+	case 1: return go ? ctx_reg(r, rbx) : ctx_reg(r, rsi);
+	case 2: return go ? ctx_reg(r, rcx) : ctx_reg(r, rdx);
+	case 3: return go ? ctx_reg(r, rdi) : ctx_reg(r, rcx);
+	case 4: return go ? ctx_reg(r, rsi) : ctx_reg(r, r8);
+	default: return go ? ctx_reg(r, r8) : ctx_reg(r, r9);
 	}
 }
 

@@ -129,7 +129,7 @@ func untimedText(s ProbeSummary) string {
 	}
 	add(s.Unwound, "never returned (longjmp, exception or panic past them)")
 	add(s.Exited, "ended by their thread's exit")
-	add(s.InFlight, "still running when tracing stopped")
+	add(s.InFlight, "not returned when tracing stopped")
 	add(s.Unmatched, "returns without their entry (begun before tracing)")
 	add(s.TooDeep, "entered with too many calls in flight on their thread")
 	add(s.NoRoom, "found no room for their thread's calls in flight")

@@ -88,7 +88,7 @@ func (p *Profile) amount(n uint64) string {
 	case p.Kind == KindSamples && p.PeriodNanos > 0:
 		s += fmt.Sprintf(" (≈ %.3g s CPU)", float64(n)*float64(p.PeriodNanos)/1e9)
 	case p.Kind == KindLatency:
-		s += fmt.Sprintf(" (%.3g s)", float64(n)/1e9)
+		s += " (" + valueText(n, KindLatency, "") + ")"
 	}
 	return s
 }

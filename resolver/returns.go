@@ -62,7 +62,7 @@ func DecodeReturns(code []byte) (Returns, error) {
 			continue
 		}
 		in, err := x86asm.Decode(code[off:], 64)
-		if err != nil || in.Len <= 0 {
+		if err != nil || in.Len <= 0 || in.Op == 0 { // Op 0: a truncated or unknown instruction
 			return r, fmt.Errorf("%w at +0x%x (% x)", ErrUndecodable, off, code[off:min(off+6, len(code))])
 		}
 		next := off + in.Len

@@ -110,6 +110,7 @@ func (t *tracer) withReturns(p probeArg, targets []resolver.Target) ([]resolver.
 	}
 	var out []resolver.Target
 	var refused []error
+	var byRET, byUret int // functions whose returns are probed each way
 	for _, tg := range targets {
 		switch {
 		case p.spec.Kind == probespec.Kprobe && t.cfg.latency:
@@ -124,6 +125,11 @@ func (t *tracer) withReturns(p probeArg, targets []resolver.Target) ([]resolver.
 			}
 			out = append(out, tg)
 			out = append(out, rets...)
+			if rets[0].RetInsn {
+				byRET++
+			} else {
+				byUret++
+			}
 		case tg.Go:
 			rets, err := t.res.ReturnTargets(tg, false)
 			if err != nil {
@@ -144,6 +150,10 @@ func (t *tracer) withReturns(p probeArg, targets []resolver.Target) ([]resolver.
 			break
 		}
 		t.status.warnf("%s: skipped: %v", p.text, err)
+	}
+	if byRET+byUret > 0 {
+		t.status.infof("%s: returns of %s at their RET instructions, of %s with uretprobes",
+			p.text, plural(byRET, "function"), plural(byUret, "function"))
 	}
 	return out, nil
 }
