@@ -51,12 +51,12 @@ type ProbeMeasure struct {
 	Calls, Total, Max uint64
 	Hist              [HistBuckets]uint64 // calls per log2 bucket
 	HistSum           [HistBuckets]uint64 // the sum of their values per bucket
-	Unwound           uint64 // never returned: left by longjmp, an exception or a panic
-	Exited            uint64 // the thread exited with the call in flight
-	Unmatched         uint64 // returns without their entry (e.g. the call began before tracing)
-	TooDeep           uint64 // entered with LatencyDepth calls in flight: not timed
-	NoRoom            uint64 // no room for the thread's calls in flight: not timed
-	InFlight          uint64 // not returned when tracing stopped (running, or left by a panic nothing noticed)
+	Unwound           uint64              // never returned: left by longjmp, an exception or a panic
+	Exited            uint64              // the thread exited with the call in flight
+	Unmatched         uint64              // returns without their entry (e.g. the call began before tracing)
+	TooDeep           uint64              // entered with LatencyDepth calls in flight: not timed
+	NoRoom            uint64              // no room for the thread's calls in flight: not timed
+	InFlight          uint64              // not returned when tracing stopped (running, or left by a panic nothing noticed)
 }
 
 func configureMeasure(spec *ebpf.CollectionSpec, m Measure) error {
