@@ -19,8 +19,10 @@
 //   - system-wide, which files get a table by file identity (the first
 //     mapping of each file on the machine, when the path still names the
 //     mapped inode), so a process probee never registered is unwound too;
-//   - which root a process's files are opened under (/proc/PID/root for a
-//     container), and that Go binaries get no table under --unwind auto;
+//   - by which path a process's files are opened (procmaps.File: the path
+//     its maps show when it names the mapped file, else through
+//     /proc/PID/root or /proc/PID/map_files, as in a container), and that
+//     Go binaries get no table under --unwind auto;
 //   - what the symbolizer hears of each process: one /proc/PID/maps read
 //     serves the snapshot and the tables, a forked child inherits its
 //     parent's mappings, an exec resets them, exited processes are pruned.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/probee/probee/bpf"
+	"github.com/probee/probee/internal/procmaps"
 	"github.com/probee/probee/unwind"
 )
 
@@ -178,7 +179,7 @@ func (f *fakeProc) mappingOf(path, name string, start uint64) Mapping {
 	}
 	st := fi.Sys().(*syscall.Stat_t)
 	return Mapping{Start: start, End: start + 0x4000, Perms: "r-xp", Offset: elfExecOffset,
-		Dev: devName(st.Dev), Inode: st.Ino, Path: name}
+		Dev: procmaps.StatDev(st.Dev), Inode: st.Ino, Path: name}
 }
 
 // heap is a mapping that is not code.

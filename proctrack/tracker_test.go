@@ -3,6 +3,7 @@ package proctrack
 import (
 	"errors"
 	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 )
@@ -228,14 +229,40 @@ func TestPIDReuse(t *testing.T) {
 	r.wantKernel("SetProcessModules 20 [/usr/bin/other /usr/lib/liba.so]")
 }
 
-// The files of a process in a container are opened under /proc/PID/root.
+// The files of a process under another root are opened by the path that
+// names the mapped file: the host path its maps show when it is chrooted
+// in probee's mount namespace, its own path through /proc/PID/root when it
+// is in another (where the host's file at that path, if any, is another).
 func TestContainerRoot(t *testing.T) {
-	r := newRig(t, nil)
-	ctr := t.TempDir()
-	app := r.proc.file(ctr, "/usr/bin/app", appAt) // not in probee's root
-	r.proc.process(30, ctr, app)
-	r.tr.OnProcessEvent(newProcess(30, 0))
-	r.wantKernel("SetProcessModules 30 [/usr/bin/app]")
+	tests := []struct {
+		name      string
+		hostOther bool   // the host has another file at the container's path
+		chroot    string // the container's root in probee's (host paths in maps)
+	}{
+		{name: "other mount namespace"},
+		{name: "other mount namespace, another file at that path on the host", hostOther: true},
+		{name: "chroot in probee's mount namespace", chroot: "/srv/ctr"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newRig(t, nil)
+			ctr := t.TempDir()
+			if tt.chroot != "" {
+				ctr = filepath.Join(r.proc.root, tt.chroot)
+			}
+			if tt.hostOther {
+				r.proc.write(filepath.Join(r.proc.root, "/usr/bin/app"), []byte("not the container's file"))
+			}
+			app := r.proc.file(ctr, "/usr/bin/app", appAt)
+			app.Path = tt.chroot + app.Path
+			r.proc.process(30, ctr, app)
+			r.tr.OnProcessEvent(newProcess(30, 0))
+			r.wantKernel("SetProcessModules 30 [" + app.Path + "]")
+			if d := r.debugLines(); len(d) > 0 {
+				t.Errorf("debug lines %q, want none", d)
+			}
+		})
+	}
 }
 
 // The -p process enters the filter, gets the ld.so gate of its own root

@@ -150,34 +150,26 @@ func (p *procMaps) insert(m Mapping) {
 	p.maps = kept
 }
 
-// loadMissing loads the objects of mappings added without one.
-func (s *Symbolizer) loadMissing(p *procMaps) {
+// loadMissing loads the objects of pid's mappings added without one.
+func (s *Symbolizer) loadMissing(pid int, p *procMaps) {
 	s.mu.Lock()
-	var paths []string
+	var files []Mapping
 	for _, m := range p.maps {
-		if _, ok := p.open[m.Path]; !ok && m.File() && !m.Deleted {
+		if _, ok := p.open[m.Path]; !ok && m.File() {
 			p.open[m.Path] = nil
-			paths = append(paths, m.Path)
+			files = append(files, m)
 		}
 	}
 	s.mu.Unlock()
-	if len(paths) == 0 {
+	if len(files) == 0 {
 		return
 	}
-	objs, _ := s.idx.LoadAll(s.r.rootPaths(paths))
+	objs := s.load(pid, files)
 	s.mu.Lock()
-	for i, path := range paths {
-		p.open[path] = objs[i]
+	for i, m := range files {
+		p.open[m.Path] = objs[i]
 	}
 	s.mu.Unlock()
-}
-
-func (r *Resolver) rootPaths(paths []string) []string {
-	out := make([]string, len(paths))
-	for i, p := range paths {
-		out[i] = r.rootPath(p)
-	}
-	return out
 }
 
 // closeExitedJIT reads and closes the perf maps of processes that exited.

@@ -3,9 +3,9 @@ package unwind
 import (
 	"fmt"
 	"path/filepath"
-	"strings"
 
 	"github.com/probee/probee/internal/fileid"
+	"github.com/probee/probee/internal/procmaps"
 )
 
 // Cache builds each ELF file's table once and shares it between processes.
@@ -46,15 +46,25 @@ type Module struct {
 	Inode  uint64
 }
 
-// Modules resolves the executable file mappings in maps. Files are opened
-// under root (for example /proc/PID/root; "" for the caller's view).
-// Mappings that cannot be resolved are left out and reported in errs.
-func (c *Cache) Modules(maps []Mapping, root string) (mods []Module, errs []error) {
+// Modules resolves the executable file mappings in maps. file gives the
+// path that opens the file a mapping maps (procmaps.File, for a process's
+// mappings: its path may name another file, in a container); nil opens the
+// mapping's path as it is. Mappings that cannot be resolved are left out
+// and reported in errs.
+func (c *Cache) Modules(maps []Mapping, file func(Mapping) (string, error)) (mods []Module, errs []error) {
 	for _, m := range maps {
 		if !m.Exec() || !filepath.IsAbs(m.Path) {
 			continue // anonymous, [vdso], [uprobes], JIT code
 		}
-		mod, err := c.module(m, mappedFile(m, root))
+		path := m.Path
+		if file != nil {
+			var err error
+			if path, err = file(m); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+		}
+		mod, err := c.module(m, path)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -62,20 +72,6 @@ func (c *Cache) Modules(maps []Mapping, root string) (mods []Module, errs []erro
 		mods = append(mods, mod)
 	}
 	return mods, errs
-}
-
-// mappedFile is the path under root that opens the file m maps. A file
-// deleted or replaced (renamed over) since it was mapped is opened through
-// /proc/PID/map_files when root is /proc/PID/root: that link still reaches
-// the mapped inode, where the path now names nothing or another file.
-func mappedFile(m Mapping, root string) string {
-	if m.Deleted && strings.HasPrefix(root, "/proc/") && filepath.Base(root) == "root" {
-		return filepath.Join(filepath.Dir(root), "map_files", fmt.Sprintf("%x-%x", m.Start, m.End))
-	}
-	if root == "" {
-		return m.Path
-	}
-	return filepath.Join(root, m.Path)
 }
 
 func (c *Cache) module(m Mapping, path string) (Module, error) {
@@ -96,6 +92,6 @@ func (c *Cache) Process(pid int) ([]Module, []error, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	mods, errs := c.Modules(maps, fmt.Sprintf("/proc/%d/root", pid))
+	mods, errs := c.Modules(maps, func(m Mapping) (string, error) { return procmaps.File("", pid, m) })
 	return mods, errs, nil
 }
