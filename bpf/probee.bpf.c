@@ -10,7 +10,9 @@
 //   - probee_perf: cpu-clock sampling (--sample);
 //   - probee_fork / probee_exec / probee_exit: the process lifecycle, as
 //     BTF tracepoints (tp_btf), which need no tracefs mounted;
-//   - probee_gate / probee_ldso_gate (stopgate.h): the start gates.
+//   - probee_gate / probee_ldso_gate (stopgate.h): the start gates;
+//   - probee_file_key (filekey.h): run by user space (BPF_PROG_TEST_RUN) to
+//     learn the identity under which the unwinder finds a file's table.
 // Every probe attach carries a cookie: bits 0-31 the probe id, bit 32 set
 // when the probe sits on a function's first instruction (the caller's return
 // address is then at [rsp], and rbp still belongs to the caller).
@@ -396,4 +398,5 @@ int BPF_PROG(probee_exit, struct task_struct *task)
 }
 
 #include "stopgate.h"
+#include "filekey.h"
 #include "kprobe.h"

@@ -135,6 +135,7 @@ const (
 	probeeMapCountsGate             = "counts_gate"
 	probeeMapDrops                  = "drops"
 	probeeMapEvents                 = "events"
+	probeeMapFileKeyOut             = "file_key_out"
 	probeeMapFileTables             = "file_tables"
 	probeeMapHits                   = "hits"
 	probeeMapKscratch               = "kscratch"
@@ -155,6 +156,7 @@ const (
 	probeeMapUstacks                = "ustacks"
 	probeeProgProbeeExec            = "probee_exec"
 	probeeProgProbeeExit            = "probee_exit"
+	probeeProgProbeeFileKey         = "probee_file_key"
 	probeeProgProbeeFork            = "probee_fork"
 	probeeProgProbeeGate            = "probee_gate"
 	probeeProgProbeeKprobe          = "probee_kprobe"
@@ -224,6 +226,7 @@ type probeeSpecs struct {
 type probeeProgramSpecs struct {
 	ProbeeExec            *ebpf.ProgramSpec `ebpf:"probee_exec"`
 	ProbeeExit            *ebpf.ProgramSpec `ebpf:"probee_exit"`
+	ProbeeFileKey         *ebpf.ProgramSpec `ebpf:"probee_file_key"`
 	ProbeeFork            *ebpf.ProgramSpec `ebpf:"probee_fork"`
 	ProbeeGate            *ebpf.ProgramSpec `ebpf:"probee_gate"`
 	ProbeeKprobe          *ebpf.ProgramSpec `ebpf:"probee_kprobe"`
@@ -250,6 +253,7 @@ type probeeMapSpecs struct {
 	CountsGate   *ebpf.MapSpec `ebpf:"counts_gate"`
 	Drops        *ebpf.MapSpec `ebpf:"drops"`
 	Events       *ebpf.MapSpec `ebpf:"events"`
+	FileKeyOut   *ebpf.MapSpec `ebpf:"file_key_out"`
 	FileTables   *ebpf.MapSpec `ebpf:"file_tables"`
 	Hits         *ebpf.MapSpec `ebpf:"hits"`
 	Kscratch     *ebpf.MapSpec `ebpf:"kscratch"`
@@ -309,6 +313,7 @@ type probeeMaps struct {
 	CountsGate   *ebpf.Map `ebpf:"counts_gate"`
 	Drops        *ebpf.Map `ebpf:"drops"`
 	Events       *ebpf.Map `ebpf:"events"`
+	FileKeyOut   *ebpf.Map `ebpf:"file_key_out"`
 	FileTables   *ebpf.Map `ebpf:"file_tables"`
 	Hits         *ebpf.Map `ebpf:"hits"`
 	Kscratch     *ebpf.Map `ebpf:"kscratch"`
@@ -336,6 +341,7 @@ func (m *probeeMaps) Close() error {
 		m.CountsGate,
 		m.Drops,
 		m.Events,
+		m.FileKeyOut,
 		m.FileTables,
 		m.Hits,
 		m.Kscratch,
@@ -377,6 +383,7 @@ type probeeVariables struct {
 type probeePrograms struct {
 	ProbeeExec            *ebpf.Program `ebpf:"probee_exec"`
 	ProbeeExit            *ebpf.Program `ebpf:"probee_exit"`
+	ProbeeFileKey         *ebpf.Program `ebpf:"probee_file_key"`
 	ProbeeFork            *ebpf.Program `ebpf:"probee_fork"`
 	ProbeeGate            *ebpf.Program `ebpf:"probee_gate"`
 	ProbeeKprobe          *ebpf.Program `ebpf:"probee_kprobe"`
@@ -398,6 +405,7 @@ func (p *probeePrograms) Close() error {
 	return _ProbeeClose(
 		p.ProbeeExec,
 		p.ProbeeExit,
+		p.ProbeeFileKey,
 		p.ProbeeFork,
 		p.ProbeeGate,
 		p.ProbeeKprobe,

@@ -54,6 +54,7 @@ type Session struct {
 	tmu     sync.Mutex  // guards tables and files
 	tables  tableStore
 	files   map[probeeFileKey]probeeFileTable // what file_tables holds (filetables.go)
+	keys    map[probeeFileKey]probeeFileKey   // file identity shown in maps -> the unwinder's (filekey.go)
 	findVMA bool                              // the kernel finds tables by file (have_find_vma)
 
 	gate     *countsGate // which counts map events go to (interval.go)
@@ -85,7 +86,8 @@ func Open(opts Options) (*Session, error) {
 	if err := configure(spec, opts); err != nil {
 		return nil, err
 	}
-	s := &Session{opts: opts, acc: newAccumulator(), files: map[probeeFileKey]probeeFileTable{}}
+	s := &Session{opts: opts, acc: newAccumulator(), files: map[probeeFileKey]probeeFileTable{},
+		keys: map[probeeFileKey]probeeFileKey{}}
 	s.findVMA = opts.DWARF && HaveFindVMA() && !opts.NoFindVMA
 	s.tables = newTableStore(spec, tableBudget(opts))
 	if err := spec.LoadAndAssign(&s.objs, nil); err != nil {

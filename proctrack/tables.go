@@ -204,7 +204,7 @@ func (d *tables) modules(pid int, all []Mapping) ([]unwind.Module, []error) {
 			continue
 		}
 		if d.goByFP && d.isGo(m, path) {
-			mods = append(mods, unwind.Module{Start: m.Start, End: m.End, Path: m.Path, Table: &unwind.Table{}, Offset: m.Offset, Dev: m.Dev, Inode: m.Inode})
+			mods = append(mods, unwind.Module{Start: m.Start, End: m.End, Path: m.Path, Table: &unwind.Table{}, Offset: m.Offset, Dev: m.Dev, Inode: m.Inode, File: path})
 			continue
 		}
 		paths[m.Start] = path

@@ -44,6 +44,10 @@ type Module struct {
 	Offset uint64
 	Dev    string
 	Inode  uint64
+	// File is the path the table was read from: it opens the mapped file
+	// (while the process lives, for a path under /proc/PID). The kernel
+	// side maps it to learn the file's identity as its unwinder sees it.
+	File string
 }
 
 // Modules resolves the executable file mappings in maps. file gives the
@@ -83,7 +87,7 @@ func (c *Cache) module(m Mapping, path string) (Module, error) {
 	if err != nil {
 		return Module{}, err
 	}
-	return Module{Start: m.Start, End: m.End, Bias: bias, Path: m.Path, Table: t, Offset: m.Offset, Dev: m.Dev, Inode: m.Inode}, nil
+	return Module{Start: m.Start, End: m.End, Bias: bias, Path: m.Path, Table: t, Offset: m.Offset, Dev: m.Dev, Inode: m.Inode, File: path}, nil
 }
 
 // Process reads /proc/PID/maps and resolves the process's modules.
