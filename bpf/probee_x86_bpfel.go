@@ -138,6 +138,7 @@ const (
 	probeeMapFileKeyOut             = "file_key_out"
 	probeeMapFileTables             = "file_tables"
 	probeeMapHits                   = "hits"
+	probeeMapHostRoot               = "host_root"
 	probeeMapKscratch               = "kscratch"
 	probeeMapKstacks                = "kstacks"
 	probeeMapLdsoAdding             = "ldso_adding"
@@ -163,6 +164,7 @@ const (
 	probeeProgProbeeKprobeMulti     = "probee_kprobe_multi"
 	probeeProgProbeeLdsoGate        = "probee_ldso_gate"
 	probeeProgProbeePerf            = "probee_perf"
+	probeeProgProbeeRootGate        = "probee_root_gate"
 	probeeProgProbeeStepKprobe      = "probee_step_kprobe"
 	probeeProgProbeeStepKprobeMulti = "probee_step_kprobe_multi"
 	probeeProgProbeeStepPerf        = "probee_step_perf"
@@ -233,6 +235,7 @@ type probeeProgramSpecs struct {
 	ProbeeKprobeMulti     *ebpf.ProgramSpec `ebpf:"probee_kprobe_multi"`
 	ProbeeLdsoGate        *ebpf.ProgramSpec `ebpf:"probee_ldso_gate"`
 	ProbeePerf            *ebpf.ProgramSpec `ebpf:"probee_perf"`
+	ProbeeRootGate        *ebpf.ProgramSpec `ebpf:"probee_root_gate"`
 	ProbeeStepKprobe      *ebpf.ProgramSpec `ebpf:"probee_step_kprobe"`
 	ProbeeStepKprobeMulti *ebpf.ProgramSpec `ebpf:"probee_step_kprobe_multi"`
 	ProbeeStepPerf        *ebpf.ProgramSpec `ebpf:"probee_step_perf"`
@@ -256,6 +259,7 @@ type probeeMapSpecs struct {
 	FileKeyOut   *ebpf.MapSpec `ebpf:"file_key_out"`
 	FileTables   *ebpf.MapSpec `ebpf:"file_tables"`
 	Hits         *ebpf.MapSpec `ebpf:"hits"`
+	HostRoot     *ebpf.MapSpec `ebpf:"host_root"`
 	Kscratch     *ebpf.MapSpec `ebpf:"kscratch"`
 	Kstacks      *ebpf.MapSpec `ebpf:"kstacks"`
 	LdsoAdding   *ebpf.MapSpec `ebpf:"ldso_adding"`
@@ -316,6 +320,7 @@ type probeeMaps struct {
 	FileKeyOut   *ebpf.Map `ebpf:"file_key_out"`
 	FileTables   *ebpf.Map `ebpf:"file_tables"`
 	Hits         *ebpf.Map `ebpf:"hits"`
+	HostRoot     *ebpf.Map `ebpf:"host_root"`
 	Kscratch     *ebpf.Map `ebpf:"kscratch"`
 	Kstacks      *ebpf.Map `ebpf:"kstacks"`
 	LdsoAdding   *ebpf.Map `ebpf:"ldso_adding"`
@@ -344,6 +349,7 @@ func (m *probeeMaps) Close() error {
 		m.FileKeyOut,
 		m.FileTables,
 		m.Hits,
+		m.HostRoot,
 		m.Kscratch,
 		m.Kstacks,
 		m.LdsoAdding,
@@ -390,6 +396,7 @@ type probeePrograms struct {
 	ProbeeKprobeMulti     *ebpf.Program `ebpf:"probee_kprobe_multi"`
 	ProbeeLdsoGate        *ebpf.Program `ebpf:"probee_ldso_gate"`
 	ProbeePerf            *ebpf.Program `ebpf:"probee_perf"`
+	ProbeeRootGate        *ebpf.Program `ebpf:"probee_root_gate"`
 	ProbeeStepKprobe      *ebpf.Program `ebpf:"probee_step_kprobe"`
 	ProbeeStepKprobeMulti *ebpf.Program `ebpf:"probee_step_kprobe_multi"`
 	ProbeeStepPerf        *ebpf.Program `ebpf:"probee_step_perf"`
@@ -412,6 +419,7 @@ func (p *probeePrograms) Close() error {
 		p.ProbeeKprobeMulti,
 		p.ProbeeLdsoGate,
 		p.ProbeePerf,
+		p.ProbeeRootGate,
 		p.ProbeeStepKprobe,
 		p.ProbeeStepKprobeMulti,
 		p.ProbeeStepPerf,

@@ -74,6 +74,8 @@ func (k *fakeKernel) AttachLdsoGate(path string, stateOff, stateAddr, rdebugAddr
 	return nil
 }
 
+func (k *fakeKernel) AttachRootGate() error { k.record("AttachRootGate"); return nil }
+
 func (k *fakeKernel) Continue(pid int) error { k.record("Continue %d", pid); return k.contErr }
 
 // modNames names modules by path, "(fp)" marking an empty table (frame

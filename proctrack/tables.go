@@ -121,10 +121,15 @@ func (d *tables) newProcess(pid int) []Mapping {
 	return d.loadProcess(pid)
 }
 
-// gateStop loads the tables of a process a gate stopped, then resumes it:
-// its next instruction may run code that was just mapped.
+// gateStop loads the tables of a process a gate stopped, puts the ld.so
+// gate on its ld.so if that is a new one (it exec'd a program of another
+// root: the root gate), then resumes it: its next instruction may run
+// code that was just mapped.
 func (d *tables) gateStop(pid int) {
 	d.loadProcess(pid)
+	if err := d.t.attachPIDGate(pid); err != nil {
+		d.t.debugf("%v", err) // a process gone, or a static program: nothing to gate
+	}
 	if err := d.t.k.Continue(pid); err != nil {
 		d.t.warnf("%v", err)
 	}

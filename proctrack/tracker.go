@@ -1,6 +1,7 @@
 package proctrack
 
 import (
+	"sync"
 	"time"
 
 	"github.com/probee/probee/bpf"
@@ -31,6 +32,9 @@ type Kernel interface {
 	// AttachLdsoGate stops processes each time the ld.so at path has mapped
 	// new objects.
 	AttachLdsoGate(path string, stateOff, stateAddr, rdebugAddr uint64) error
+	// AttachRootGate stops traced processes that exec under another root
+	// than probee's.
+	AttachRootGate() error
 	// Continue resumes a process a gate stopped.
 	Continue(pid int) error
 }
@@ -74,13 +78,16 @@ type Tracker struct {
 	warnf  func(format string, args ...any)
 	debugf func(format string, args ...any)
 	tables *tables // nil: no unwind tables (--unwind fp)
+
+	gmu       sync.Mutex
+	ldsoGated map[fileID]bool // ld.so files with the ld.so gate
 }
 
 // New returns a Tracker; with cfg.SystemWide and a kernel that finds tables
 // by file, it starts loading the tables of mapped files at once.
 func New(cfg Config) *Tracker {
 	t := &Tracker{k: cfg.Kernel, sym: cfg.Symbols, proc: procFS{cfg.Root},
-		warnf: orDiscard(cfg.Warnf), debugf: orDiscard(cfg.Debugf)}
+		warnf: orDiscard(cfg.Warnf), debugf: orDiscard(cfg.Debugf), ldsoGated: map[fileID]bool{}}
 	if cfg.Tables {
 		t.tables = newTables(t, cfg.GoByFramePointers)
 		// System-wide only: under -- CMD and -p the ld.so gate holds every
@@ -111,6 +118,7 @@ func (t *Tracker) TraceCommand(pid int, path string) error {
 	if t.tables != nil {
 		t.tables.track(pid)
 		t.attachCommandGate(t.proc.path(path))
+		t.attachRootGate()
 	}
 	return nil
 }
@@ -122,7 +130,10 @@ func (t *Tracker) TracePID(pid int) error {
 		return err
 	}
 	if t.tables != nil { // first: a dlopen from now on is held until its tables are loaded
-		t.attachPIDGate(pid)
+		if err := t.attachPIDGate(pid); err != nil {
+			t.warnf("%v", err)
+		}
+		t.attachRootGate()
 	}
 	t.newProcess(pid, 0)
 	return nil

@@ -92,7 +92,7 @@ func TestCommandExecBeforeFirstStop(t *testing.T) {
 	if err := r.tr.TraceCommand(20, "/usr/bin/app"); err != nil {
 		t.Fatal(err)
 	}
-	r.wantKernel("AddPID 20", "AttachLdsoGate "+ldso)
+	r.wantKernel("AddPID 20", "AttachLdsoGate "+ldso, "AttachRootGate")
 	r.wantSymbols("Snapshot 20")
 
 	r.tr.OnMmap(mapped(20, shim))
@@ -277,7 +277,7 @@ func TestTracePID(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.wantKernel("AddPID 10", "AttachLdsoGate "+r.proc.pidDir(10)+"/root/lib64/ld-linux-x86-64.so.2",
-		"SetProcessModules 10 [/usr/bin/app]")
+		"AttachRootGate", "SetProcessModules 10 [/usr/bin/app]")
 	r.wantSymbols("SnapshotMaps 10 [/usr/bin/app]")
 }
 

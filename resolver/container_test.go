@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/probee/probee/internal/procmaps"
 	"github.com/probee/probee/probespec"
@@ -89,6 +90,34 @@ func TestSymbolizeContainer(t *testing.T) {
 	s.AddMapping(8, c.lib) // pid 8 has no /proc entry
 	if f := s.Frames(8, []uint64{c.leaf}); f[0].Function != "leaf" {
 		t.Errorf("pid 8, gone: frame %+v, want leaf", f[0])
+	}
+}
+
+// A process known only from a mapping record of a container's file is
+// symbolized after it exits: the record's path names no file on the host,
+// so its object is read while the process lives.
+func TestSymbolizeContainerRecord(t *testing.T) {
+	c := newCtrRoot(t)
+	s := NewSymbolizer(Scope{Root: c.root}, nil)
+	s.AddMapping(7, c.lib)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		s.mu.Lock()
+		o := s.byFile[keyOf(c.lib)]
+		s.mu.Unlock()
+		if o != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the container's file was not read while the process lived")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := os.RemoveAll(filepath.Join(c.root, "proc/7")); err != nil { // pid 7 exits
+		t.Fatal(err)
+	}
+	if f := s.Frames(7, []uint64{c.leaf}); f[0].Function != "leaf" {
+		t.Errorf("frame %+v, want leaf (the container's build)", f[0])
 	}
 }
 

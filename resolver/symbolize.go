@@ -58,6 +58,9 @@ type Symbolizer struct {
 	procs  map[int]*procMaps
 	byFile map[fileKey]*Object // every object read, by the mapped file's identity
 
+	preloads   []preloadReq // mappings to read while their process lives (see preload)
+	preloading bool         // runPreloads is running
+
 	kernOnce sync.Once
 	ksyms    []KernelSymbol
 

@@ -64,6 +64,14 @@ func File(root string, pid int, m Mapping) (string, error) {
 		m.Path, m.Dev, m.Inode, pid, pid)
 }
 
+// Shown reports whether m's path, as it is (under root), opens the mapped
+// file: the host path of a process in probee's mount namespace. Such a
+// path stays good after the process exits; others (a container's) do not.
+func Shown(root string, m Mapping) bool {
+	exact, _ := m.identity(under(root, m.Path))
+	return m.File() && exact
+}
+
 // identity reports whether the file at path is m's file (exact: device and
 // inode match) or has at least its inode.
 func (m Mapping) identity(path string) (exact, inode bool) {
