@@ -25,7 +25,9 @@
 //     Go binaries get no table under --unwind auto;
 //   - what the symbolizer hears of each process: one /proc/PID/maps read
 //     serves the snapshot and the tables, a forked child inherits its
-//     parent's mappings, an exec resets them, exited processes are pruned.
+//     parent's mappings, an exec resets them, exited processes are pruned;
+//   - with --group-by container, which container (cgroup) each process
+//     that produced an event runs in, kept after it exits (containers.go).
 //
 // It does not touch the kernel: every load, gate, filter entry and resume
 // goes through the Kernel interface (*bpf.Session implements it). It does

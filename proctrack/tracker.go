@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/probee/probee/bpf"
+	"github.com/probee/probee/internal/container"
 	"github.com/probee/probee/internal/procmaps"
 	"github.com/probee/probee/unwind"
 )
@@ -63,6 +64,9 @@ type Config struct {
 	// SystemWide is a run with neither -p nor -- CMD: when the kernel finds
 	// tables by file, every file mapped as code gets its table.
 	SystemWide bool
+	// Containers remembers which container each process that produced
+	// an event runs in (--group-by container; see Tracker.Container).
+	Containers bool
 	// Root is prefixed to /proc and to every file opened; "" is "/".
 	Root string
 	// Warnf and Debugf receive warnings and progress lines; nil discards.
@@ -77,7 +81,8 @@ type Tracker struct {
 	proc   procFS
 	warnf  func(format string, args ...any)
 	debugf func(format string, args ...any)
-	tables *tables // nil: no unwind tables (--unwind fp)
+	tables *tables     // nil: no unwind tables (--unwind fp)
+	ctrs   *containers // nil: not asked for (Config.Containers)
 
 	gmu       sync.Mutex
 	ldsoGated map[fileID]bool // ld.so files with the ld.so gate
@@ -88,6 +93,9 @@ type Tracker struct {
 func New(cfg Config) *Tracker {
 	t := &Tracker{k: cfg.Kernel, sym: cfg.Symbols, proc: procFS{cfg.Root},
 		warnf: orDiscard(cfg.Warnf), debugf: orDiscard(cfg.Debugf), ldsoGated: map[fileID]bool{}}
+	if cfg.Containers {
+		t.ctrs = &containers{proc: t.proc, of: map[int]container.Info{}}
+	}
 	if cfg.Tables {
 		t.tables = newTables(t, cfg.GoByFramePointers)
 		// System-wide only: under -- CMD and -p the ld.so gate holds every
@@ -115,6 +123,9 @@ func (t *Tracker) TraceCommand(pid int, path string) error {
 		return err
 	}
 	t.sym.Snapshot(pid)
+	if t.ctrs != nil {
+		t.ctrs.seen(pid, 0)
+	}
 	if t.tables != nil {
 		t.tables.track(pid)
 		t.attachCommandGate(t.proc.path(path))
@@ -158,6 +169,9 @@ func (t *Tracker) OnProcessEvent(ev bpf.ProcessEvent) {
 // read of /proc/PID/maps serves both. A process already gone (a
 // short-lived forked child) is symbolized with its parent's mappings.
 func (t *Tracker) newProcess(pid, ppid int) {
+	if t.ctrs != nil {
+		t.ctrs.seen(pid, ppid)
+	}
 	var read []Mapping
 	if t.tables != nil {
 		read = t.tables.newProcess(pid)
@@ -182,6 +196,9 @@ func (t *Tracker) OnMmap(ev bpf.MmapEvent) {
 	}
 	if ev.Exec {
 		t.sym.ExecReset(ev.PID)
+		if t.ctrs != nil {
+			t.ctrs.exec(ev.PID)
+		}
 		return
 	}
 	t.sym.AddMapping(ev.PID, mappingOf(ev))

@@ -95,6 +95,26 @@ func TestListProbesArgErrors(t *testing.T) {
 	}
 }
 
+// --group-by takes "container", and only when tracing.
+func TestGroupByArgs(t *testing.T) {
+	cfg, err := parseArgs([]string{"--sample", "--group-by", "container"}, io.Discard)
+	if err != nil || cfg.groupBy != groupContainer {
+		t.Errorf("--group-by container: %+v, %v", cfg, err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--sample", "--group-by", "pod"}, `invalid value "pod" for --group-by: want container`},
+		{[]string{"-l", "libc:malloc", "--group-by", "container"}, "--group-by only applies to tracing, not to --list-probes"},
+	} {
+		out, errs, code := probee(t, c.args...)
+		if code != 2 || !strings.Contains(errs, c.want) || out != "" {
+			t.Errorf("probee %q: exit %d, stderr %q; want exit 2 and %q", c.args, code, errs, c.want)
+		}
+	}
+}
+
 // Values that start with '-' but are not probee flags stay values.
 func TestDashValues(t *testing.T) {
 	_, errs, code := probee(t, "--uprobe", "malloc", "--interval", "-2s")

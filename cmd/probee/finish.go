@@ -53,6 +53,8 @@ func (t *tracer) profile(snap *bpf.Snapshot) *output.Profile {
 			User:   t.userFrames(c),
 			Kernel: toOutput(t.sym.KernelFrames(lookupPCs(c.Kernel)), true),
 			Count:  c.Count,
+			// Zero without --group-by container.
+			Container: t.procs.Container(c.TGID),
 		})
 	}
 	return prof

@@ -15,6 +15,9 @@ import (
 	"github.com/probee/probee/probespec"
 )
 
+// groupContainer is the --group-by value that groups stacks by container.
+const groupContainer = "container"
+
 // usageError is a bad command line or spec: exit code 2.
 type usageError struct{ msg string }
 
@@ -56,6 +59,7 @@ type config struct {
 	idle          bool     // --include-idle: keep idle samples with --sample
 	lines         bool     // --lines: append :file:line to frames
 	noInline      bool     // --no-inline: no inline frames from DWARF
+	groupBy       string   // --group-by: "container", or "" (no grouping)
 	command       []string // what follows "--"
 	help          bool
 }
@@ -101,6 +105,13 @@ func newFlagSet(cfg *config, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&cfg.idle, "include-idle", false, "")
 	fs.BoolVar(&cfg.lines, "lines", false, "")
 	fs.BoolVar(&cfg.noInline, "no-inline", false, "")
+	fs.Func("group-by", "", func(s string) error {
+		if s != groupContainer {
+			return fmt.Errorf("want %s", groupContainer)
+		}
+		cfg.groupBy = s
+		return nil
+	})
 	fs.BoolVar(&cfg.help, "h", false, "")
 	fs.BoolVar(&cfg.help, "help", false, "")
 	return fs
@@ -233,6 +244,9 @@ func (cfg *config) validate() error {
 		return usagef("-p and -- CMD both given: trace either a running process (-p PID) or a new command (-- CMD ARGS), not both")
 	}
 	if cfg.list {
+		if cfg.groupBy != "" {
+			return usagef("--group-by only applies to tracing, not to --list-probes")
+		}
 		if len(cfg.probes) > 0 || cfg.sample {
 			return usagef("--list-probes only lists: drop the --uprobe/--kprobe/--tracepoint/--sample flags (a command to trace goes after --)")
 		}

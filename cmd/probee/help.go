@@ -46,6 +46,10 @@ Output (outputs are always written, also on Ctrl-C and -d expiry):
                       libLLVM needs 7M): a binary past it is walked without its table
   --lines             append :file:line to frames (from DWARF)
   --no-inline         no frames for inlined calls
+  --group-by container
+                      a root frame above the process naming its container, from its
+                      cgroup: "[container ID]", else "[cgroup PATH]"; pprof labels
+                      container and cgroup
   --max-stacks N      size of the in-kernel count and user stack maps, kernel stacks N/4
                       (default 65536: 50K distinct stacks lose nothing)
   --interval D        move the kernel's counts into probee every D while tracing, so

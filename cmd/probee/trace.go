@@ -145,7 +145,8 @@ func (t *tracer) open() error {
 	t.procs = proctrack.New(proctrack.Config{
 		Kernel: s, Symbols: t.sym, Tables: t.dwarfOn(),
 		GoByFramePointers: t.cfg.unwind.goByFramePointers(), SystemWide: !filter,
-		Warnf: t.status.warnf, Debugf: t.status.debugf,
+		Containers: t.cfg.groupBy == groupContainer,
+		Warnf:      t.status.warnf, Debugf: t.status.debugf,
 	})
 	if t.dwarfOn() {
 		t.status.infof("DWARF unwinding: %s", depthText(t.cfg.noTail))
