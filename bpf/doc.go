@@ -102,10 +102,18 @@
 // unknown pc end early; both events are still counted with the stack they
 // got, and tallied as partial stacks (DropNoTables, DropUnknownPC: the
 // names are counters, not losses), which the CLI reports apart from drops.
-// The stop gates (stopgate.h; AttachLdsoGate, AttachGate, Continue) stop a
-// traced process until its tables are loaded: at ld.so's _dl_debug_state
-// once new objects are mapped (start-up and dlopen), or at a static
-// command's entry point.
+// The stop gates (stopgate.h; AttachLdsoGate, AttachGate, AttachRootGate,
+// Continue) stop a traced process until its tables are loaded: at ld.so's
+// _dl_debug_state once new objects are mapped (start-up and dlopen), at a
+// static command's entry point, or at an exec under another root than
+// probee's (a container: its program and ld.so are that root's files).
+//
+// File tables (vma.h, filetables.go) are keyed by the identity of the file
+// a mapping holds (vm_file->f_inode's device and inode). For an overlayfs
+// file that is the layer's file, where /proc/PID/maps and stat show the
+// overlay's inode, so the session asks the kernel for the key once per
+// file: it maps the file itself and runs probee_file_key (filekey.h) on
+// that address with BPF_PROG_TEST_RUN (filekey.go).
 //
 // # Sampling (sample.go)
 //
