@@ -163,7 +163,9 @@ func (d *tables) onMmap(ev bpf.MmapEvent) {
 		return
 	}
 	for _, m := range known {
-		if m.Start == ev.Start && m.End == ev.End && m.Path == ev.Path {
+		// By identity: a chrooted process's maps show host paths, its
+		// records paths in its own root.
+		if m.Start == ev.Start && m.End == ev.End && m.Dev == ev.Dev && m.Inode == ev.Ino {
 			return // already loaded
 		}
 	}

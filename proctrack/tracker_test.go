@@ -112,7 +112,8 @@ func TestCommandExecBeforeFirstStop(t *testing.T) {
 
 // New code mapped by tracked processes (dlopen, mmap) reloads their tables
 // once for all the records that came together; a mapping already loaded
-// and a process not tracked reload nothing.
+// (whatever path its record gives) and a process not tracked reload
+// nothing.
 func TestNewCodeCoalesced(t *testing.T) {
 	r := newRig(t, nil)
 	app := r.proc.file(r.proc.root, "/usr/bin/app", appAt)
@@ -124,6 +125,9 @@ func TestNewCodeCoalesced(t *testing.T) {
 	}
 
 	r.tr.OnMmap(mapped(10, app))
+	inRoot := app // the record of a chrooted process: the path in its root
+	inRoot.Path = "/app"
+	r.tr.OnMmap(mapped(11, inRoot))
 	r.tr.OnMmap(mapped(99, lib))
 	if n := r.clock.fire(); n != 0 {
 		t.Errorf("a loaded mapping or an untracked process scheduled %d reloads", n)
@@ -138,7 +142,7 @@ func TestNewCodeCoalesced(t *testing.T) {
 	}
 	r.wantKernel("SetProcessModules 10 [/usr/bin/app /usr/lib/liba.so /usr/lib/libb.so]",
 		"SetProcessModules 11 [/usr/bin/app /usr/lib/liba.so]")
-	r.wantSymbols("AddMapping 10 /usr/bin/app", "AddMapping 99 /usr/lib/liba.so",
+	r.wantSymbols("AddMapping 10 /usr/bin/app", "AddMapping 11 /app", "AddMapping 99 /usr/lib/liba.so",
 		"AddMapping 10 /usr/lib/liba.so", "AddMapping 11 /usr/lib/liba.so", "AddMapping 10 /usr/lib/libb.so")
 }
 
