@@ -102,6 +102,12 @@
 // unknown pc end early; both events are still counted with the stack they
 // got, and tallied as partial stacks (DropNoTables, DropUnknownPC: the
 // names are counters, not losses), which the CLI reports apart from drops.
+// With bpf_find_vma, a walk that reaches a file whose table is not loaded
+// yet is handed over instead (defer.h, deferred.go: Deferred, AddStack):
+// the frames so far, the registers there and a copy of the stack above go
+// through the deferred ring buffer, and user space finishes and counts
+// the stack (package proctrack); a record the ring cannot take is counted
+// as partial as before (DropDeferLost says how many).
 // The stop gates (stopgate.h; AttachLdsoGate, AttachGate, Continue) stop a
 // traced process until its tables are loaded: at ld.so's _dl_debug_state
 // once new objects are mapped (start-up and dlopen), or at a static

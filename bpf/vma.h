@@ -87,6 +87,7 @@ static __always_inline struct unwind_mapping *vma_mapping(struct unwind_state *s
 		struct file_table *t = bpf_map_lookup_elem(&file_tables, &v.key);
 		if (!t || !file_mapping(m, &v, t)) {
 			m->flags = 0;
+			defer_mark(s);
 			s->partial = 1;
 		}
 	}

@@ -2,11 +2,8 @@ package proctrack
 
 import (
 	"errors"
-	"fmt"
-	"os"
 	"path/filepath"
 	"sync"
-	"syscall"
 
 	"github.com/probee/probee/bpf"
 	"github.com/probee/probee/internal/procmaps"
@@ -83,7 +80,7 @@ func (l *fileLoader) run(queue <-chan loadReq) {
 // load gives the kernel the table of the file r maps.
 func (l *fileLoader) load(r loadReq) {
 	t := l.d.t
-	root, err := l.sameFile(r.pid, r.m)
+	root, err := t.proc.mappedRoot(r.pid, r.m)
 	if err != nil {
 		t.debugf("unwind table of %s: %v", r.m.Path, err)
 		return
@@ -99,25 +96,6 @@ func (l *fileLoader) load(r loadReq) {
 	} else if err != nil {
 		t.debugf("unwind tables: %v", err)
 	}
-}
-
-// sameFile finds the root under which m's path names the very file the
-// kernel mapped (same device and inode): the process's root while it
-// lives, probee's own once it is gone. A file that is not the mapped one
-// (another build in a container that exited) is not loaded.
-func (l *fileLoader) sameFile(pid int, m Mapping) (string, error) {
-	p := l.d.t.proc
-	for _, root := range []string{p.rootOf(pid), p.root} {
-		fi, err := os.Stat(filepath.Join(root, m.Path))
-		if err != nil {
-			continue
-		}
-		st, ok := fi.Sys().(*syscall.Stat_t)
-		if ok && st.Ino == m.Inode && devName(st.Dev) == m.Dev {
-			return root, nil
-		}
-	}
-	return "", fmt.Errorf("the mapped file (device %s, inode %d) is not at that path any more", m.Dev, m.Inode)
 }
 
 // devName is a stat device number as /proc/PID/maps prints it ("fd:01").

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	"github.com/probee/probee/internal/procmaps"
 )
@@ -53,4 +54,22 @@ func (p procFS) rootOf(pid int) string {
 func (p procFS) alive(pid int) bool {
 	_, err := os.Stat(p.pidPath(pid, ""))
 	return err == nil
+}
+
+// mappedRoot finds the root under which m's path names the very file the
+// kernel mapped (same device and inode): the process's root while it
+// lives, probee's own once it is gone. A file that is not the mapped one
+// (another build in a container that exited) is not found.
+func (p procFS) mappedRoot(pid int, m Mapping) (string, error) {
+	for _, root := range []string{p.rootOf(pid), p.root} {
+		fi, err := os.Stat(filepath.Join(root, m.Path))
+		if err != nil {
+			continue
+		}
+		st, ok := fi.Sys().(*syscall.Stat_t)
+		if ok && st.Ino == m.Inode && devName(st.Dev) == m.Dev {
+			return root, nil
+		}
+	}
+	return "", fmt.Errorf("the mapped file (device %s, inode %d) is not at that path any more", m.Dev, m.Inode)
 }
