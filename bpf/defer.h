@@ -46,19 +46,37 @@ static long stack_end_cb(struct task_struct *task, struct vm_area_struct *vma, v
 	return 0;
 }
 
-// stack_len is how many bytes above sp hold frames: up to the end of the
-// stack's mapping, or of the main stack's frames (mm->start_stack).
+// stack_len is how many bytes above sp hold frames: up to the main
+// stack's first frame (mm->start_stack), else the end of the stack's
+// mapping; DEFER_STACK_MAX when that cannot be found (bpf_find_vma works
+// once per event in interrupt context), and defer_emit reads less if it
+// must.
 static __always_inline __u64 stack_len(__u64 sp)
 {
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task_btf();
+	__u64 top = BPF_CORE_READ(task, mm, start_stack);
 	__u64 end = 0;
 
+	if (top > sp)
+		return top - sp;
 	if (bpf_find_vma(task, sp, stack_end_cb, &end, 0) || end <= sp)
-		return 0;
-	__u64 top = BPF_CORE_READ(task, mm, start_stack);
-	if (top > sp && top < end)
-		end = top;
+		return DEFER_STACK_MAX;
 	return end - sp;
+}
+
+// read_stack copies up to len bytes of stack at sp into d, fewer where the
+// stack's mapping ends sooner (each try halves the length); it returns
+// the length read, 0 when nothing could be.
+static __always_inline __u64 read_stack(struct deferred_stack *d, __u64 sp, __u64 len)
+{
+	for (int i = 0; i < 4; i++) {
+		if (len > DEFER_STACK_MAX)
+			len = DEFER_STACK_MAX;
+		if (len && !bpf_probe_read_user(d->data, len, (void *)sp))
+			return len;
+		len /= 2;
+	}
+	return 0;
 }
 
 // defer_emit sends the walk of s to user space; 0 when it could not.
@@ -68,11 +86,7 @@ static __always_inline int defer_emit(struct unwind_state *s)
 	struct deferred_stack *d = bpf_map_lookup_elem(&defer_scratch, &slot);
 	__u64 len = stack_len(s->dsp);
 
-	if (!d || len == 0)
-		return 0;
-	if (len > DEFER_STACK_MAX)
-		len = DEFER_STACK_MAX;
-	if (bpf_probe_read_user(d->data, len, (void *)s->dsp))
+	if (!d || !(len = read_stack(d, s->dsp, len)))
 		return 0;
 	if (bpf_probe_read_kernel(d->pcs, sizeof(d->pcs), s->st.pcs))
 		return 0;

@@ -130,9 +130,9 @@ type probeeUnwindState struct {
 	VmOk    uint32
 	Partial uint32
 	Slot    uint32
+	Busy    uint32
 	Dn      uint32
 	Dexact  uint32
-	_       [4]byte
 	Dip     uint64
 	Dsp     uint64
 	Dbp     uint64
