@@ -54,8 +54,8 @@ func decode(t *testing.T, l layout, notes ...[]byte) ([]Probe, error) {
 func TestProbesOf(t *testing.T) {
 	got, err := decode(t, testLayout,
 		sdtNote(0x13f0, 0x2096, 0, "fx", "multi", "-4@%edi"),
-		rawNote(1, "GNU", []byte{1, 2, 3, 4}),        // another owner: skipped
-		rawNote(2, noteOwner, []byte{1, 2, 3, 4}),    // another version: skipped
+		rawNote(1, "GNU", []byte{1, 2, 3, 4}),     // another owner: skipped
+		rawNote(2, noteOwner, []byte{1, 2, 3, 4}), // another version: skipped
 		sdtNote(0x1354, 0x2096, 0x4070, "fx", "gated", "-4@%edi 8@-8(%rbp)"),
 		sdtNote(0x13d0, 0x2096, 0, "fx", "multi", "-4@$1"),
 		sdtNote(0x13d0, 0x2096, 0, "fx", "multi", "-4@$1"), // same address: once
