@@ -21,20 +21,19 @@ func (l *lx) usdtBody(lo, hi int) *Error {
 		return l.usdtPath(lo, hi)
 	}
 	parts := strings.Count(l.in[lo:hi], ":") + 1
+	first, _, _ := strings.Cut(l.in[lo:hi], ":")
 	switch {
+	case strings.Contains(first, "/"):
+		return l.fail(lo, fmt.Sprintf("write %q: paths start with /, ./ or ../", "./"+first), "relative path %q", first)
 	case parts > 3:
 		i := lo + nthColon(l.in[lo:hi], 3)
 		return l.fail(i, hintUSDT, "too many parts: a usdt spec has at most TARGET, PROVIDER and NAME")
 	case parts < 3:
 		return l.usdtNames(lo, hi)
 	}
-	i := lo + strings.IndexByte(l.in[lo:hi], ':')
-	name := l.in[lo:i]
-	switch {
-	case strings.Contains(name, "/"):
-		return l.fail(lo, fmt.Sprintf("write %q: paths start with /, ./ or ../", "./"+name), "relative path %q", name)
-	case !validName(name, "._+-"):
-		return l.fail(lo, "library names are letters, digits and . _ + -, e.g. libjvm", "invalid library name %q", name)
+	i := lo + len(first)
+	if !validName(first, "._+-") {
+		return l.fail(lo, "library names are letters, digits and . _ + -, e.g. libjvm", "invalid library name %q", first)
 	}
 	l.tok(tokUSDTLib, lo, i)
 	l.tok(tokColon, i, i+1)
