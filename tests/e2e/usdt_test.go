@@ -195,9 +195,10 @@ func TestUSDTSemaphorePID(t *testing.T) {
 
 // Debian's python3.11 (not pyenv's python3 on PATH: Debian's is built
 // with --with-dtrace), traced with -p while testdata/pycalls.py runs a
-// known workload: python:function__entry fires exactly once per Python
-// function call, as many as the script counts itself, every stack
-// complete from _start.
+// known workload under its own profiler (which 3.11 needs to fire
+// function__entry for inlined calls: see the script): probee counts
+// python:function__entry exactly as many times as the script counts
+// Python function calls, every stack complete from _start.
 func TestUSDTPython(t *testing.T) {
 	testgate.Root(t)
 	python := "/usr/bin/python3.11"
