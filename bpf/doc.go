@@ -44,6 +44,14 @@
 // reported, the rest attached. Kernels without uprobe_multi get one perf-event
 // link per target.
 //
+// USDT sites are uprobes like any other (UprobeTarget at the site's nop,
+// not an entry); a site with a semaphore carries its file offset
+// (UprobeTarget.RefCtrOffset), which both link kinds pass to the kernel as
+// the uprobe's reference counter: the kernel raises the semaphore in every
+// process it installs the uprobe in (now and at later mmaps), so gated
+// probes fire, and lowers it when the link is closed, on exit or kill.
+// probee never writes another process's memory itself.
+//
 // Kprobes and kretprobes (kprobe.h, kprobe.go) take the kernel stack with
 // bpf_get_stack (kept in kstacks like every kernel stack) and the user
 // stack from the task's saved user registers, like tracepoints. A spec's
