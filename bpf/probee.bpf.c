@@ -195,6 +195,8 @@ static __always_inline struct unwind_state *unwind_begin(void *ctx, __u64 cookie
 	s->entry = entry;
 	s->vm_ok = 0;
 	s->partial = 0;
+	s->busy = 0;
+	s->slot = slot;
 	s->calls = 0;
 	s->st.len = 0;
 	s->st.flags = 0;
@@ -206,7 +208,11 @@ static __always_inline struct unwind_state *unwind_begin(void *ctx, __u64 cookie
 // unwind_finish stores the walked stack and counts the event.
 static __always_inline int unwind_finish(struct unwind_state *s)
 {
-	if (s->partial)
+	if (s->partial && defer_stacks && defer_emit(s))
+		return 0; // counted by user space once it has finished the walk
+	if (s->busy)
+		count_drop(DROP_UNKNOWN_PC);
+	else if (s->partial)
 		count_drop(DROP_NO_TABLES);
 	if (!s->st.hash)
 		s->st.hash = 1;

@@ -33,6 +33,22 @@ type probeeCountsGate struct {
 	}
 }
 
+type probeeDeferredStack struct {
+	_     structs.HostLayout
+	Key   probeeCountKey
+	Pid   uint32
+	Npcs  uint32
+	Ip    uint64
+	Sp    uint64
+	Bp    uint64
+	Exact uint32
+	Len   uint32
+	Ppid  uint32
+	Pad   uint32
+	Pcs   [256]uint64
+	Data  [28672]uint8
+}
+
 type probeeEvent struct {
 	_    structs.HostLayout
 	Type uint32
@@ -113,6 +129,13 @@ type probeeUnwindState struct {
 	Entry   uint32
 	VmOk    uint32
 	Partial uint32
+	Slot    uint32
+	Busy    uint32
+	Dn      uint32
+	Dexact  uint32
+	Dip     uint64
+	Dsp     uint64
+	Dbp     uint64
 	Vm      probeeUnwindMapping
 	Key     probeeCountKey
 	St      probeeUserStack
@@ -133,6 +156,8 @@ const (
 	probeeMapCounts0                = "counts0"
 	probeeMapCounts1                = "counts1"
 	probeeMapCountsGate             = "counts_gate"
+	probeeMapDeferScratch           = "defer_scratch"
+	probeeMapDeferred               = "deferred"
 	probeeMapDrops                  = "drops"
 	probeeMapEvents                 = "events"
 	probeeMapFileKeyOut             = "file_key_out"
@@ -174,6 +199,7 @@ const (
 	probeeProgProbeeTracepoint      = "probee_tracepoint"
 	probeeProgProbeeUprobe          = "probee_uprobe"
 	probeeProgProbeeUprobeMulti     = "probee_uprobe_multi"
+	probeeVarDeferStacks            = "defer_stacks"
 	probeeVarFilterPids             = "filter_pids"
 	probeeVarHaveBpfLoop            = "have_bpf_loop"
 	probeeVarHaveFindVma            = "have_find_vma"
@@ -254,6 +280,8 @@ type probeeMapSpecs struct {
 	Counts0      *ebpf.MapSpec `ebpf:"counts0"`
 	Counts1      *ebpf.MapSpec `ebpf:"counts1"`
 	CountsGate   *ebpf.MapSpec `ebpf:"counts_gate"`
+	DeferScratch *ebpf.MapSpec `ebpf:"defer_scratch"`
+	Deferred     *ebpf.MapSpec `ebpf:"deferred"`
 	Drops        *ebpf.MapSpec `ebpf:"drops"`
 	Events       *ebpf.MapSpec `ebpf:"events"`
 	FileKeyOut   *ebpf.MapSpec `ebpf:"file_key_out"`
@@ -282,6 +310,7 @@ type probeeMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type probeeVariableSpecs struct {
+	DeferStacks  *ebpf.VariableSpec `ebpf:"defer_stacks"`
 	FilterPids   *ebpf.VariableSpec `ebpf:"filter_pids"`
 	HaveBpfLoop  *ebpf.VariableSpec `ebpf:"have_bpf_loop"`
 	HaveFindVma  *ebpf.VariableSpec `ebpf:"have_find_vma"`
@@ -315,6 +344,8 @@ type probeeMaps struct {
 	Counts0      *ebpf.Map `ebpf:"counts0"`
 	Counts1      *ebpf.Map `ebpf:"counts1"`
 	CountsGate   *ebpf.Map `ebpf:"counts_gate"`
+	DeferScratch *ebpf.Map `ebpf:"defer_scratch"`
+	Deferred     *ebpf.Map `ebpf:"deferred"`
 	Drops        *ebpf.Map `ebpf:"drops"`
 	Events       *ebpf.Map `ebpf:"events"`
 	FileKeyOut   *ebpf.Map `ebpf:"file_key_out"`
@@ -344,6 +375,8 @@ func (m *probeeMaps) Close() error {
 		m.Counts0,
 		m.Counts1,
 		m.CountsGate,
+		m.DeferScratch,
+		m.Deferred,
 		m.Drops,
 		m.Events,
 		m.FileKeyOut,
@@ -373,6 +406,7 @@ func (m *probeeMaps) Close() error {
 //
 // It can be passed to loadProbeeObjects or ebpf.CollectionSpec.LoadAndAssign.
 type probeeVariables struct {
+	DeferStacks  *ebpf.Variable `ebpf:"defer_stacks"`
 	FilterPids   *ebpf.Variable `ebpf:"filter_pids"`
 	HaveBpfLoop  *ebpf.Variable `ebpf:"have_bpf_loop"`
 	HaveFindVma  *ebpf.Variable `ebpf:"have_find_vma"`

@@ -41,6 +41,10 @@ type Options struct {
 	// file's identity (the per-process mapping arrays alone, as on kernels
 	// before 5.17): for tests and comparisons.
 	NoFindVMA bool
+	// NoDefer counts a stack whose walk reaches a file without a loaded
+	// table as partial (frame pointers from there) instead of handing it
+	// to user space to finish (Deferred): for tests and comparisons.
+	NoDefer bool
 }
 
 // Session is a loaded set of probee programs and maps plus their links.
@@ -116,9 +120,12 @@ func configure(spec *ebpf.CollectionSpec, opts Options) error {
 		}
 	}
 	vars := map[string]uint32{"unwind_mode": 0, "use_tail_calls": 1, "have_bpf_loop": 1,
-		"sample_probe": opts.SampleProbe, "include_idle": 0, "have_find_vma": 0}
+		"sample_probe": opts.SampleProbe, "include_idle": 0, "have_find_vma": 0, "defer_stacks": 0}
 	if HaveFindVMA() && !opts.NoFindVMA {
 		vars["have_find_vma"] = 1
+		if opts.DWARF && !opts.NoDefer {
+			vars["defer_stacks"] = 1
+		}
 	}
 	if opts.DWARF {
 		vars["unwind_mode"] = 1

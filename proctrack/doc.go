@@ -23,6 +23,12 @@
 //     its maps show when it names the mapped file, else through
 //     /proc/PID/root or /proc/PID/map_files, as in a container), and that
 //     Go binaries get no table under --unwind auto;
+//   - how the stacks the kernel handed over unfinished (a walk that
+//     reached a file whose table was not loaded yet: OnDeferred) are
+//     finished: with the file's table, the process's mappings as the
+//     mapping records reported them (its parent's for a child forked
+//     before its first event) and the stack copy, then counted
+//     (Kernel.AddStack); FinishDeferred finishes the rest at the end;
 //   - what the symbolizer hears of each process: one /proc/PID/maps read
 //     serves the snapshot and the tables, a forked child inherits its
 //     parent's mappings, an exec resets them, exited processes are pruned;

@@ -78,6 +78,10 @@ func (k *fakeKernel) AttachRootGate() error { k.record("AttachRootGate"); return
 
 func (k *fakeKernel) Continue(pid int) error { k.record("Continue %d", pid); return k.contErr }
 
+func (k *fakeKernel) AddStack(d bpf.DeferredStack, user []uint64, truncated bool) {
+	k.record("AddStack %d %#x cut=%v", d.TGID, user, truncated)
+}
+
 // modNames names modules by path, "(fp)" marking an empty table (frame
 // pointers only).
 func modNames(mods []unwind.Module) string {
@@ -96,7 +100,10 @@ func modNames(mods []unwind.Module) string {
 type fakeSymbols struct {
 	callLog
 	alive func(pid int) bool // Prune's
+	maps  map[int][]Mapping  // Mappings'
 }
+
+func (s *fakeSymbols) Mappings(pid int) []Mapping { return s.maps[pid] }
 
 func (s *fakeSymbols) Snapshot(pid int) error { s.record("Snapshot %d", pid); return nil }
 

@@ -38,6 +38,9 @@ type Kernel interface {
 	AttachRootGate() error
 	// Continue resumes a process a gate stopped.
 	Continue(pid int) error
+	// AddStack counts the event of a stack the kernel handed over
+	// unfinished, with its user stack finished here (leaf first).
+	AddStack(d bpf.DeferredStack, user []uint64, truncated bool)
 }
 
 // Symbols is what the symbolizer is told of processes.
@@ -49,6 +52,9 @@ type Symbols interface {
 	ExecReset(pid int)
 	Inherit(child, parent int)
 	Prune(grace time.Duration, alive func(pid int) bool) int
+	// Mappings returns the executable mappings known of pid, sorted by
+	// start, also after it exited.
+	Mappings(pid int) []Mapping
 }
 
 // Config is what a Tracker drives and how.
@@ -82,6 +88,7 @@ type Tracker struct {
 	warnf  func(format string, args ...any)
 	debugf func(format string, args ...any)
 	tables *tables     // nil: no unwind tables (--unwind fp)
+	fin    *finisher   // deferred stacks; nil without tables
 	ctrs   *containers // nil: not asked for (Config.Containers)
 
 	gmu       sync.Mutex
@@ -98,6 +105,7 @@ func New(cfg Config) *Tracker {
 	}
 	if cfg.Tables {
 		t.tables = newTables(t, cfg.GoByFramePointers)
+		t.fin = newFinisher(t)
 		// System-wide only: under -- CMD and -p the ld.so gate holds every
 		// traced process that starts a program until its tables are loaded.
 		if cfg.SystemWide && cfg.Kernel.FindsTablesByFile() {
@@ -207,6 +215,26 @@ func (t *Tracker) OnMmap(ev bpf.MmapEvent) {
 // mappingOf is the executable mapping a record reports.
 func mappingOf(ev bpf.MmapEvent) Mapping {
 	return Mapping{Start: ev.Start, End: ev.End, Perms: "r-xp", Offset: ev.Pgoff, Dev: ev.Dev, Inode: ev.Ino, Path: ev.Path}
+}
+
+// OnDeferred takes a stack the kernel handed over unfinished (its walk
+// reached a file whose table was not loaded yet); it is finished and
+// counted a little later (see deferred.go) or by FinishDeferred.
+func (t *Tracker) OnDeferred(d bpf.DeferredStack) {
+	if t.fin != nil {
+		t.fin.add(d)
+	}
+}
+
+// FinishDeferred finishes and counts every stack still waiting; call it
+// after the last deferred stacks and mapping records were handed over
+// (the stacks need the mappings). Later stacks are not counted. It
+// returns what became of the stacks handed over.
+func (t *Tracker) FinishDeferred() DeferredStats {
+	if t.fin == nil {
+		return DeferredStats{}
+	}
+	return t.fin.flush()
 }
 
 // The mappings the kernel reports for processes that never hit a probe are

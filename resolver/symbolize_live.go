@@ -250,3 +250,15 @@ func (s *Symbolizer) closeExitedJIT(alive func(pid int) bool) {
 		}
 	}
 }
+
+// Mappings returns the executable mappings known of pid, sorted by start
+// (nil when it is unknown): what unwinding a stack of pid in user space
+// needs, also after the process exited.
+func (s *Symbolizer) Mappings(pid int) []Mapping {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if p := s.procs[pid]; p != nil {
+		return slices.Clone(p.maps)
+	}
+	return nil
+}

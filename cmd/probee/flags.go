@@ -76,6 +76,7 @@ func newFlagSet(cfg *config, stderr io.Writer) *flag.FlagSet {
 	addProbe("uprobe", probespec.Uprobe)
 	addProbe("kprobe", probespec.Kprobe)
 	addProbe("tracepoint", probespec.Tracepoint)
+	addProbe("usdt", probespec.USDT)
 	addProbe("event", probespec.KindInvalid)
 	addProbe("e", probespec.KindInvalid)
 	fs.BoolVar(&cfg.list, "list-probes", false, "")
@@ -248,7 +249,7 @@ func (cfg *config) validate() error {
 			return usagef("--group-by only applies to tracing, not to --list-probes")
 		}
 		if len(cfg.probes) > 0 || cfg.sample {
-			return usagef("--list-probes only lists: drop the --uprobe/--kprobe/--tracepoint/--sample flags (a command to trace goes after --)")
+			return usagef("--list-probes only lists: drop the --uprobe/--kprobe/--tracepoint/--usdt/--sample flags (a command to trace goes after --)")
 		}
 		return nil
 	}
@@ -256,7 +257,7 @@ func (cfg *config) validate() error {
 		return usagef("--json only applies to --list-probes")
 	}
 	if len(cfg.probes) == 0 && !cfg.sample {
-		return usagef("nothing to trace: give at least one --uprobe, --kprobe, --tracepoint or -e SPEC, or --sample (see probee --help)")
+		return usagef("nothing to trace: give at least one --uprobe, --kprobe, --tracepoint, --usdt or -e SPEC, or --sample (see probee --help)")
 	}
 	if len(cfg.probes) > maxProbes {
 		return usagef("%d probes given; probee counts at most %d per run", len(cfg.probes), maxProbes)

@@ -20,16 +20,18 @@ const maxProbes = bpf.MaxProbes
 // tracer is one tracing run: resolved probes, the kernel session, the
 // traced command or pid, the process tracker and the symbolizer it feeds.
 type tracer struct {
-	cfg     *config
-	status  *statusWriter
-	cmd     *tracedCommand
-	sess    *bpf.Session
-	res     *resolver.Resolver
-	sym     *resolver.Symbolizer
-	targets [][]resolver.Target // per probe id
-	stopEv  func()
-	mmaps   *bpf.MmapWatcher
-	procs   *proctrack.Tracker
+	cfg      *config
+	status   *statusWriter
+	cmd      *tracedCommand
+	sess     *bpf.Session
+	res      *resolver.Resolver
+	sym      *resolver.Symbolizer
+	targets  [][]resolver.Target // per probe id
+	stopEv   func()
+	stopDef  func() // the deferred stack reader
+	mmaps    *bpf.MmapWatcher
+	procs    *proctrack.Tracker
+	deferred proctrack.DeferredStats // what became of the stacks the kernel handed over
 }
 
 func trace(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
@@ -137,6 +139,7 @@ func (t *tracer) open() error {
 		FilterPIDs: filter, MaxStacks: t.cfg.maxStacks, DWARF: t.dwarfOn(),
 		NoTailCalls: t.cfg.noTail, TableBudget: uint64(t.cfg.unwindBudget), SampleProbe: uint32(len(t.cfg.probes)), IncludeIdle: t.cfg.idle,
 		NoFindVMA: os.Getenv("PROBEE_NO_FIND_VMA") == "1", // hidden: tests/bench/65-system-wide.sh compares
+		NoDefer:   os.Getenv("PROBEE_NO_DEFER") == "1",    // hidden: likewise
 	})
 	if err != nil {
 		return err
@@ -152,6 +155,9 @@ func (t *tracer) open() error {
 		t.status.infof("DWARF unwinding: %s", depthText(t.cfg.noTail))
 	}
 	if t.mmaps, err = bpf.WatchMmaps(t.procs.OnMmap); err != nil {
+		return err
+	}
+	if t.stopDef, err = s.Deferred(t.procs.OnDeferred); err != nil {
 		return err
 	}
 	t.stopEv, err = s.Events(t.procs.OnProcessEvent)
@@ -182,6 +188,9 @@ func depthText(noTail bool) string {
 func (t *tracer) close() {
 	if t.stopEv != nil {
 		t.stopEv()
+	}
+	if t.stopDef != nil {
+		t.stopDef()
 	}
 	if t.mmaps != nil {
 		t.mmaps.Close()
