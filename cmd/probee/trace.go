@@ -172,6 +172,10 @@ func (t *tracer) track() error {
 		return t.procs.TracePID(t.cfg.pid)
 	}
 	if t.cmd != nil {
+		// The exec shim's own records (its exec, its mappings) are
+		// handled first: one handled after TraceCommand would read as
+		// the command's exec, and reload the shim's mappings.
+		t.mmaps.Flush()
 		return t.procs.TraceCommand(t.cmd.pid(), t.cmd.path)
 	}
 	return nil
