@@ -5,8 +5,9 @@ import (
 )
 
 // FuzzParseEhFrame feeds arbitrary bytes to the .eh_frame and .debug_frame
-// parsers, the row evaluator and the table builder: none may panic, and a
-// built table must answer lookups.
+// parsers, the row evaluator and the table builder: none may panic, a
+// built table must answer lookups, and Build, in one part or in three,
+// must give refBuild's table (or its error).
 func FuzzParseEhFrame(f *testing.F) {
 	f.Add([]byte{})
 	f.Add(handCIEFDE())
@@ -22,8 +23,20 @@ func FuzzParseEhFrame(f *testing.F) {
 				t.Fatalf("%s: nil Frames", name)
 			}
 			tab, err := Build(fr)
+			want, wantErr := refBuild([]*Frames{fr})
+			if (err == nil) != (wantErr == nil) {
+				t.Fatalf("%s: Build error %v, refBuild error %v", name, err, wantErr)
+			}
 			if err != nil {
 				continue
+			}
+			if d := sameTable(tab, want); d != "" {
+				t.Fatalf("%s: Build differs from refBuild: %s", name, d)
+			}
+			if parts, err := build([]*Frames{fr}, sortFDEs([]*Frames{fr}), 3); err != nil {
+				t.Fatalf("%s: in 3 parts: %v", name, err)
+			} else if d := sameTable(parts, want); d != "" {
+				t.Fatalf("%s: in 3 parts, differs from refBuild: %s", name, d)
 			}
 			for _, e := range fr.FDEs {
 				tab.Lookup(e.Start)
