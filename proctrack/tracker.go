@@ -56,6 +56,9 @@ type Config struct {
 	// GoByFramePointers gives Go binaries an empty table (--unwind auto):
 	// Go on amd64 keeps frame pointers.
 	GoByFramePointers bool
+	// TableCache builds (or loads) the tables; nil: a new unwind.Cache
+	// without a Store.
+	TableCache *unwind.Cache
 	// SystemWide is a run with neither -p nor -- CMD: when the kernel finds
 	// tables by file, every file mapped as code gets its table.
 	SystemWide bool
@@ -82,7 +85,7 @@ func New(cfg Config) *Tracker {
 	t := &Tracker{k: cfg.Kernel, sym: cfg.Symbols, proc: procFS{cfg.Root},
 		warnf: orDiscard(cfg.Warnf), debugf: orDiscard(cfg.Debugf)}
 	if cfg.Tables {
-		t.tables = newTables(t, cfg.GoByFramePointers)
+		t.tables = newTables(t, cfg.TableCache, cfg.GoByFramePointers)
 		// System-wide only: under -- CMD and -p the ld.so gate holds every
 		// traced process that starts a program until its tables are loaded.
 		if cfg.SystemWide && cfg.Kernel.FindsTablesByFile() {

@@ -185,4 +185,5 @@ func (t *tracer) reportTables() {
 	if largest != "" {
 		t.status.infof("largest unwind table: %s, %d bytes", largest, size)
 	}
+	t.reportTableSources()
 }

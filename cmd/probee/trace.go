@@ -12,6 +12,8 @@ import (
 	"github.com/probee/probee/probespec"
 	"github.com/probee/probee/proctrack"
 	"github.com/probee/probee/resolver"
+	"github.com/probee/probee/unwind"
+	"github.com/probee/probee/unwind/diskcache"
 	"golang.org/x/sys/unix"
 )
 
@@ -20,16 +22,18 @@ const maxProbes = bpf.MaxProbes
 // tracer is one tracing run: resolved probes, the kernel session, the
 // traced command or pid, the process tracker and the symbolizer it feeds.
 type tracer struct {
-	cfg     *config
-	status  *statusWriter
-	cmd     *tracedCommand
-	sess    *bpf.Session
-	res     *resolver.Resolver
-	sym     *resolver.Symbolizer
-	targets [][]resolver.Target // per probe id
-	stopEv  func()
-	mmaps   *bpf.MmapWatcher
-	procs   *proctrack.Tracker
+	cfg      *config
+	status   *statusWriter
+	cmd      *tracedCommand
+	sess     *bpf.Session
+	res      *resolver.Resolver
+	sym      *resolver.Symbolizer
+	targets  [][]resolver.Target // per probe id
+	stopEv   func()
+	mmaps    *bpf.MmapWatcher
+	procs    *proctrack.Tracker
+	tables   *unwind.Cache  // builds or loads the unwind tables (--unwind dwarf, auto)
+	tableDir *diskcache.Dir // the on-disk table cache; nil: none
 }
 
 func trace(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
@@ -142,8 +146,11 @@ func (t *tracer) open() error {
 		return err
 	}
 	t.sess = s
+	if t.dwarfOn() {
+		t.openTables()
+	}
 	t.procs = proctrack.New(proctrack.Config{
-		Kernel: s, Symbols: t.sym, Tables: t.dwarfOn(),
+		Kernel: s, Symbols: t.sym, Tables: t.dwarfOn(), TableCache: t.tables,
 		GoByFramePointers: t.cfg.unwind.goByFramePointers(), SystemWide: !filter,
 		Warnf: t.status.warnf, Debugf: t.status.debugf,
 	})
@@ -190,6 +197,7 @@ func (t *tracer) close() {
 		t.status.warnf("detach: %v", err)
 	}
 	t.status.debugf("detached in %v", time.Since(start).Round(time.Millisecond))
+	t.closeTables()
 }
 
 // wait blocks until Ctrl-C/SIGTERM, -d expiry, or the traced process ends,
