@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"sync"
 )
@@ -53,9 +54,14 @@ func build(frames []*Frames, fdes []*FDE, nparts int) (*Table, error) {
 		if i > 0 {
 			hint = entriesFor(weights[i])
 		}
-		wg.Go(func() { parts[i] = evalRange(fdes, bounds[i], bounds[i+1], hint) })
+		wg.Go(func() { parts[i] = evalPart(fdes, bounds[i], bounds[i+1], hint) })
 	}
 	wg.Wait()
+	for _, p := range parts {
+		if p.err != nil {
+			return nil, p.err
+		}
+	}
 	b := parts[0]
 	for i, p := range parts[1:] {
 		if err := b.appendPart(p, fdes[bounds[i+1]].Start); err != nil {
@@ -121,6 +127,20 @@ func sortFDEs(frames []*Frames) []*FDE {
 		slices.SortStableFunc(all, byStart)
 	}
 	return slices.CompactFunc(all, func(a, b *FDE) bool { return a.Start == b.Start })
+}
+
+// evalPart is evalRange on a goroutine of its own. CFI read from a mapped
+// file (BuildFile) faults when the file shrinks under it: the fault, or any
+// panic, becomes the part's error, as safeelf.Guard makes it on the
+// caller's goroutine.
+func evalPart(fdes []*FDE, lo, hi, capHint int) (b *builder) {
+	debug.SetPanicOnFault(true)
+	defer func() {
+		if r := recover(); r != nil {
+			b = &builder{err: fmt.Errorf("evaluating FDEs %d to %d: %v", lo, hi-1, r)}
+		}
+	}()
+	return evalRange(fdes, lo, hi, capHint)
 }
 
 // evalRange evaluates fdes[lo:hi] into a new builder with room for

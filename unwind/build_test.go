@@ -23,7 +23,7 @@ func framesOf(t testing.TB, path string) []*Frames {
 	defer f.Close()
 	var frames []*Frames
 	for _, name := range []string{EhFrame, DebugFrame} {
-		data, addr, err := frameSection(f.File, name)
+		data, addr, err := frameSection(f.File, name, readSection)
 		if err != nil {
 			t.Fatal(err)
 		}

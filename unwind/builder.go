@@ -140,9 +140,6 @@ func (b *builder) finish() (*Table, error) {
 // as they are. p's rules join b's in p's order of first use, as in a
 // single pass.
 func (b *builder) appendPart(p *builder, start uint64) error {
-	if b.err == nil {
-		b.err = p.err
-	}
 	remap := make([]uint16, len(p.rules.list))
 	for i, r := range p.rules.list {
 		j, err := b.rules.of(r)

@@ -2,6 +2,7 @@ package unwind
 
 import (
 	"fmt"
+	"runtime"
 	"strings"
 )
 
@@ -58,10 +59,25 @@ type frameParser struct {
 // ParseFrames parses a .eh_frame or .debug_frame section (chosen by name)
 // whose first byte is at virtual address b.Section. It never panics on
 // malformed input: errors are *FormatError with the section and offset.
+// A large section is parsed in parts on several goroutines (parseParts),
+// with the result a single pass gives.
 func ParseFrames(name string, data []byte, b Bases) (*Frames, error) {
-	p := &frameParser{name: name, data: data, b: b, eh: name != DebugFrame, cies: map[int64]*CIE{}}
-	out := &Frames{Section: name, FDEs: make([]FDE, 0, len(data)/48)}
-	for off := 0; off < len(data); {
+	if n := min(runtime.GOMAXPROCS(0), len(data)/minParseBytes); n > 1 {
+		if fr, ok := newFrameParser(name, data, b).parseParts(n); ok {
+			return fr, nil
+		}
+	}
+	return newFrameParser(name, data, b).parse()
+}
+
+func newFrameParser(name string, data []byte, b Bases) *frameParser {
+	return &frameParser{name: name, data: data, b: b, eh: name != DebugFrame, cies: map[int64]*CIE{}}
+}
+
+// parse parses the section in one pass, up to the first error.
+func (p *frameParser) parse() (*Frames, error) {
+	out := &Frames{Section: p.name, FDEs: make([]FDE, 0, len(p.data)/48)}
+	for off := 0; off < len(p.data); {
 		next, fde, err := p.record(off)
 		if err != nil {
 			out.CIEs = p.order
@@ -136,11 +152,8 @@ func (p *frameParser) record(off int) (int, FDE, error) {
 		}
 		return end, none, nil
 	}
-	cieOff := int64(id)
-	if p.eh {
-		cieOff = int64(idOff) - int64(id)
-	}
-	if cieOff < 0 || cieOff >= int64(len(p.data)) {
+	cieOff, ok := p.cieOffset(id, idOff)
+	if !ok {
 		return 0, none, p.errf(off, "FDE points to CIE at %#x, outside the section", cieOff)
 	}
 	cie, err := p.cie(cieOff)
@@ -149,6 +162,16 @@ func (p *frameParser) record(off int) (int, FDE, error) {
 	}
 	fde, err := p.fde(&r, off, cie)
 	return end, fde, err
+}
+
+// cieOffset is the offset of the CIE an FDE's id field (at idOff) points
+// to, and whether it is inside the section.
+func (p *frameParser) cieOffset(id uint64, idOff int) (int64, bool) {
+	off := int64(id)
+	if p.eh {
+		off = int64(idOff) - int64(id)
+	}
+	return off, off >= 0 && off < int64(len(p.data))
 }
 
 func (p *frameParser) isCIE(id uint64, is64 bool) bool {
@@ -215,6 +238,9 @@ func (p *frameParser) parseCIE(r *reader, off int64) (*CIE, error) {
 	if err := p.augmentation(r, c); err != nil {
 		return nil, err
 	}
+	if !p.eh {
+		c.FDEEncoding = pePtr // .debug_frame addresses are plain
+	}
 	c.Initial = r.buf[r.pos:]
 	return c, nil
 }
@@ -263,11 +289,7 @@ func (p *frameParser) augmentation(r *reader, c *CIE) error {
 
 func (p *frameParser) fde(r *reader, off int, c *CIE) (FDE, error) {
 	b := p.b
-	enc := c.FDEEncoding
-	if !p.eh {
-		enc = pePtr
-		c.FDEEncoding = pePtr
-	}
+	enc := c.FDEEncoding // absptr in .debug_frame (parseCIE)
 	start, err := readEncoded(r, enc, &b, 0, c.AddrSize)
 	if err != nil {
 		return FDE{}, p.errf(off, "FDE initial location: %v", err)

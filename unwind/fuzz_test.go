@@ -1,19 +1,22 @@
 package unwind
 
 import (
+	"reflect"
 	"testing"
 )
 
 // FuzzParseEhFrame feeds arbitrary bytes to the .eh_frame and .debug_frame
 // parsers, the row evaluator and the table builder: none may panic, a
-// built table must answer lookups, and Build, in one part or in three,
+// section parsed in parts must give what one pass gives (or be refused),
+// a built table must answer lookups, and Build, in one part or in three,
 // must give refBuild's table (or its error).
 func FuzzParseEhFrame(f *testing.F) {
 	f.Add([]byte{})
 	f.Add(handCIEFDE())
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, name := range []string{EhFrame, DebugFrame} {
-			fr, err := ParseFrames(name, data, Bases{Section: 0x1000, Text: 0x2000, Data: 0x3000})
+			b := Bases{Section: 0x1000, Text: 0x2000, Data: 0x3000}
+			fr, err := ParseFrames(name, data, b)
 			if err != nil {
 				if _, ok := err.(*FormatError); !ok {
 					t.Fatalf("%s: error %T is not a *FormatError: %v", name, err, err)
@@ -21,6 +24,9 @@ func FuzzParseEhFrame(f *testing.F) {
 			}
 			if fr == nil {
 				t.Fatalf("%s: nil Frames", name)
+			}
+			if parts, ok := newFrameParser(name, data, b).parseParts(3); ok && (err != nil || !reflect.DeepEqual(parts, fr)) {
+				t.Fatalf("%s: in parts, %d FDEs and %d CIEs; in one pass %d and %d (error %v)", name, len(parts.FDEs), len(parts.CIEs), len(fr.FDEs), len(fr.CIEs), err)
 			}
 			tab, err := Build(fr)
 			want, wantErr := refBuild([]*Frames{fr})

@@ -160,7 +160,7 @@ func sectionTables(t *testing.T, path string) (map[string]*Table, map[string]*Fr
 	defer f.Close()
 	out, frames := map[string]*Table{}, map[string]*Frames{}
 	for _, name := range []string{EhFrame, DebugFrame} {
-		data, addr, err := frameSection(f, name)
+		data, addr, err := frameSection(f, name, readSection)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -61,7 +61,7 @@ func TestEndMarkers(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ef.Close()
-	data, addr, err := frameSection(ef, EhFrame)
+	data, addr, err := frameSection(ef, EhFrame, readSection)
 	if err != nil || data == nil {
 		t.Fatalf("no .eh_frame: %v", err)
 	}
