@@ -1,12 +1,10 @@
 package unwind
 
 import (
-	"cmp"
 	"fmt"
 	"math"
 	"runtime"
 	"runtime/debug"
-	"slices"
 	"sync"
 )
 
@@ -26,35 +24,41 @@ const minPartFDEs = 8192
 // single pass would give, rule order included.
 func Build(frames ...*Frames) (*Table, error) {
 	fdes := sortFDEs(frames)
-	return build(frames, fdes, min(runtime.GOMAXPROCS(0), len(fdes)/minPartFDEs))
+	return build(fdes, min(runtime.GOMAXPROCS(0), fdes.len()/minPartFDEs))
 }
 
-// build evaluates fdes, sorted FDEs of frames, in nparts parts.
-func build(frames []*Frames, fdes []*FDE, nparts int) (*Table, error) {
-	if len(fdes) == 0 {
-		return newBuilder(0, 0).finish()
+// build evaluates fdes in nparts parts.
+//
+// The entries of all parts go to one array sized for the whole table,
+// part i from the estimated end of the parts before it on, so that joining
+// them moves entries down within memory already touched rather than into
+// fresh pages (each costs a page fault, as much as evaluating a few dozen
+// rows). A part that outgrows its region moves to an array of its own.
+func build(fdes *fdeList, nparts int) (*Table, error) {
+	if fdes.len() == 0 {
+		return newBuilder(0, nil).finish()
 	}
-	bounds, weights := splitFDEs(fdes, max(nparts, 1))
-	// The first part holds the whole table: the others are appended to it.
-	capHint := entriesFor(sum(weights))
+	bounds, weights := fdes.split(max(nparts, 1))
+	buf := make([]Entry, 0, entriesFor(sum(weights)))
 	if len(bounds) == 2 {
-		return evalRange(fdes, 0, len(fdes), capHint).finish()
+		return evalRange(fdes, 0, fdes.len(), buf).finish()
 	}
 	// CIEs compute their initial state on first use: compute it before the
 	// parts share them.
-	for _, fr := range frames {
+	for _, fr := range fdes.frames {
 		for _, c := range fr.CIEs {
 			c.initialState()
 		}
 	}
 	parts := make([]*builder, len(bounds)-1)
+	regions := make([]int, len(parts)+1) // part i's region: buf[regions[i]:regions[i+1]]
+	for i := range parts {
+		regions[i+1] = entriesFor(sum(weights[:i+1]))
+	}
 	var wg sync.WaitGroup
 	for i := range parts {
-		hint := capHint
-		if i > 0 {
-			hint = entriesFor(weights[i])
-		}
-		wg.Go(func() { parts[i] = evalPart(fdes, bounds[i], bounds[i+1], hint) })
+		region := buf[regions[i]:regions[i]:regions[i+1]]
+		wg.Go(func() { parts[i] = evalPart(fdes, bounds[i], bounds[i+1], region) })
 	}
 	wg.Wait()
 	for _, p := range parts {
@@ -63,106 +67,76 @@ func build(frames []*Frames, fdes []*FDE, nparts int) (*Table, error) {
 		}
 	}
 	b := parts[0]
-	for i, p := range parts[1:] {
-		if err := b.appendPart(p, fdes[bounds[i+1]].Start); err != nil {
+	if startsAt(b.entries, buf, 0) {
+		b.entries = buf[:len(b.entries)] // the later regions are its to fill
+	}
+	for k := 1; k < len(parts); k++ {
+		if startsAt(b.entries, buf, 0) && overruns(parts, regions, buf, k, len(b.entries)) {
+			b.entries = append(make([]Entry, 0, cap(buf)), b.entries...)
+		}
+		if err := b.appendPart(parts[k], fdes.start(bounds[k])); err != nil {
 			return nil, err
 		}
 	}
 	return b.finish()
 }
 
-// fdeWeight is what evaluating f costs, about: its instruction bytes and
-// one.
-func fdeWeight(f *FDE) int { return len(f.Instructions) + 1 }
-
-// entriesFor is room for the entries of FDEs of the given weight, with some
-// to spare: a table has about a quarter as many entries as its FDEs'
-// weight (0.23 to 0.25 in libc, libstdc++, libLLVM-14, libclang-cpp 14
-// and librustc_driver). A builder's entries grow past it if need be.
-func entriesFor(weight int) int { return weight*5/16 + 16 }
-
-// splitFDEs cuts fdes into n ranges of about equal weight; range i is
-// fdes[bounds[i]:bounds[i+1]], of weight weights[i].
-func splitFDEs(fdes []*FDE, n int) (bounds, weights []int) {
-	total := 0
-	for _, f := range fdes {
-		total += fdeWeight(f)
+// overruns reports whether joining parts[k] to a table of n entries at the
+// start of buf would overwrite entries not read yet: those of a later part
+// still in its region, or of parts[k] itself ahead of where they are read
+// (the table ran into its region: a region estimated short).
+func overruns(parts []*builder, regions []int, buf []Entry, k, n int) bool {
+	if startsAt(parts[k].entries, buf, regions[k]) && n > regions[k] {
+		return true
 	}
-	bounds, weights = []int{0}, []int{0}
-	sum := 0
-	for i, f := range fdes {
-		if len(bounds) < n && i > bounds[len(bounds)-1] && sum >= total*len(bounds)/n {
-			bounds, weights = append(bounds, i), append(weights, 0)
-		}
-		sum += fdeWeight(f)
-		weights[len(weights)-1] += fdeWeight(f)
-	}
-	return append(bounds, len(fdes)), weights
-}
-
-func sum(s []int) (n int) {
-	for _, v := range s {
-		n += v
-	}
-	return n
-}
-
-// sortFDEs orders FDEs by start; of FDEs with the same start the first given
-// (.eh_frame before .debug_frame) is kept. Empty FDEs are dropped.
-func sortFDEs(frames []*Frames) []*FDE {
-	n := 0
-	for _, fr := range frames {
-		n += len(fr.FDEs)
-	}
-	all := make([]*FDE, 0, n)
-	for _, fr := range frames {
-		for i := range fr.FDEs {
-			if f := &fr.FDEs[i]; f.End > f.Start {
-				all = append(all, f)
-			}
+	end := n + len(parts[k].entries)
+	for j := k + 1; j < len(parts); j++ {
+		if startsAt(parts[j].entries, buf, regions[j]) && end > regions[j] {
+			return true
 		}
 	}
-	byStart := func(a, b *FDE) int { return cmp.Compare(a.Start, b.Start) }
-	if !slices.IsSortedFunc(all, byStart) {
-		slices.SortStableFunc(all, byStart)
-	}
-	return slices.CompactFunc(all, func(a, b *FDE) bool { return a.Start == b.Start })
+	return false
+}
+
+// startsAt reports whether s is still in buf, at index i.
+func startsAt(s, buf []Entry, i int) bool {
+	return cap(s) > 0 && i < cap(buf) && &s[:1][0] == &buf[:i+1][i]
 }
 
 // evalPart is evalRange on a goroutine of its own. CFI read from a mapped
 // file (BuildFile) faults when the file shrinks under it: the fault, or any
 // panic, becomes the part's error, as safeelf.Guard makes it on the
 // caller's goroutine.
-func evalPart(fdes []*FDE, lo, hi, capHint int) (b *builder) {
+func evalPart(fdes *fdeList, lo, hi int, entries []Entry) (b *builder) {
 	debug.SetPanicOnFault(true)
 	defer func() {
 		if r := recover(); r != nil {
 			b = &builder{err: fmt.Errorf("evaluating FDEs %d to %d: %v", lo, hi-1, r)}
 		}
 	}()
-	return evalRange(fdes, lo, hi, capHint)
+	return evalRange(fdes, lo, hi, entries)
 }
 
-// evalRange evaluates fdes[lo:hi] into a new builder with room for
-// capHint entries; fdes[hi], when there is one, is the next FDE (for the
+// evalRange evaluates fdes[lo:hi] into a new builder that appends its
+// entries to entries; fdes[hi], when there is one, is the next FDE (for the
 // end marker of fdes[hi-1]).
-func evalRange(fdes []*FDE, lo, hi, capHint int) *builder {
-	b := newBuilder(fdes[0].Start, capHint)
+func evalRange(fdes *fdeList, lo, hi int, entries []Entry) *builder {
+	b := newBuilder(fdes.start(0), entries)
 	var rows []Row
 	var in interp
 	for i := lo; i < hi && b.err == nil; i++ {
-		f := fdes[i]
+		fr, f := fdes.at(i)
 		b.stats.FDEs++
 		var err error
-		rows, err = in.rows(f, rows[:0])
+		rows, err = in.rows(fr, f, rows[:0])
 		if err != nil {
 			b.badFDE(f, err)
 			rows = append(rows[:0], Row{PC: f.Start, Rule: ruleUnsupported})
 		}
 		b.clip(f.Start)
 		next := uint64(math.MaxUint64)
-		if i+1 < len(fdes) {
-			next = fdes[i+1].Start
+		if i+1 < fdes.len() {
+			next = fdes.start(i + 1)
 		}
 		b.err = b.addFDE(f, rows, next)
 	}
@@ -182,11 +156,14 @@ func (b *builder) badFDE(f *FDE, err error) {
 // padding is never executed, and letting the last rule run over it lets
 // adjacent functions with equal rules merge.
 func (b *builder) addFDE(f *FDE, rows []Row, next uint64) error {
-	for _, r := range rows {
-		b.countRow(r.Rule)
-		if err := b.add(r.PC, r.Rule); err != nil {
+	for i := range rows {
+		r := &rows[i]
+		b.countRow(r.Rule.CFA)
+		j, err := b.rules.of(&r.Rule)
+		if err != nil {
 			return err
 		}
+		b.addIndex(r.PC, j)
 	}
 	if next >= f.End && next-f.End < PadGap && next%PadGap == 0 {
 		return nil
@@ -194,10 +171,10 @@ func (b *builder) addFDE(f *FDE, rows []Row, next uint64) error {
 	return b.add(f.End, Rule{})
 }
 
-func (b *builder) countRow(r Rule) {
+func (b *builder) countRow(cfa CFAType) {
 	s := &b.stats
 	s.Rows++
-	switch r.CFA {
+	switch cfa {
 	case CFAPLT:
 		s.PLTRows++
 	case CFASignal:

@@ -61,7 +61,7 @@ func TestBuildInParts(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, n := range []int{1, 2, 3, 7} {
-				got, err := build(frames, fdes, n)
+				got, err := build(fdes, n)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -105,10 +105,11 @@ func refBuild(frames []*Frames) (*Table, error) {
 		return nil
 	}
 	fdes := sortFDEs(frames)
-	for i, f := range fdes {
+	for i := range fdes.len() {
+		fr, f := fdes.at(i)
 		s := &t.Stats
 		s.FDEs++
-		rows, err := f.Rows(nil)
+		rows, err := fr.Rows(f, nil)
 		if err != nil {
 			s.BadFDEs++
 			if s.FirstError == "" {
@@ -137,8 +138,8 @@ func refBuild(frames []*Frames) (*Table, error) {
 			}
 		}
 		next := uint64(math.MaxUint64)
-		if i+1 < len(fdes) {
-			next = fdes[i+1].Start
+		if i+1 < fdes.len() {
+			next = fdes.start(i + 1)
 		}
 		if !(next >= f.End && next-f.End < PadGap && next%PadGap == 0) {
 			if err := add(f.End, Rule{}); err != nil {
@@ -217,7 +218,8 @@ func randomFrames(rng *rand.Rand, n int) *Frames {
 				ins = append(ins, 0x04, 0, 0, 0, 0x70, 0x0e, byte(8*(1+rng.IntN(3))))
 			}
 		}
-		fr.FDEs = append(fr.FDEs, FDE{CIE: cie, Start: pc, End: pc + size, Instructions: ins})
+		fr.FDEs = append(fr.FDEs, FDE{Start: pc, End: pc + size, instr: uint32(len(fr.data)), ninstr: uint32(len(ins))})
+		fr.data = append(fr.data, ins...)
 		pc += min(size, 300)
 	}
 	return fr
@@ -233,7 +235,7 @@ func TestBuildRandomParts(t *testing.T) {
 		frames := []*Frames{fr}
 		want, wantErr := refBuild(frames)
 		for _, n := range []int{1, 2, 5} {
-			got, err := build(frames, sortFDEs(frames), n)
+			got, err := build(sortFDEs(frames), n)
 			if fmt.Sprint(err) != fmt.Sprint(wantErr) {
 				t.Fatalf("case %d, %d parts: error %v, refBuild's %v", i, n, err, wantErr)
 			}

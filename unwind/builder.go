@@ -33,16 +33,16 @@ type farEntry struct {
 	rule uint16
 }
 
-// newBuilder returns a builder for entries from base on, with room for
-// about capHint of them.
-func newBuilder(base uint64, capHint int) *builder {
-	return &builder{base: base, entries: make([]Entry, 0, capHint), rules: newRuleIndex()}
+// newBuilder returns a builder for entries from base on, appended to
+// entries (an empty slice with room for them, or nil).
+func newBuilder(base uint64, entries []Entry) *builder {
+	return &builder{base: base, entries: entries, rules: newRuleIndex()}
 }
 
 // add appends (pc, rule), replacing an entry at the same pc and skipping a
 // rule equal to the previous entry's.
 func (b *builder) add(pc uint64, r Rule) error {
-	i, err := b.rules.of(r)
+	i, err := b.rules.of(&r)
 	if err != nil {
 		return err
 	}
@@ -52,13 +52,14 @@ func (b *builder) add(pc uint64, r Rule) error {
 
 // addIndex is add with the rule's index.
 func (b *builder) addIndex(pc uint64, rule uint16) {
-	if last, ok := b.last(); ok && last.pc == pc {
+	last, ok := b.last()
+	if ok && last.pc == pc {
 		b.pop()
+		last, ok = b.last()
 	}
-	if last, ok := b.last(); ok && last.rule == rule {
-		return
+	if !ok || last.rule != rule {
+		b.push(pc, rule)
 	}
-	b.push(pc, rule)
 }
 
 // clip drops entries after pc (a later FDE starting inside an earlier one wins).
@@ -142,7 +143,7 @@ func (b *builder) finish() (*Table, error) {
 func (b *builder) appendPart(p *builder, start uint64) error {
 	remap := make([]uint16, len(p.rules.list))
 	for i, r := range p.rules.list {
-		j, err := b.rules.of(r)
+		j, err := b.rules.of(&r)
 		if err != nil {
 			return err
 		}

@@ -39,7 +39,7 @@ func FuzzParseEhFrame(f *testing.F) {
 			if d := sameTable(tab, want); d != "" {
 				t.Fatalf("%s: Build differs from refBuild: %s", name, d)
 			}
-			if parts, err := build([]*Frames{fr}, sortFDEs([]*Frames{fr}), 3); err != nil {
+			if parts, err := build(sortFDEs([]*Frames{fr}), 3); err != nil {
 				t.Fatalf("%s: in 3 parts: %v", name, err)
 			} else if d := sameTable(parts, want); d != "" {
 				t.Fatalf("%s: in 3 parts, differs from refBuild: %s", name, d)

@@ -46,10 +46,7 @@ func TestBuildFileShrinks(t *testing.T) {
 func TestBuildPartsFault(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	fr := randomFrames(rng, 40)
-	var code []byte
-	for _, f := range fr.FDEs {
-		code = append(code, f.Instructions...)
-	}
+	code := fr.data
 	p := filepath.Join(t.TempDir(), "cfi")
 	if err := os.WriteFile(p, append(code, make([]byte, 8192)...), 0o644); err != nil {
 		t.Fatal(err)
@@ -64,17 +61,12 @@ func TestBuildPartsFault(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer unix.Munmap(m)
-	off := 0
-	for i := range fr.FDEs {
-		n := len(fr.FDEs[i].Instructions)
-		fr.FDEs[i].Instructions = m[off : off+n]
-		off += n
-	}
+	fr.data = m[:len(code)]
 	if err := os.Truncate(p, 0); err != nil {
 		t.Fatal(err)
 	}
 	frames := []*Frames{fr}
-	if _, err := build(frames, sortFDEs(frames), 2); err == nil || !strings.Contains(err.Error(), "evaluating FDEs") {
+	if _, err := build(sortFDEs(frames), 2); err == nil || !strings.Contains(err.Error(), "evaluating FDEs") {
 		t.Errorf("error %v, want the fault of a part", err)
 	}
 }

@@ -22,7 +22,8 @@ func (p *frameParser) parseParts(n int) (*Frames, bool) {
 	if !ok {
 		return nil, false
 	}
-	out := &Frames{Section: p.name, CIEs: p.order, FDEs: make([]FDE, len(offs))}
+	out := p.frames(make([]FDE, len(offs)))
+	out.CIEs = p.order
 	var failed atomic.Bool
 	var wg sync.WaitGroup
 	for k := range n {
@@ -37,7 +38,7 @@ func (p *frameParser) parseParts(n int) (*Frames, bool) {
 				}
 			}()
 			for i := lo; i < hi && !failed.Load(); i++ {
-				if _, fde, err := p.record(offs[i]); err != nil || fde.CIE == nil {
+				if _, fde, isFDE, err := p.record(int(offs[i])); err != nil || !isFDE {
 					failed.Store(true)
 				} else {
 					out.FDEs[i] = fde
@@ -52,8 +53,8 @@ func (p *frameParser) parseParts(n int) (*Frames, bool) {
 // scan walks the records and returns the offsets of the FDE records. It
 // parses every CIE, those in records and those FDEs point to, when a
 // single pass would: the FDE passes then only read the parser's CIEs.
-func (p *frameParser) scan() ([]int, bool) {
-	offs := make([]int, 0, len(p.data)/48)
+func (p *frameParser) scan() ([]uint32, bool) {
+	offs := make([]uint32, 0, len(p.data)/48)
 	for off := 0; off < len(p.data); {
 		r, id, idOff, is64, end, err := p.header(off)
 		zero := r.buf == nil
@@ -75,7 +76,7 @@ func (p *frameParser) scan() ([]int, bool) {
 			if _, err := p.cie(cieOff); err != nil {
 				return nil, false
 			}
-			offs = append(offs, off)
+			offs = append(offs, uint32(off)) // ParseFrames refuses sections of 4 GiB
 		}
 		off = end
 	}
