@@ -32,17 +32,27 @@
 //
 // # Building
 //
+// Built fast, because a traced command waits at the start gate until its
+// tables are loaded (libLLVM-14 has 860,973 CFI rows). BuildFile maps the
+// CFI sections rather than reading them onto the heap (a page fault per 4
+// KiB read cost a third of the parse); a fault because the file shrank
+// meanwhile is an error, on every goroutine that reads the mapping
+// (debug.SetPanicOnFault). ParseFrames parses a section of 1 MB or more in
+// parts: one pass walks the records and parses the CIEs, then ranges of
+// FDE records are decoded on goroutines of their own (parseparts.go). FDEs
+// hold no pointers, so the garbage collector never scans them.
+//
 // Build sorts the FDEs by start, cuts them into ranges of about equal
 // instruction bytes, one per CPU (GOMAXPROCS; one range below 16,384
 // FDEs), and evaluates each range on its own goroutine into a builder that
 // keeps entries in their final form (Entry and the page index, nothing to
-// copy at the end). The ranges are then joined in order, doing at each
-// seam what a single pass would have done there (clip, replace or merge
-// the first entry), so the table is the one a single pass gives, rules in
-// the same order; build_test.go checks it against the first, one-pass
-// builder. Rules are numbered through a small direct-mapped cache before
-// the map. libLLVM-14's 860,973 rows take about a third of the time of
-// that first builder (README, BenchmarkBuild).
+// copy at the end), all ranges into regions of one array. The ranges are
+// then joined in order, doing at each seam what a single pass would have
+// done there (clip, replace or merge the first entry), so the table is the
+// one a single pass gives, rules in the same order; build_test.go and
+// FuzzParseEhFrame check it against the first, one-pass builder (refBuild).
+// Rules are numbered through a small direct-mapped cache before the map.
+// The README gives the figures (BenchmarkBuild).
 //
 // # Lookup
 //

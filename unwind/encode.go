@@ -85,7 +85,8 @@ func (t *Table) UnmarshalBinary(data []byte) error {
 	p = p[np*PageSize:]
 	t.Entries = make([]Entry, ne)
 	for i := range t.Entries {
-		t.Entries[i] = Entry{PCLow: le.Uint16(p[i*EntrySize:]), Rule: le.Uint16(p[i*EntrySize+2:])}
+		v := le.Uint32(p[i*EntrySize:])
+		t.Entries[i] = Entry{PCLow: uint16(v), Rule: uint16(v >> 16)}
 	}
 	r := &reader{buf: p[ne*EntrySize:]}
 	t.Rules = make([]Rule, nr)
@@ -114,17 +115,19 @@ func (t *Table) validate() error {
 			return bad("page index is not sorted at page %d", p)
 		}
 	}
-	// Sorted and ending at the entry count: every page's range is in bounds.
-	for p := 1; p < len(t.Pages); p++ {
-		for i := t.Pages[p-1] + 1; i < t.Pages[p]; i++ {
-			if t.Entries[i].PCLow <= t.Entries[i-1].PCLow {
-				return bad("entry %d: pc_low %#x does not follow %#x in page %d", i, t.Entries[i].PCLow, t.Entries[i-1].PCLow, p-1)
-			}
-		}
-	}
+	// Sorted and ending at the entry count: every page's range is in
+	// bounds. One pass over the entries (a cached table is checked as it
+	// is loaded): p is entry i's page, the last with Pages[p] <= i.
+	p := 0
 	for i, e := range t.Entries {
+		for p+1 < len(t.Pages) && t.Pages[p+1] <= uint32(i) {
+			p++
+		}
 		if int(e.Rule) >= len(t.Rules) {
 			return bad("entry %d: rule index %d out of range (%d rules)", i, e.Rule, len(t.Rules))
+		}
+		if t.Pages[p] < uint32(i) && e.PCLow <= t.Entries[i-1].PCLow {
+			return bad("entry %d: pc_low %#x does not follow %#x in page %d", i, e.PCLow, t.Entries[i-1].PCLow, p)
 		}
 	}
 	return nil
