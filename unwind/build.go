@@ -43,24 +43,11 @@ func build(fdes *fdeList, nparts int) (*Table, error) {
 	if len(bounds) == 2 {
 		return evalRange(fdes, 0, fdes.len(), buf).finish()
 	}
-	// CIEs compute their initial state on first use: compute it before the
-	// parts share them.
-	for _, fr := range fdes.frames {
-		for _, c := range fr.CIEs {
-			c.initialState()
-		}
+	regions := make([]int, len(bounds)) // part i's region: buf[regions[i]:regions[i+1]]
+	for i := 1; i < len(regions); i++ {
+		regions[i] = entriesFor(sum(weights[:i]))
 	}
-	parts := make([]*builder, len(bounds)-1)
-	regions := make([]int, len(parts)+1) // part i's region: buf[regions[i]:regions[i+1]]
-	for i := range parts {
-		regions[i+1] = entriesFor(sum(weights[:i+1]))
-	}
-	var wg sync.WaitGroup
-	for i := range parts {
-		region := buf[regions[i]:regions[i]:regions[i+1]]
-		wg.Go(func() { parts[i] = evalPart(fdes, bounds[i], bounds[i+1], region) })
-	}
-	wg.Wait()
+	parts := evalParts(fdes, bounds, buf, regions)
 	for _, p := range parts {
 		if p.err != nil {
 			return nil, p.err
@@ -79,6 +66,26 @@ func build(fdes *fdeList, nparts int) (*Table, error) {
 		}
 	}
 	return b.finish()
+}
+
+// evalParts evaluates the ranges of fdes between bounds, each on a
+// goroutine of its own, into its region of buf.
+func evalParts(fdes *fdeList, bounds []int, buf []Entry, regions []int) []*builder {
+	// CIEs compute their initial state on first use: compute it before the
+	// parts share them.
+	for _, fr := range fdes.frames {
+		for _, c := range fr.CIEs {
+			c.initialState()
+		}
+	}
+	parts := make([]*builder, len(bounds)-1)
+	var wg sync.WaitGroup
+	for i := range parts {
+		region := buf[regions[i]:regions[i]:regions[i+1]]
+		wg.Go(func() { parts[i] = evalPart(fdes, bounds[i], bounds[i+1], region) })
+	}
+	wg.Wait()
+	return parts
 }
 
 // overruns reports whether joining parts[k] to a table of n entries at the

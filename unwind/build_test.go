@@ -122,17 +122,7 @@ func refBuild(frames []*Frames) (*Table, error) {
 			s.Overlaps++
 		}
 		for _, r := range rows {
-			s.Rows++
-			switch r.Rule.CFA {
-			case CFAPLT:
-				s.PLTRows++
-			case CFASignal:
-				s.SignalRows++
-			case CFAEndOfStack:
-				s.EndRows++
-			case CFAUnsupported:
-				s.Unsupported++
-			}
+			refCount(s, r.Rule.CFA)
 			if err := add(r.PC, r.Rule); err != nil {
 				return nil, err
 			}
@@ -147,6 +137,11 @@ func refBuild(frames []*Frames) (*Table, error) {
 			}
 		}
 	}
+	return refLayout(t, pcs, idx)
+}
+
+// refLayout lays out refBuild's entries (absolute pcs, rule indexes).
+func refLayout(t *Table, pcs []uint64, idx []uint16) (*Table, error) {
 	if len(pcs) == 0 {
 		t.Pages = []uint32{0}
 		return t, nil
@@ -171,6 +166,20 @@ func refBuild(frames []*Frames) (*Table, error) {
 		t.Pages[page] = uint32(len(pcs))
 	}
 	return t, nil
+}
+
+func refCount(s *Stats, cfa CFAType) {
+	s.Rows++
+	switch cfa {
+	case CFAPLT:
+		s.PLTRows++
+	case CFASignal:
+		s.SignalRows++
+	case CFAEndOfStack:
+		s.EndRows++
+	case CFAUnsupported:
+		s.Unsupported++
+	}
 }
 
 // sameTable reports how got differs from want ("" when it does not).
