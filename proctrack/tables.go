@@ -39,8 +39,11 @@ type tables struct {
 // read, well within the 100 ms in which a new mapping must be unwound.
 const reloadDelay = 2 * time.Millisecond
 
-func newTables(t *Tracker, goByFP bool) *tables {
-	return &tables{t: t, cache: unwind.NewCache(), goByFP: goByFP,
+func newTables(t *Tracker, cache *unwind.Cache, goByFP bool) *tables {
+	if cache == nil {
+		cache = unwind.NewCache()
+	}
+	return &tables{t: t, cache: cache, goByFP: goByFP,
 		after: func(d time.Duration, f func()) { time.AfterFunc(d, f) },
 		procs: map[int][]Mapping{}, goBins: map[fileID]bool{}, dirty: map[int]bool{}, execs: map[int]bool{}}
 }

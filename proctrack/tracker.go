@@ -67,6 +67,9 @@ type Config struct {
 	// GoByFramePointers gives Go binaries an empty table (--unwind auto):
 	// Go on amd64 keeps frame pointers.
 	GoByFramePointers bool
+	// TableCache builds (or loads) the tables; nil: a new unwind.Cache
+	// without a Store.
+	TableCache *unwind.Cache
 	// SystemWide is a run with neither -p nor -- CMD: when the kernel finds
 	// tables by file, every file mapped as code gets its table.
 	SystemWide bool
@@ -104,7 +107,7 @@ func New(cfg Config) *Tracker {
 		t.ctrs = &containers{proc: t.proc, of: map[int]container.Info{}}
 	}
 	if cfg.Tables {
-		t.tables = newTables(t, cfg.GoByFramePointers)
+		t.tables = newTables(t, cfg.TableCache, cfg.GoByFramePointers)
 		t.fin = newFinisher(t)
 		// System-wide only: under -- CMD and -p the ld.so gate holds every
 		// traced process that starts a program until its tables are loaded.

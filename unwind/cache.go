@@ -3,6 +3,8 @@ package unwind
 import (
 	"fmt"
 	"path/filepath"
+	"sync"
+	"time"
 
 	"github.com/probee/probee/internal/fileid"
 	"github.com/probee/probee/internal/procmaps"
@@ -11,25 +13,88 @@ import (
 // Cache builds each ELF file's table once and shares it between processes.
 // Tables are keyed by file identity (internal/fileid: the build-id, else
 // device, inode, size and mtime; the key resolver's Index uses too), so
-// copies of one build at several paths share a table. It is safe for
-// concurrent use.
+// copies of one build at several paths share a table. With a Store, a
+// table is looked up there before it is built, and a table built is saved
+// there: a later run finds it. It is safe for concurrent use.
 type Cache struct {
 	tables fileid.Cache[*Table]
+	store  Store // nil: tables live as long as the Cache
+	mu     sync.Mutex
+	stats  CacheStats
 }
 
-// NewCache returns an empty cache.
+// Store keeps tables from one run to the next (package unwind/diskcache
+// keeps them on disk). Both methods are safe for concurrent use.
+type Store interface {
+	// Load returns the table saved under key, or false when there is no
+	// usable one (none, of another version, corrupt: the store reports
+	// what it refuses itself).
+	Load(key string) (*Table, bool)
+	// Save keeps t under key. It may return before t is written; the
+	// store reports the errors.
+	Save(key string, t *Table)
+}
+
+// CacheStats counts where a Cache's tables came from.
+type CacheStats struct {
+	Built, Loaded       int           // built from the file's CFI; loaded from the Store
+	BuildTime, LoadTime time.Duration // spent building, loading (summed over concurrent builds)
+}
+
+// NewCache returns an empty cache without a Store.
 func NewCache() *Cache { return &Cache{} }
+
+// NewCacheWithStore returns an empty cache that loads and saves tables
+// through store.
+func NewCacheWithStore(store Store) *Cache { return &Cache{store: store} }
 
 // Len is the number of distinct tables held.
 func (c *Cache) Len() int { return c.tables.Len() }
 
-// Get returns the table of the ELF file at path, building it on first use.
+// Stats says how many tables were built and loaded so far, and how long
+// that took.
+func (c *Cache) Stats() CacheStats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.stats
+}
+
+// Get returns the table of the ELF file at path, building it on first use
+// (or loading it from the Store).
 func (c *Cache) Get(path string) (*Table, error) {
 	id, err := fileid.Of(path)
 	if err != nil {
 		return nil, fmt.Errorf("unwind table: %w", err)
 	}
-	return c.tables.Get(id, func() (*Table, error) { return BuildFile(path) })
+	return c.tables.Get(id, func() (*Table, error) { return c.obtain(id.Key(), path) })
+}
+
+// obtain loads the table saved under key, or builds it from path and
+// saves it. A failed build is not saved: the next run tries again.
+func (c *Cache) obtain(key, path string) (*Table, error) {
+	start := time.Now()
+	if c.store != nil {
+		if t, ok := c.store.Load(key); ok {
+			c.count(&c.stats.Loaded, &c.stats.LoadTime, start)
+			return t, nil
+		}
+	}
+	t, err := BuildFile(path)
+	if err != nil {
+		return nil, err
+	}
+	c.count(&c.stats.Built, &c.stats.BuildTime, start)
+	if c.store != nil {
+		c.store.Save(key, t)
+	}
+	return t, nil
+}
+
+func (c *Cache) count(n *int, d *time.Duration, start time.Time) {
+	c.mu.Lock()
+	*n++
+	*d += time.Since(start)
+	c.mu.Unlock()
 }
 
 // Module is one executable file mapping of a process with its table.

@@ -207,4 +207,5 @@ func (t *tracer) reportTables() {
 	if largest != "" {
 		t.status.infof("largest unwind table: %s, %d bytes", largest, size)
 	}
+	t.reportTableSources()
 }

@@ -37,31 +37,34 @@ type probeArg struct {
 
 // config is the parsed command line.
 type config struct {
-	probes        []probeArg
-	list          bool     // --list-probes, -l
-	listSpecs     []string // the positional arguments: specs to list
-	json          bool
-	verbose       bool
-	quiet         bool
-	pid           int
-	duration      time.Duration
-	interval      time.Duration // --interval: periodic drains (0: only at the end)
-	intervalOn    bool          // --interval was given
-	outputs       []string
-	unwind        unwindMode
-	sample        bool
-	freq          int
-	noUprobeMulti bool // --no-uprobe-multi: one uprobe link per function
-	noKprobeMulti bool // --no-kprobe-multi: one kprobe link per function
-	maxStacks     int
-	noTail        bool     // --no-tail-calls: DWARF unwinding with the inline loop only
-	unwindBudget  byteSize // --unwind-budget: bytes of unwind tables in the kernel (0: default)
-	idle          bool     // --include-idle: keep idle samples with --sample
-	lines         bool     // --lines: append :file:line to frames
-	noInline      bool     // --no-inline: no inline frames from DWARF
-	groupBy       string   // --group-by: "container", or "" (no grouping)
-	command       []string // what follows "--"
-	help          bool
+	probes         []probeArg
+	list           bool     // --list-probes, -l
+	listSpecs      []string // the positional arguments: specs to list
+	json           bool
+	verbose        bool
+	quiet          bool
+	pid            int
+	duration       time.Duration
+	interval       time.Duration // --interval: periodic drains (0: only at the end)
+	intervalOn     bool          // --interval was given
+	outputs        []string
+	unwind         unwindMode
+	sample         bool
+	freq           int
+	noUprobeMulti  bool // --no-uprobe-multi: one uprobe link per function
+	noKprobeMulti  bool // --no-kprobe-multi: one kprobe link per function
+	maxStacks      int
+	noTail         bool     // --no-tail-calls: DWARF unwinding with the inline loop only
+	unwindBudget   byteSize // --unwind-budget: bytes of unwind tables in the kernel (0: default)
+	noTableCache   bool     // --no-table-cache: build every table, read and write no cache file
+	tableCacheDir  string   // --table-cache-dir: the on-disk table cache ("": the default place)
+	tableCacheSize byteSize // --table-cache-size: bound of the on-disk table cache (0: default)
+	idle           bool     // --include-idle: keep idle samples with --sample
+	lines          bool     // --lines: append :file:line to frames
+	noInline       bool     // --no-inline: no inline frames from DWARF
+	groupBy        string   // --group-by: "container", or "" (no grouping)
+	command        []string // what follows "--"
+	help           bool
 }
 
 func newFlagSet(cfg *config, stderr io.Writer) *flag.FlagSet {
@@ -103,6 +106,9 @@ func newFlagSet(cfg *config, stderr io.Writer) *flag.FlagSet {
 	fs.DurationVar(&cfg.interval, "interval", -1, "")
 	fs.BoolVar(&cfg.noTail, "no-tail-calls", false, "")
 	fs.Var(&cfg.unwindBudget, "unwind-budget", "")
+	fs.BoolVar(&cfg.noTableCache, "no-table-cache", false, "")
+	fs.StringVar(&cfg.tableCacheDir, "table-cache-dir", "", "")
+	fs.Var(&cfg.tableCacheSize, "table-cache-size", "")
 	fs.BoolVar(&cfg.idle, "include-idle", false, "")
 	fs.BoolVar(&cfg.lines, "lines", false, "")
 	fs.BoolVar(&cfg.noInline, "no-inline", false, "")

@@ -47,6 +47,13 @@ Output (outputs are always written, also on Ctrl-C and -d expiry):
   --unwind-budget SIZE
                       most kernel memory for unwind tables (default 256M; clang with
                       libLLVM needs 7M): a binary past it is walked without its table
+  --table-cache-dir DIR
+                      where built unwind tables are kept for the next run (default
+                      $XDG_CACHE_HOME/probee/unwind, else ~/.cache/probee/unwind)
+  --table-cache-size SIZE
+                      most disk space the table cache takes (default 256M); the least
+                      recently used tables go first
+  --no-table-cache    build every unwind table; read and write no table cache
   --lines             append :file:line to frames (from DWARF)
   --no-inline         no frames for inlined calls
   --group-by container

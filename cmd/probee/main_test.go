@@ -22,7 +22,15 @@ func TestMain(m *testing.M) {
 	if isExecShim() { // the test binary is the exec shim of trace tests
 		execShim()
 	}
-	os.Exit(m.Run())
+	// Trace tests keep their unwind table cache here, not in ~/.cache.
+	cache, err := os.MkdirTemp("", "probee-cache")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("XDG_CACHE_HOME", cache)
+	code := m.Run()
+	os.RemoveAll(cache)
+	os.Exit(code)
 }
 
 // probee runs the CLI in-process and returns stdout, stderr and the exit code.

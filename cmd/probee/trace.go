@@ -12,6 +12,8 @@ import (
 	"github.com/probee/probee/probespec"
 	"github.com/probee/probee/proctrack"
 	"github.com/probee/probee/resolver"
+	"github.com/probee/probee/unwind"
+	"github.com/probee/probee/unwind/diskcache"
 	"golang.org/x/sys/unix"
 )
 
@@ -32,6 +34,8 @@ type tracer struct {
 	mmaps    *bpf.MmapWatcher
 	procs    *proctrack.Tracker
 	deferred proctrack.DeferredStats // what became of the stacks the kernel handed over
+	tables   *unwind.Cache           // builds or loads the unwind tables (--unwind dwarf, auto)
+	tableDir *diskcache.Dir          // the on-disk table cache; nil: none
 }
 
 func trace(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
@@ -145,8 +149,11 @@ func (t *tracer) open() error {
 		return err
 	}
 	t.sess = s
+	if t.dwarfOn() {
+		t.openTables()
+	}
 	t.procs = proctrack.New(proctrack.Config{
-		Kernel: s, Symbols: t.sym, Tables: t.dwarfOn(),
+		Kernel: s, Symbols: t.sym, Tables: t.dwarfOn(), TableCache: t.tables,
 		GoByFramePointers: t.cfg.unwind.goByFramePointers(), SystemWide: !filter,
 		Containers: t.cfg.groupBy == groupContainer,
 		Warnf:      t.status.warnf, Debugf: t.status.debugf,
@@ -204,6 +211,7 @@ func (t *tracer) close() {
 		t.status.warnf("detach: %v", err)
 	}
 	t.status.debugf("detached in %v", time.Since(start).Round(time.Millisecond))
+	t.closeTables()
 }
 
 // wait blocks until Ctrl-C/SIGTERM, -d expiry, or the traced process ends,
