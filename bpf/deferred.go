@@ -1,12 +1,9 @@
 package bpf
 
 import (
-	"errors"
-	"fmt"
 	"slices"
 	"unsafe"
 
-	"github.com/cilium/ebpf/ringbuf"
 	"github.com/probee/probee/unwind"
 )
 
@@ -34,28 +31,11 @@ var deferredHeader = int(unsafe.Offsetof(probeeDeferredStack{}.Data))
 // goroutine, until stop is called. stop hands over the records still
 // queued, then waits for the reader goroutine to finish.
 func (s *Session) Deferred(handle func(DeferredStack)) (stop func(), err error) {
-	rd, err := ringbuf.NewReader(s.objs.Deferred)
-	if err != nil {
-		return nil, fmt.Errorf("open deferred stack ring buffer: %w", err)
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			rec, err := rd.Read()
-			if errors.Is(err, ringbuf.ErrClosed) || errors.Is(err, ringbuf.ErrFlushed) {
-				return
-			}
-			if d, ok := decodeDeferred(rec.RawSample); err == nil && ok {
-				handle(d)
-			}
+	return readRing(s.objs.Deferred, "deferred stack", func(b []byte) {
+		if d, ok := decodeDeferred(b); ok {
+			handle(d)
 		}
-	}()
-	return func() {
-		rd.Flush()
-		<-done
-		rd.Close()
-	}, nil
+	})
 }
 
 // decodeDeferred decodes one record; false when it is malformed.
