@@ -23,6 +23,11 @@ type UprobeTarget struct {
 	Size    uint64 // the function's size, for Go function entries (latency.h's go_restart)
 	Return  bool   // MeasureLatency: the return side of a timed function (ends its call)
 	Name    string // for messages, e.g. "malloc" or "leaf+0x4"
+	// RefCtrOffset, when not 0, is the file offset of a USDT semaphore
+	// (an unsigned short): the kernel raises it in every process the
+	// uprobe is installed in while the uprobe is attached, and lowers it
+	// when the uprobe goes (ref_ctr_offset, Linux 4.20).
+	RefCtrOffset uint64
 }
 
 // Skipped is a target the kernel refused, with its reason.
@@ -128,9 +133,15 @@ func cookie(probe uint32, t UprobeTarget) uint64 {
 func (s *Session) attachMulti(ex *link.Executable, probe uint32, g []UprobeTarget, pid int, st *AttachStats) error {
 	try := func(part []UprobeTarget) error {
 		opts := &link.UprobeMultiOptions{PID: uint32(pid)}
+		semaphores := false
 		for _, t := range part {
 			opts.Addresses = append(opts.Addresses, t.Offset)
 			opts.Cookies = append(opts.Cookies, cookie(probe, t))
+			opts.RefCtrOffsets = append(opts.RefCtrOffsets, t.RefCtrOffset)
+			semaphores = semaphores || t.RefCtrOffset != 0
+		}
+		if !semaphores {
+			opts.RefCtrOffsets = nil
 		}
 		attach := ex.UprobeMulti
 		if part[0].Ret {
@@ -187,7 +198,7 @@ func splitRefused[T any](group []T, try func([]T) error, stop func([]T, error) (
 
 func (s *Session) attachSingles(ex *link.Executable, probe uint32, g []UprobeTarget, pid int, st *AttachStats) error {
 	for _, t := range g {
-		opts := &link.UprobeOptions{Address: t.Offset, Cookie: cookie(probe, t), PID: pid}
+		opts := &link.UprobeOptions{Address: t.Offset, Cookie: cookie(probe, t), PID: pid, RefCtrOffset: t.RefCtrOffset}
 		attach := ex.Uprobe
 		if t.Ret {
 			attach = ex.Uretprobe

@@ -44,6 +44,14 @@
 // reported, the rest attached. Kernels without uprobe_multi get one perf-event
 // link per target.
 //
+// USDT sites are uprobes like any other (UprobeTarget at the site's nop,
+// not an entry); a site with a semaphore carries its file offset
+// (UprobeTarget.RefCtrOffset), which both link kinds pass to the kernel as
+// the uprobe's reference counter: the kernel raises the semaphore in every
+// process it installs the uprobe in (now and at later mmaps), so gated
+// probes fire, and lowers it when the link is closed, on exit or kill.
+// probee never writes another process's memory itself.
+//
 // Kprobes and kretprobes (kprobe.h, kprobe.go) take the kernel stack with
 // bpf_get_stack (kept in kstacks like every kernel stack) and the user
 // stack from the task's saved user registers, like tracepoints. A spec's
@@ -102,10 +110,24 @@
 // unknown pc end early; both events are still counted with the stack they
 // got, and tallied as partial stacks (DropNoTables, DropUnknownPC: the
 // names are counters, not losses), which the CLI reports apart from drops.
-// The stop gates (stopgate.h; AttachLdsoGate, AttachGate, Continue) stop a
-// traced process until its tables are loaded: at ld.so's _dl_debug_state
-// once new objects are mapped (start-up and dlopen), or at a static
-// command's entry point.
+// With bpf_find_vma, a walk that reaches a file whose table is not loaded
+// yet is handed over instead (defer.h, deferred.go: Deferred, AddStack):
+// the frames so far, the registers there and a copy of the stack above go
+// through the deferred ring buffer, and user space finishes and counts
+// the stack (package proctrack); a record the ring cannot take is counted
+// as partial as before (DropDeferLost says how many).
+// The stop gates (stopgate.h; AttachLdsoGate, AttachGate, AttachRootGate,
+// Continue) stop a traced process until its tables are loaded: at ld.so's
+// _dl_debug_state once new objects are mapped (start-up and dlopen), at a
+// static command's entry point, or at an exec under another root than
+// probee's (a container: its program and ld.so are that root's files).
+//
+// File tables (vma.h, filetables.go) are keyed by the identity of the file
+// a mapping holds (vm_file->f_inode's device and inode). For an overlayfs
+// file that is the layer's file, where /proc/PID/maps and stat show the
+// overlay's inode, so the session asks the kernel for the key once per
+// file: it maps the file itself and runs probee_file_key (filekey.h) on
+// that address with BPF_PROG_TEST_RUN (filekey.go).
 //
 // # Sampling (sample.go)
 //

@@ -23,6 +23,7 @@ const (
 	DropUnknownPC // DWARF: stack cut at a pc in no known mapping
 	DropCountsSwitch
 	DropKernelStackFull
+	DropDeferLost // a stack to finish in user space did not fit its ring (counted as partial)
 	dropMax
 )
 
@@ -37,6 +38,7 @@ var dropNames = [...]string{
 	"partial stacks: cut at a pc outside every known mapping (JIT code, or a library loaded since)",
 	"counts map switched twice during one event (raise --interval)",
 	"kernel stack map full (raise --max-stacks)",
+	"stacks to finish in user space lost (ring buffer full; counted as partial stacks)",
 }
 
 func (d DropCause) String() string {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/ringbuf"
 )
 
@@ -32,9 +33,27 @@ type ProcessEvent struct {
 // until stop is called. stop handles the notices still queued, then waits for
 // the reader goroutine to finish.
 func (s *Session) Events(handle func(ProcessEvent)) (stop func(), err error) {
-	rd, err := ringbuf.NewReader(s.objs.Events)
+	return readRing(s.objs.Events, "event", func(b []byte) {
+		if len(b) < 16 {
+			return
+		}
+		handle(ProcessEvent{
+			Type: EventType(binary.NativeEndian.Uint32(b[0:])),
+			TGID: int(binary.NativeEndian.Uint32(b[4:])),
+			PID:  int(binary.NativeEndian.Uint32(b[8:])),
+			PPID: int(binary.NativeEndian.Uint32(b[12:])),
+		})
+	})
+}
+
+// readRing reads the records of ring buffer m and calls handle with each,
+// from one goroutine, until stop is called. stop hands over the records
+// still queued, then waits for the goroutine to finish. what names the
+// ring in errors.
+func readRing(m *ebpf.Map, what string, handle func([]byte)) (stop func(), err error) {
+	rd, err := ringbuf.NewReader(m)
 	if err != nil {
-		return nil, fmt.Errorf("open event ring buffer: %w", err)
+		return nil, fmt.Errorf("open %s ring buffer: %w", what, err)
 	}
 	done := make(chan struct{})
 	go func() {
@@ -44,16 +63,9 @@ func (s *Session) Events(handle func(ProcessEvent)) (stop func(), err error) {
 			if errors.Is(err, ringbuf.ErrClosed) || errors.Is(err, ringbuf.ErrFlushed) {
 				return
 			}
-			if err != nil || len(rec.RawSample) < 16 {
-				continue
+			if err == nil {
+				handle(rec.RawSample)
 			}
-			b := rec.RawSample
-			handle(ProcessEvent{
-				Type: EventType(binary.NativeEndian.Uint32(b[0:])),
-				TGID: int(binary.NativeEndian.Uint32(b[4:])),
-				PID:  int(binary.NativeEndian.Uint32(b[8:])),
-				PPID: int(binary.NativeEndian.Uint32(b[12:])),
-			})
 		}
 	}()
 	return func() {

@@ -33,17 +33,17 @@ func kernelDev(s string) (uint64, error) {
 }
 
 // noteFile records module m, loaded as um in some process, in the file
-// tables: the table's place (um without its per-process bias) and the
-// offset-to-vaddr delta of m's segment. Called with s.tmu held.
+// tables (under the key fileKey gives): the table's place (um without its
+// per-process bias) and the offset-to-vaddr delta of m's segment. Called
+// with s.tmu held.
 func (s *Session) noteFile(m unwind.Module, um probeeUnwindMapping) {
-	if !s.findVMA || m.Inode == 0 {
+	if !s.findVMA {
 		return
 	}
-	dev, err := kernelDev(m.Dev)
-	if err != nil {
+	key, ok := s.fileKey(m)
+	if !ok {
 		return
 	}
-	key := probeeFileKey{Dev: dev, Ino: m.Inode}
 	ft, known := s.files[key]
 	if !known || ft.Flags != um.Flags || (um.Flags != 0 && ft.EntriesOff != um.EntriesOff) {
 		ft = probeeFileTable{Base: um.Bias - m.Bias, PagesOff: um.PagesOff, Npages: um.Npages, EntriesOff: um.EntriesOff, Flags: um.Flags}

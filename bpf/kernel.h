@@ -7,7 +7,10 @@
 
 struct xol_area { unsigned long vaddr; } __attribute__((preserve_access_index));
 struct uprobes_state { struct xol_area *xol_area; } __attribute__((preserve_access_index));
-struct mm_struct { struct uprobes_state uprobes_state; } __attribute__((preserve_access_index));
+struct mm_struct {
+	struct uprobes_state uprobes_state;
+	unsigned long start_stack; // the initial stack pointer: frames lie below it
+} __attribute__((preserve_access_index));
 struct return_instance {
 	unsigned long stack;          // address of the hijacked return address slot
 	unsigned long orig_ret_vaddr; // the real return address

@@ -10,7 +10,9 @@
 //   - probee_perf: cpu-clock sampling (--sample);
 //   - probee_fork / probee_exec / probee_exit: the process lifecycle, as
 //     BTF tracepoints (tp_btf), which need no tracefs mounted;
-//   - probee_gate / probee_ldso_gate (stopgate.h): the start gates.
+//   - probee_gate / probee_ldso_gate (stopgate.h): the start gates;
+//   - probee_file_key (filekey.h): run by user space (BPF_PROG_TEST_RUN) to
+//     learn the identity under which the unwinder finds a file's table.
 // Every probe attach carries a cookie: bits 0-31 the probe id, bit 32 set
 // when the probe sits on a function's first instruction (the caller's return
 // address is then at [rsp], and rbp still belongs to the caller).
@@ -215,6 +217,8 @@ static __always_inline struct unwind_state *unwind_begin(void *ctx, __u64 cookie
 	s->entry = entry;
 	s->vm_ok = 0;
 	s->partial = 0;
+	s->busy = 0;
+	s->slot = slot;
 	s->calls = 0;
 	s->st.len = 0;
 	s->st.flags = 0;
@@ -226,7 +230,11 @@ static __always_inline struct unwind_state *unwind_begin(void *ctx, __u64 cookie
 // unwind_finish stores the walked stack and counts the event.
 static __always_inline int unwind_finish(struct unwind_state *s, __u32 slot)
 {
-	if (s->partial)
+	if (s->partial && defer_stacks && defer_emit(s))
+		return 0; // counted by user space once it has finished the walk
+	if (s->busy)
+		count_drop(DROP_UNKNOWN_PC);
+	else if (s->partial)
 		count_drop(DROP_NO_TABLES);
 	if (!s->st.hash)
 		s->st.hash = 1;
@@ -418,4 +426,5 @@ int BPF_PROG(probee_exit, struct task_struct *task)
 }
 
 #include "stopgate.h"
+#include "filekey.h"
 #include "kprobe.h"

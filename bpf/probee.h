@@ -21,7 +21,8 @@ enum drop_cause {
 	DROP_UNKNOWN_PC = 7,      // DWARF mode: stack cut at a pc outside every known mapping
 	DROP_COUNTS_SWITCH = 8,   // --interval: counts map switched twice during one event
 	DROP_KSTACK_FULL = 9,     // kernel stack map full
-	DROP_MAX = 10,
+	DROP_DEFER_LOST = 10,     // a stack to complete in user space did not fit the deferred ring
+	DROP_MAX = 11,
 };
 
 enum event_type {
@@ -136,6 +137,26 @@ struct file_table {
 	__u32 nsegs;
 	__u32 pad;
 	struct file_seg segs[FILE_SEGS];
+};
+
+#define DEFER_STACK_MAX 28672 // bytes of stack a deferred stack carries (the record stays under the 32 KiB of a per-CPU map value)
+
+// A stack the kernel could not finish because a frame lies in a file whose
+// unwind table is not loaded yet (a binary the machine runs for the first
+// time): the frames unwound so far, the registers at that frame and a copy
+// of the stack above it, completed in user space once the table is built
+// (defer.h, package proctrack). Sent with the stack copy cut to len bytes.
+struct deferred_stack {
+	struct count_key key; // probe, tgid, kstack, comm (ustack unused)
+	__u32 pid;
+	__u32 npcs;   // frames unwound before ip: pcs[0..npcs)
+	__u64 ip, sp, bp;
+	__u32 exact;  // ip is not a return address (the first frame)
+	__u32 len;    // bytes of stack copied from sp into data
+	__u32 ppid;   // the parent's tgid: a child forked before its first event has its mappings
+	__u32 pad;
+	__u64 pcs[MAX_USTACK];
+	__u8 data[DEFER_STACK_MAX];
 };
 
 // A process's executable mappings, sorted by start.

@@ -33,6 +33,22 @@ type probeeCountsGate struct {
 	}
 }
 
+type probeeDeferredStack struct {
+	_     structs.HostLayout
+	Key   probeeCountKey
+	Pid   uint32
+	Npcs  uint32
+	Ip    uint64
+	Sp    uint64
+	Bp    uint64
+	Exact uint32
+	Len   uint32
+	Ppid  uint32
+	Pad   uint32
+	Pcs   [256]uint64
+	Data  [28672]uint8
+}
+
 type probeeEvent struct {
 	_    structs.HostLayout
 	Type uint32
@@ -70,55 +86,6 @@ type probeeKernelStack struct {
 	Len   uint32
 	Flags uint32
 	Pcs   [127]uint64
-}
-
-type probeeLatKey struct {
-	_      structs.HostLayout
-	Id     uint64
-	Region uint64
-	Tgid   uint32
-	Space  uint32
-}
-
-type probeeLatPending struct {
-	_       structs.HostLayout
-	Key     probeeLatKey
-	Height  uint64
-	Weight  uint64
-	Go      uint32
-	Restart uint32
-}
-
-type probeeLatStack struct {
-	_     structs.HostLayout
-	Depth uint32
-	Lost  uint32
-	F     [32]struct {
-		_      structs.HostLayout
-		Probe  uint32
-		Pad    uint32
-		Ustack uint64
-		Kstack uint64
-		Height uint64
-		Start  uint64
-	}
-}
-
-type probeeMeasure struct {
-	_     structs.HostLayout
-	Calls uint64
-	Total uint64
-	Max   uint64
-}
-
-type probeeProbeMeasure struct {
-	_     structs.HostLayout
-	Calls uint64
-	Total uint64
-	Max   uint64
-	Stats [5]uint64
-	Hist  [64]uint64
-	Hsum  [64]uint64
 }
 
 type probeeProcInfo struct {
@@ -162,6 +129,13 @@ type probeeUnwindState struct {
 	Entry   uint32
 	VmOk    uint32
 	Partial uint32
+	Slot    uint32
+	Busy    uint32
+	Dn      uint32
+	Dexact  uint32
+	Dip     uint64
+	Dsp     uint64
+	Dbp     uint64
 	Vm      probeeUnwindMapping
 	Key     probeeCountKey
 	St      probeeUserStack
@@ -182,20 +156,18 @@ const (
 	probeeMapCounts0                = "counts0"
 	probeeMapCounts1                = "counts1"
 	probeeMapCountsGate             = "counts_gate"
+	probeeMapDeferScratch           = "defer_scratch"
+	probeeMapDeferred               = "deferred"
 	probeeMapDrops                  = "drops"
 	probeeMapEvents                 = "events"
+	probeeMapFileKeyOut             = "file_key_out"
 	probeeMapFileTables             = "file_tables"
 	probeeMapHits                   = "hits"
+	probeeMapHostRoot               = "host_root"
 	probeeMapKscratch               = "kscratch"
 	probeeMapKstacks                = "kstacks"
-	probeeMapLatEmpty               = "lat_empty"
-	probeeMapLatPendings            = "lat_pendings"
-	probeeMapLatStacks              = "lat_stacks"
 	probeeMapLdsoAdding             = "ldso_adding"
-	probeeMapMeasures0              = "measures0"
-	probeeMapMeasures1              = "measures1"
 	probeeMapPids                   = "pids"
-	probeeMapProbeMeasures          = "probe_measures"
 	probeeMapProcMaps               = "proc_maps"
 	probeeMapScratch                = "scratch"
 	probeeMapSeen                   = "seen"
@@ -210,17 +182,14 @@ const (
 	probeeMapUstacks                = "ustacks"
 	probeeProgProbeeExec            = "probee_exec"
 	probeeProgProbeeExit            = "probee_exit"
+	probeeProgProbeeFileKey         = "probee_file_key"
 	probeeProgProbeeFork            = "probee_fork"
 	probeeProgProbeeGate            = "probee_gate"
 	probeeProgProbeeKprobe          = "probee_kprobe"
 	probeeProgProbeeKprobeMulti     = "probee_kprobe_multi"
-	probeeProgProbeeLatExit         = "probee_lat_exit"
 	probeeProgProbeeLdsoGate        = "probee_ldso_gate"
 	probeeProgProbeePerf            = "probee_perf"
-	probeeProgProbeeRetKprobe       = "probee_ret_kprobe"
-	probeeProgProbeeRetKprobeMulti  = "probee_ret_kprobe_multi"
-	probeeProgProbeeRetUprobe       = "probee_ret_uprobe"
-	probeeProgProbeeRetUprobeMulti  = "probee_ret_uprobe_multi"
+	probeeProgProbeeRootGate        = "probee_root_gate"
 	probeeProgProbeeStepKprobe      = "probee_step_kprobe"
 	probeeProgProbeeStepKprobeMulti = "probee_step_kprobe_multi"
 	probeeProgProbeeStepPerf        = "probee_step_perf"
@@ -230,19 +199,15 @@ const (
 	probeeProgProbeeTracepoint      = "probee_tracepoint"
 	probeeProgProbeeUprobe          = "probee_uprobe"
 	probeeProgProbeeUprobeMulti     = "probee_uprobe_multi"
+	probeeVarDeferStacks            = "defer_stacks"
 	probeeVarFilterPids             = "filter_pids"
 	probeeVarHaveBpfLoop            = "have_bpf_loop"
 	probeeVarHaveFindVma            = "have_find_vma"
 	probeeVarIncludeIdle            = "include_idle"
-	probeeVarMeasureMode            = "measure_mode"
-	probeeVarMinLatency             = "min_latency"
 	probeeVarSampleProbe            = "sample_probe"
 	probeeVarUnusedEvent            = "unused_event"
-	probeeVarUnusedLatStack         = "unused_lat_stack"
-	probeeVarUnusedProbeMeasure     = "unused_probe_measure"
 	probeeVarUnwindMode             = "unwind_mode"
 	probeeVarUseTailCalls           = "use_tail_calls"
-	probeeVarWeightArg              = "weight_arg"
 )
 
 // loadProbee returns the embedded CollectionSpec for probee.
@@ -289,17 +254,14 @@ type probeeSpecs struct {
 type probeeProgramSpecs struct {
 	ProbeeExec            *ebpf.ProgramSpec `ebpf:"probee_exec"`
 	ProbeeExit            *ebpf.ProgramSpec `ebpf:"probee_exit"`
+	ProbeeFileKey         *ebpf.ProgramSpec `ebpf:"probee_file_key"`
 	ProbeeFork            *ebpf.ProgramSpec `ebpf:"probee_fork"`
 	ProbeeGate            *ebpf.ProgramSpec `ebpf:"probee_gate"`
 	ProbeeKprobe          *ebpf.ProgramSpec `ebpf:"probee_kprobe"`
 	ProbeeKprobeMulti     *ebpf.ProgramSpec `ebpf:"probee_kprobe_multi"`
-	ProbeeLatExit         *ebpf.ProgramSpec `ebpf:"probee_lat_exit"`
 	ProbeeLdsoGate        *ebpf.ProgramSpec `ebpf:"probee_ldso_gate"`
 	ProbeePerf            *ebpf.ProgramSpec `ebpf:"probee_perf"`
-	ProbeeRetKprobe       *ebpf.ProgramSpec `ebpf:"probee_ret_kprobe"`
-	ProbeeRetKprobeMulti  *ebpf.ProgramSpec `ebpf:"probee_ret_kprobe_multi"`
-	ProbeeRetUprobe       *ebpf.ProgramSpec `ebpf:"probee_ret_uprobe"`
-	ProbeeRetUprobeMulti  *ebpf.ProgramSpec `ebpf:"probee_ret_uprobe_multi"`
+	ProbeeRootGate        *ebpf.ProgramSpec `ebpf:"probee_root_gate"`
 	ProbeeStepKprobe      *ebpf.ProgramSpec `ebpf:"probee_step_kprobe"`
 	ProbeeStepKprobeMulti *ebpf.ProgramSpec `ebpf:"probee_step_kprobe_multi"`
 	ProbeeStepPerf        *ebpf.ProgramSpec `ebpf:"probee_step_perf"`
@@ -315,54 +277,48 @@ type probeeProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type probeeMapSpecs struct {
-	Counts0       *ebpf.MapSpec `ebpf:"counts0"`
-	Counts1       *ebpf.MapSpec `ebpf:"counts1"`
-	CountsGate    *ebpf.MapSpec `ebpf:"counts_gate"`
-	Drops         *ebpf.MapSpec `ebpf:"drops"`
-	Events        *ebpf.MapSpec `ebpf:"events"`
-	FileTables    *ebpf.MapSpec `ebpf:"file_tables"`
-	Hits          *ebpf.MapSpec `ebpf:"hits"`
-	Kscratch      *ebpf.MapSpec `ebpf:"kscratch"`
-	Kstacks       *ebpf.MapSpec `ebpf:"kstacks"`
-	LatEmpty      *ebpf.MapSpec `ebpf:"lat_empty"`
-	LatPendings   *ebpf.MapSpec `ebpf:"lat_pendings"`
-	LatStacks     *ebpf.MapSpec `ebpf:"lat_stacks"`
-	LdsoAdding    *ebpf.MapSpec `ebpf:"ldso_adding"`
-	Measures0     *ebpf.MapSpec `ebpf:"measures0"`
-	Measures1     *ebpf.MapSpec `ebpf:"measures1"`
-	Pids          *ebpf.MapSpec `ebpf:"pids"`
-	ProbeMeasures *ebpf.MapSpec `ebpf:"probe_measures"`
-	ProcMaps      *ebpf.MapSpec `ebpf:"proc_maps"`
-	Scratch       *ebpf.MapSpec `ebpf:"scratch"`
-	Seen          *ebpf.MapSpec `ebpf:"seen"`
-	StepsKmulti   *ebpf.MapSpec `ebpf:"steps_kmulti"`
-	StepsKprobe   *ebpf.MapSpec `ebpf:"steps_kprobe"`
-	StepsMulti    *ebpf.MapSpec `ebpf:"steps_multi"`
-	StepsPerf     *ebpf.MapSpec `ebpf:"steps_perf"`
-	StepsTp       *ebpf.MapSpec `ebpf:"steps_tp"`
-	UnwindRules   *ebpf.MapSpec `ebpf:"unwind_rules"`
-	UnwindShards  *ebpf.MapSpec `ebpf:"unwind_shards"`
-	UnwindStates  *ebpf.MapSpec `ebpf:"unwind_states"`
-	Ustacks       *ebpf.MapSpec `ebpf:"ustacks"`
+	Counts0      *ebpf.MapSpec `ebpf:"counts0"`
+	Counts1      *ebpf.MapSpec `ebpf:"counts1"`
+	CountsGate   *ebpf.MapSpec `ebpf:"counts_gate"`
+	DeferScratch *ebpf.MapSpec `ebpf:"defer_scratch"`
+	Deferred     *ebpf.MapSpec `ebpf:"deferred"`
+	Drops        *ebpf.MapSpec `ebpf:"drops"`
+	Events       *ebpf.MapSpec `ebpf:"events"`
+	FileKeyOut   *ebpf.MapSpec `ebpf:"file_key_out"`
+	FileTables   *ebpf.MapSpec `ebpf:"file_tables"`
+	Hits         *ebpf.MapSpec `ebpf:"hits"`
+	HostRoot     *ebpf.MapSpec `ebpf:"host_root"`
+	Kscratch     *ebpf.MapSpec `ebpf:"kscratch"`
+	Kstacks      *ebpf.MapSpec `ebpf:"kstacks"`
+	LdsoAdding   *ebpf.MapSpec `ebpf:"ldso_adding"`
+	Pids         *ebpf.MapSpec `ebpf:"pids"`
+	ProcMaps     *ebpf.MapSpec `ebpf:"proc_maps"`
+	Scratch      *ebpf.MapSpec `ebpf:"scratch"`
+	Seen         *ebpf.MapSpec `ebpf:"seen"`
+	StepsKmulti  *ebpf.MapSpec `ebpf:"steps_kmulti"`
+	StepsKprobe  *ebpf.MapSpec `ebpf:"steps_kprobe"`
+	StepsMulti   *ebpf.MapSpec `ebpf:"steps_multi"`
+	StepsPerf    *ebpf.MapSpec `ebpf:"steps_perf"`
+	StepsTp      *ebpf.MapSpec `ebpf:"steps_tp"`
+	UnwindRules  *ebpf.MapSpec `ebpf:"unwind_rules"`
+	UnwindShards *ebpf.MapSpec `ebpf:"unwind_shards"`
+	UnwindStates *ebpf.MapSpec `ebpf:"unwind_states"`
+	Ustacks      *ebpf.MapSpec `ebpf:"ustacks"`
 }
 
 // probeeVariableSpecs contains global variables before they are loaded into the kernel.
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type probeeVariableSpecs struct {
-	FilterPids         *ebpf.VariableSpec `ebpf:"filter_pids"`
-	HaveBpfLoop        *ebpf.VariableSpec `ebpf:"have_bpf_loop"`
-	HaveFindVma        *ebpf.VariableSpec `ebpf:"have_find_vma"`
-	IncludeIdle        *ebpf.VariableSpec `ebpf:"include_idle"`
-	MeasureMode        *ebpf.VariableSpec `ebpf:"measure_mode"`
-	MinLatency         *ebpf.VariableSpec `ebpf:"min_latency"`
-	SampleProbe        *ebpf.VariableSpec `ebpf:"sample_probe"`
-	UnusedEvent        *ebpf.VariableSpec `ebpf:"unused_event"`
-	UnusedLatStack     *ebpf.VariableSpec `ebpf:"unused_lat_stack"`
-	UnusedProbeMeasure *ebpf.VariableSpec `ebpf:"unused_probe_measure"`
-	UnwindMode         *ebpf.VariableSpec `ebpf:"unwind_mode"`
-	UseTailCalls       *ebpf.VariableSpec `ebpf:"use_tail_calls"`
-	WeightArg          *ebpf.VariableSpec `ebpf:"weight_arg"`
+	DeferStacks  *ebpf.VariableSpec `ebpf:"defer_stacks"`
+	FilterPids   *ebpf.VariableSpec `ebpf:"filter_pids"`
+	HaveBpfLoop  *ebpf.VariableSpec `ebpf:"have_bpf_loop"`
+	HaveFindVma  *ebpf.VariableSpec `ebpf:"have_find_vma"`
+	IncludeIdle  *ebpf.VariableSpec `ebpf:"include_idle"`
+	SampleProbe  *ebpf.VariableSpec `ebpf:"sample_probe"`
+	UnusedEvent  *ebpf.VariableSpec `ebpf:"unused_event"`
+	UnwindMode   *ebpf.VariableSpec `ebpf:"unwind_mode"`
+	UseTailCalls *ebpf.VariableSpec `ebpf:"use_tail_calls"`
 }
 
 // probeeObjects contains all objects after they have been loaded into the kernel.
@@ -385,35 +341,33 @@ func (o *probeeObjects) Close() error {
 //
 // It can be passed to loadProbeeObjects or ebpf.CollectionSpec.LoadAndAssign.
 type probeeMaps struct {
-	Counts0       *ebpf.Map `ebpf:"counts0"`
-	Counts1       *ebpf.Map `ebpf:"counts1"`
-	CountsGate    *ebpf.Map `ebpf:"counts_gate"`
-	Drops         *ebpf.Map `ebpf:"drops"`
-	Events        *ebpf.Map `ebpf:"events"`
-	FileTables    *ebpf.Map `ebpf:"file_tables"`
-	Hits          *ebpf.Map `ebpf:"hits"`
-	Kscratch      *ebpf.Map `ebpf:"kscratch"`
-	Kstacks       *ebpf.Map `ebpf:"kstacks"`
-	LatEmpty      *ebpf.Map `ebpf:"lat_empty"`
-	LatPendings   *ebpf.Map `ebpf:"lat_pendings"`
-	LatStacks     *ebpf.Map `ebpf:"lat_stacks"`
-	LdsoAdding    *ebpf.Map `ebpf:"ldso_adding"`
-	Measures0     *ebpf.Map `ebpf:"measures0"`
-	Measures1     *ebpf.Map `ebpf:"measures1"`
-	Pids          *ebpf.Map `ebpf:"pids"`
-	ProbeMeasures *ebpf.Map `ebpf:"probe_measures"`
-	ProcMaps      *ebpf.Map `ebpf:"proc_maps"`
-	Scratch       *ebpf.Map `ebpf:"scratch"`
-	Seen          *ebpf.Map `ebpf:"seen"`
-	StepsKmulti   *ebpf.Map `ebpf:"steps_kmulti"`
-	StepsKprobe   *ebpf.Map `ebpf:"steps_kprobe"`
-	StepsMulti    *ebpf.Map `ebpf:"steps_multi"`
-	StepsPerf     *ebpf.Map `ebpf:"steps_perf"`
-	StepsTp       *ebpf.Map `ebpf:"steps_tp"`
-	UnwindRules   *ebpf.Map `ebpf:"unwind_rules"`
-	UnwindShards  *ebpf.Map `ebpf:"unwind_shards"`
-	UnwindStates  *ebpf.Map `ebpf:"unwind_states"`
-	Ustacks       *ebpf.Map `ebpf:"ustacks"`
+	Counts0      *ebpf.Map `ebpf:"counts0"`
+	Counts1      *ebpf.Map `ebpf:"counts1"`
+	CountsGate   *ebpf.Map `ebpf:"counts_gate"`
+	DeferScratch *ebpf.Map `ebpf:"defer_scratch"`
+	Deferred     *ebpf.Map `ebpf:"deferred"`
+	Drops        *ebpf.Map `ebpf:"drops"`
+	Events       *ebpf.Map `ebpf:"events"`
+	FileKeyOut   *ebpf.Map `ebpf:"file_key_out"`
+	FileTables   *ebpf.Map `ebpf:"file_tables"`
+	Hits         *ebpf.Map `ebpf:"hits"`
+	HostRoot     *ebpf.Map `ebpf:"host_root"`
+	Kscratch     *ebpf.Map `ebpf:"kscratch"`
+	Kstacks      *ebpf.Map `ebpf:"kstacks"`
+	LdsoAdding   *ebpf.Map `ebpf:"ldso_adding"`
+	Pids         *ebpf.Map `ebpf:"pids"`
+	ProcMaps     *ebpf.Map `ebpf:"proc_maps"`
+	Scratch      *ebpf.Map `ebpf:"scratch"`
+	Seen         *ebpf.Map `ebpf:"seen"`
+	StepsKmulti  *ebpf.Map `ebpf:"steps_kmulti"`
+	StepsKprobe  *ebpf.Map `ebpf:"steps_kprobe"`
+	StepsMulti   *ebpf.Map `ebpf:"steps_multi"`
+	StepsPerf    *ebpf.Map `ebpf:"steps_perf"`
+	StepsTp      *ebpf.Map `ebpf:"steps_tp"`
+	UnwindRules  *ebpf.Map `ebpf:"unwind_rules"`
+	UnwindShards *ebpf.Map `ebpf:"unwind_shards"`
+	UnwindStates *ebpf.Map `ebpf:"unwind_states"`
+	Ustacks      *ebpf.Map `ebpf:"ustacks"`
 }
 
 func (m *probeeMaps) Close() error {
@@ -421,20 +375,18 @@ func (m *probeeMaps) Close() error {
 		m.Counts0,
 		m.Counts1,
 		m.CountsGate,
+		m.DeferScratch,
+		m.Deferred,
 		m.Drops,
 		m.Events,
+		m.FileKeyOut,
 		m.FileTables,
 		m.Hits,
+		m.HostRoot,
 		m.Kscratch,
 		m.Kstacks,
-		m.LatEmpty,
-		m.LatPendings,
-		m.LatStacks,
 		m.LdsoAdding,
-		m.Measures0,
-		m.Measures1,
 		m.Pids,
-		m.ProbeMeasures,
 		m.ProcMaps,
 		m.Scratch,
 		m.Seen,
@@ -454,19 +406,15 @@ func (m *probeeMaps) Close() error {
 //
 // It can be passed to loadProbeeObjects or ebpf.CollectionSpec.LoadAndAssign.
 type probeeVariables struct {
-	FilterPids         *ebpf.Variable `ebpf:"filter_pids"`
-	HaveBpfLoop        *ebpf.Variable `ebpf:"have_bpf_loop"`
-	HaveFindVma        *ebpf.Variable `ebpf:"have_find_vma"`
-	IncludeIdle        *ebpf.Variable `ebpf:"include_idle"`
-	MeasureMode        *ebpf.Variable `ebpf:"measure_mode"`
-	MinLatency         *ebpf.Variable `ebpf:"min_latency"`
-	SampleProbe        *ebpf.Variable `ebpf:"sample_probe"`
-	UnusedEvent        *ebpf.Variable `ebpf:"unused_event"`
-	UnusedLatStack     *ebpf.Variable `ebpf:"unused_lat_stack"`
-	UnusedProbeMeasure *ebpf.Variable `ebpf:"unused_probe_measure"`
-	UnwindMode         *ebpf.Variable `ebpf:"unwind_mode"`
-	UseTailCalls       *ebpf.Variable `ebpf:"use_tail_calls"`
-	WeightArg          *ebpf.Variable `ebpf:"weight_arg"`
+	DeferStacks  *ebpf.Variable `ebpf:"defer_stacks"`
+	FilterPids   *ebpf.Variable `ebpf:"filter_pids"`
+	HaveBpfLoop  *ebpf.Variable `ebpf:"have_bpf_loop"`
+	HaveFindVma  *ebpf.Variable `ebpf:"have_find_vma"`
+	IncludeIdle  *ebpf.Variable `ebpf:"include_idle"`
+	SampleProbe  *ebpf.Variable `ebpf:"sample_probe"`
+	UnusedEvent  *ebpf.Variable `ebpf:"unused_event"`
+	UnwindMode   *ebpf.Variable `ebpf:"unwind_mode"`
+	UseTailCalls *ebpf.Variable `ebpf:"use_tail_calls"`
 }
 
 // probeePrograms contains all programs after they have been loaded into the kernel.
@@ -475,17 +423,14 @@ type probeeVariables struct {
 type probeePrograms struct {
 	ProbeeExec            *ebpf.Program `ebpf:"probee_exec"`
 	ProbeeExit            *ebpf.Program `ebpf:"probee_exit"`
+	ProbeeFileKey         *ebpf.Program `ebpf:"probee_file_key"`
 	ProbeeFork            *ebpf.Program `ebpf:"probee_fork"`
 	ProbeeGate            *ebpf.Program `ebpf:"probee_gate"`
 	ProbeeKprobe          *ebpf.Program `ebpf:"probee_kprobe"`
 	ProbeeKprobeMulti     *ebpf.Program `ebpf:"probee_kprobe_multi"`
-	ProbeeLatExit         *ebpf.Program `ebpf:"probee_lat_exit"`
 	ProbeeLdsoGate        *ebpf.Program `ebpf:"probee_ldso_gate"`
 	ProbeePerf            *ebpf.Program `ebpf:"probee_perf"`
-	ProbeeRetKprobe       *ebpf.Program `ebpf:"probee_ret_kprobe"`
-	ProbeeRetKprobeMulti  *ebpf.Program `ebpf:"probee_ret_kprobe_multi"`
-	ProbeeRetUprobe       *ebpf.Program `ebpf:"probee_ret_uprobe"`
-	ProbeeRetUprobeMulti  *ebpf.Program `ebpf:"probee_ret_uprobe_multi"`
+	ProbeeRootGate        *ebpf.Program `ebpf:"probee_root_gate"`
 	ProbeeStepKprobe      *ebpf.Program `ebpf:"probee_step_kprobe"`
 	ProbeeStepKprobeMulti *ebpf.Program `ebpf:"probee_step_kprobe_multi"`
 	ProbeeStepPerf        *ebpf.Program `ebpf:"probee_step_perf"`
@@ -501,17 +446,14 @@ func (p *probeePrograms) Close() error {
 	return _ProbeeClose(
 		p.ProbeeExec,
 		p.ProbeeExit,
+		p.ProbeeFileKey,
 		p.ProbeeFork,
 		p.ProbeeGate,
 		p.ProbeeKprobe,
 		p.ProbeeKprobeMulti,
-		p.ProbeeLatExit,
 		p.ProbeeLdsoGate,
 		p.ProbeePerf,
-		p.ProbeeRetKprobe,
-		p.ProbeeRetKprobeMulti,
-		p.ProbeeRetUprobe,
-		p.ProbeeRetUprobeMulti,
+		p.ProbeeRootGate,
 		p.ProbeeStepKprobe,
 		p.ProbeeStepKprobeMulti,
 		p.ProbeeStepPerf,

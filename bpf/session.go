@@ -44,6 +44,10 @@ type Options struct {
 	// Measure makes function probes measure time or an argument instead
 	// of counting hits (latency.go).
 	Measure Measure
+	// NoDefer counts a stack whose walk reaches a file without a loaded
+	// table as partial (frame pointers from there) instead of handing it
+	// to user space to finish (Deferred): for tests and comparisons.
+	NoDefer bool
 }
 
 // Session is a loaded set of probee programs and maps plus their links.
@@ -57,6 +61,7 @@ type Session struct {
 	tmu     sync.Mutex  // guards tables and files
 	tables  tableStore
 	files   map[probeeFileKey]probeeFileTable // what file_tables holds (filetables.go)
+	keys    map[probeeFileKey]probeeFileKey   // file identity shown in maps -> the unwinder's (filekey.go)
 	findVMA bool                              // the kernel finds tables by file (have_find_vma)
 
 	gate     *countsGate // which counts map events go to (interval.go)
@@ -88,7 +93,8 @@ func Open(opts Options) (*Session, error) {
 	if err := configure(spec, opts); err != nil {
 		return nil, err
 	}
-	s := &Session{opts: opts, acc: newAccumulator(), files: map[probeeFileKey]probeeFileTable{}}
+	s := &Session{opts: opts, acc: newAccumulator(), files: map[probeeFileKey]probeeFileTable{},
+		keys: map[probeeFileKey]probeeFileKey{}}
 	s.findVMA = opts.DWARF && HaveFindVMA() && !opts.NoFindVMA
 	s.tables = newTableStore(spec, tableBudget(opts))
 	if err := spec.LoadAndAssign(&s.objs, nil); err != nil {
@@ -121,9 +127,14 @@ func configure(spec *ebpf.CollectionSpec, opts Options) error {
 		}
 	}
 	vars := map[string]uint32{"unwind_mode": 0, "use_tail_calls": 1, "have_bpf_loop": 1,
-		"sample_probe": opts.SampleProbe, "include_idle": 0, "have_find_vma": 0}
+		"sample_probe": opts.SampleProbe, "include_idle": 0, "have_find_vma": 0, "defer_stacks": 0}
 	if HaveFindVMA() && !opts.NoFindVMA {
 		vars["have_find_vma"] = 1
+		// Measured stacks are kept at the entry until the return: a stack
+		// handed to user space to finish would lose its measure.
+		if opts.DWARF && !opts.NoDefer && opts.Measure.Mode == MeasureCount {
+			vars["defer_stacks"] = 1
+		}
 	}
 	if opts.DWARF {
 		vars["unwind_mode"] = 1

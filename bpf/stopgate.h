@@ -9,6 +9,11 @@
 //     at every dlopen). The gate stops at the RT_CONSISTENT that follows an
 //     RT_ADD of the same process; a dlclose (RT_DELETE) does not stop.
 //   - probee_gate, on a static command's entry point (no ld.so).
+//   - probee_root_gate, on every exec (tp_btf): a traced process that
+//     execs under another root than probee's (a chroot, a container's
+//     pivot_root) stops there, with its program and ld.so mapped: both
+//     are the files of its root, which no ld.so gate holds yet. User space
+//     loads their tables and puts the ld.so gate on its ld.so.
 //
 // The cookie of the ld.so gate holds the virtual addresses of
 // _dl_debug_state (high 32 bits) and _r_debug (low 32 bits) in ld.so; the
@@ -81,6 +86,37 @@ int probee_ldso_gate(struct pt_regs *regs)
 		return 0;
 	}
 	if (state != RT_CONSISTENT || bpf_map_delete_elem(&ldso_adding, &tgid) != 0)
+		return 0;
+	return stop_process(id);
+}
+
+// What the root gate reads of a task: its root directory (CO-RE views, as
+// in kernel.h; a flavor of task_struct, which kernel.h declares).
+struct dentry { struct inode *d_inode; } __attribute__((preserve_access_index));
+struct path { struct dentry *dentry; } __attribute__((preserve_access_index));
+struct fs_struct { struct path root; } __attribute__((preserve_access_index));
+struct task_struct___root { struct fs_struct *fs; } __attribute__((preserve_access_index));
+
+// probee's root directory (device, inode), set by user space with the
+// root gate.
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct file_key);
+} host_root SEC(".maps");
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(probee_root_gate, struct task_struct *task)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32, zero = 0;
+	struct file_key *host = bpf_map_lookup_elem(&host_root, &zero);
+
+	if (!host || !filter_pids || !bpf_map_lookup_elem(&pids, &tgid))
+		return 0;
+	struct inode *root = BPF_CORE_READ((struct task_struct___root *)task, fs, root.dentry, d_inode);
+	if (BPF_CORE_READ(root, i_ino) == host->ino && BPF_CORE_READ(root, i_sb, s_dev) == host->dev)
 		return 0;
 	return stop_process(id);
 }

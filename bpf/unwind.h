@@ -51,6 +51,10 @@ struct unwind_state {
 	__u32 entry;   // the event is at a function's first instruction
 	__u32 vm_ok;   // vm holds the mapping bpf_find_vma found last (vma.h)
 	__u32 partial; // a frame was in a file whose table is not loaded
+	__u32 slot;    // the context kind's slot (enum unwind_slot)
+	__u32 busy;    // bpf_find_vma failed (interrupt context): cut, to be finished in user space
+	__u32 dn, dexact;     // defer.h: frames before the first such frame, its exact
+	__u64 dip, dsp, dbp;  // and its registers
 	struct unwind_mapping vm;
 	struct count_key key;
 	struct user_stack st;
@@ -141,6 +145,7 @@ static __always_inline void uretprobe_init(struct unwind_state *s)
 		s->tramp = BPF_CORE_READ(task, mm, uprobes_state.xol_area, vaddr);
 }
 
+#include "defer.h"
 #include "vma.h"
 
 // real_return finds the return address a pending uretprobe hid at slot.
@@ -370,7 +375,8 @@ static __always_inline int unwind_step(struct unwind_state *s, struct proc_info 
 	if (!m)
 		m = vma_mapping(s);
 	if (!m) {
-		count_drop(DROP_UNKNOWN_PC);
+		if (!s->busy)
+			count_drop(DROP_UNKNOWN_PC);
 		return STEP_CUT;
 	}
 	if (!(m->flags & MAPPING_TABLE))

@@ -67,7 +67,8 @@ static __always_inline int file_mapping(struct unwind_mapping *m, struct vma_fou
 // vma_mapping finds the mapping of s->ip through bpf_find_vma, in the
 // walk's one-entry cache first. A file whose table is not loaded (yet)
 // and anonymous code (JIT) get frame-pointer steps; the first marks the
-// stack partial. NULL: no mapping holds the pc (or the lookup failed).
+// stack partial. NULL: no mapping holds the pc, or the lookup failed
+// (s->busy: the walk is handed to user space from this frame, defer.h).
 static __always_inline struct unwind_mapping *vma_mapping(struct unwind_state *s)
 {
 	struct vma_found v = {};
@@ -78,8 +79,18 @@ static __always_inline struct unwind_mapping *vma_mapping(struct unwind_state *s
 	if (s->vm_ok && s->ip >= m->start && s->ip < m->end)
 		return m;
 	s->vm_ok = 0;
-	if (bpf_find_vma(bpf_get_current_task_btf(), s->ip, vma_cb, &v, 0) || v.kind == VMA_NONE)
+	long err = bpf_find_vma(bpf_get_current_task_btf(), s->ip, vma_cb, &v, 0);
+	if (err == -2 /* ENOENT */ || (!err && v.kind == VMA_NONE))
 		return NULL;
+	if (err) {
+		// -EBUSY: in interrupt context (sampling) bpf_find_vma works
+		// once per event (the mmap lock is released by an irq_work that
+		// has not run yet). User space finishes the walk from here.
+		defer_mark(s);
+		s->partial = 1;
+		s->busy = 1;
+		return NULL;
+	}
 	m->start = v.start;
 	m->end = v.end;
 	m->flags = 0;
@@ -87,6 +98,7 @@ static __always_inline struct unwind_mapping *vma_mapping(struct unwind_state *s
 		struct file_table *t = bpf_map_lookup_elem(&file_tables, &v.key);
 		if (!t || !file_mapping(m, &v, t)) {
 			m->flags = 0;
+			defer_mark(s);
 			s->partial = 1;
 		}
 	}

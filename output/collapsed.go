@@ -58,9 +58,12 @@ func collapse(p *Profile, opts Options, keep func(*Sample) bool) []stack {
 
 // sampleFrames renders one sample's frames root..leaf.
 func sampleFrames(s *Sample, opts Options) []node {
-	frames := make([]node, 0, 2+len(s.User)+len(s.Kernel))
+	frames := make([]node, 0, 3+len(s.User)+len(s.Kernel))
 	if opts.WithProbe {
 		frames = append(frames, node{Sanitize(s.Probe), kindMeta})
+	}
+	if g := s.Container.Frame(); g != "" {
+		frames = append(frames, node{Sanitize(g), kindMeta})
 	}
 	frames = append(frames, node{commName(s), kindMeta})
 	for _, f := range s.User {

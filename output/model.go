@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/probee/probee/internal/container"
 )
 
 // Kinds of Profile.
@@ -43,6 +45,11 @@ type Sample struct {
 	Kernel []Frame // kernel stack, root..leaf (above the user stack)
 	Count  uint64  // hits or samples; calls for KindLatency and KindWeight
 	Value  uint64  // KindLatency: nanoseconds; KindWeight: the argument's sum
+	// Container is where the process ran (--group-by container); zero
+	// when not asked for. When set, collapsed stacks and flamegraphs get
+	// its frame ("[container ID]", else "[cgroup PATH]") above comm, and
+	// pprof samples the labels container (the full id) and cgroup.
+	Container container.Info
 }
 
 // Profile is everything one run produced. Output writers never modify it.

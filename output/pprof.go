@@ -23,6 +23,7 @@ const kernelMapping = "[kernel.kallsyms]"
 //     KindLatency; calls/count and ValueType/ValueUnit (e.g. arg0/bytes)
 //     for KindWeight, the second type being the default;
 //   - labels probe and comm (strings, control characters made spaces) and pid (numeric, unit "pid");
+//     with --group-by container also container (the full id, when known) and cgroup;
 //   - one mapping per module, build-id and load bias; kernel frames map to
 //     "[kernel.kallsyms]" (or "[module]");
 //   - functions with their source file, lines with their line number; an
@@ -121,6 +122,8 @@ func (b *pprofBuilder) add(s *Sample) {
 	}
 	kb := append(b.scratch[:0], s.Probe...)
 	kb = append(append(kb, 0), s.Comm...)
+	kb = append(append(kb, 0), s.Container.ID...)
+	kb = append(append(kb, 0), s.Container.Cgroup...)
 	kb = binary.AppendVarint(append(kb, 0), int64(s.PID))
 	for _, l := range locs {
 		kb = binary.AppendUvarint(kb, l.ID)
@@ -143,6 +146,12 @@ func (b *pprofBuilder) add(s *Sample) {
 	ps := &profile.Sample{Location: locs, Value: values, Label: map[string][]string{"probe": {cleanName(s.Probe)}}}
 	if s.Comm != "" {
 		ps.Label["comm"] = []string{cleanName(s.Comm)}
+	}
+	if id := s.Container.ID; id != "" {
+		ps.Label["container"] = []string{id}
+	}
+	if cg := s.Container.Cgroup; cg != "" {
+		ps.Label["cgroup"] = []string{cleanName(cg)}
 	}
 	if s.PID != 0 {
 		ps.NumLabel = map[string][]int64{"pid": {int64(s.PID)}}

@@ -25,6 +25,10 @@ var conformanceCases = []struct {
 	{"kprobe:vfs_*", kp(MatchGlob, "vfs_*")},
 	{"kretprobe:tcp_sendmsg", kp(MatchExact, "tcp_sendmsg", ret)},
 	{"tracepoint:sched:sched_switch", tp("sched", "sched_switch")},
+	{"usdt:/usr/bin/python3.11:python:function__entry", usdt("python", "function__entry", path("/usr/bin/python3.11"))},
+	{"usdt:/usr/bin/python3.11:*", usdt("", "*", path("/usr/bin/python3.11"))},
+	{"usdt:libjvm:hotspot:gc__*", usdt("hotspot", "gc__*", lib("libjvm"))},
+	{"usdt:python:function__entry", usdt("python", "function__entry")},
 }
 
 // TestConformance checks every row and error example of
@@ -63,6 +67,8 @@ func TestConformanceErrors(t *testing.T) {
 		{"tracepoint:sched", 17, "missing tracepoint name"},
 		{"ur:ret:malloc", 4, `ret: repeats the return probe already asked by "ur"`},
 		{"glob:[", 7, `invalid glob "[": unexpected end of input`},
+		{"usdt:./app", 11, `missing probe name after path "./app"`},
+		{"usdt:a:b:c:d", 11, "too many parts: a usdt spec has at most TARGET, PROVIDER and NAME"},
 	}
 	for _, tt := range tests {
 		checkError(t, Uprobe, tt.in, tt.pos, tt.msg)

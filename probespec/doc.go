@@ -9,7 +9,7 @@
 // # API
 //
 //	Parse(defaultKind, text)  -e/--list-probes (Uprobe): an explicit kind wins
-//	ParseFlag(flagKind, text) --uprobe/--kprobe/--tracepoint: a contradicting kind is an error
+//	ParseFlag(flagKind, text) --uprobe/--kprobe/--tracepoint/--usdt: a contradicting kind is an error
 //	Spec.String()             canonical text; Parse(Uprobe, s.String()) == s
 //	Matcher.Compile()         Compiled.Match(name) for exact, glob, regex, demangled
 //
@@ -26,10 +26,12 @@
 // participle lexer can look at the whole string) takes those decisions with
 // the kind in hand and emits tokens that say what each part is: Kind, Ret,
 // Path, Lib, Module, Keyword, Pattern, Slash (the RE of /RE/), Plus, Number,
-// File, Line, Category, Event, and the separating Colons. The participle
-// grammar (grammar.go) then gives the shape:
+// File, Line, Category, Event, UsdtPath, UsdtLib, Provider, ProbeName, and
+// the separating Colons. The participle grammar (grammar.go) then gives the
+// shape:
 //
-//	Event   = (Kind ":")? (Ret ":")? (Category ":" Event | Probe)
+//	Event   = (Kind ":")? (Ret ":")? (Category ":" Event | USDT | Probe)
+//	USDT    = ((UsdtPath | UsdtLib) ":")? (Provider ":")? ProbeName
 //	Probe   = ((Path | Lib | Module) ":")? (File ":" Line | Matcher)
 //	Matcher = (Keyword ":")? (Pattern | Slash) ("+" Number)?
 //
@@ -52,7 +54,8 @@
 // three or more colons the first separates ("libc:::f" is lib libc, name ::f).
 //
 // Keywords: the kind words (uprobe u uretprobe ur kprobe k kretprobe kr
-// tracepoint tp t; first position only), "ret" and the matcher keywords
+// tracepoint tp t usdt; first position only; usdt has no short form, as
+// kind words are case-insensitive and "u" is uprobe), "ret" and the matcher keywords
 // (regex re glob demangle exact) are case-insensitive and count only when
 // followed by a separator: "regex::Regex::new" is a demangled name. The
 // canonical form spells them in lower case. ret: twice ("ret:ret:f"), ret:
@@ -91,6 +94,18 @@
 // '_' and '-' ("vmlinux" is the core kernel). Paths and source lines are
 // errors. Tracepoint body: category:name, both non-empty, of letters, digits,
 // '_', '-', '.' and glob characters *?[]{},!^\, each a valid gobwas glob.
+//
+// USDT body (lexusdt.go): [target:][provider:]name. USDT names hold no
+// ':', so every ':' separates: one part is the name, two are
+// provider:name, three are target:provider:name with a library name
+// (libjvm) or a path as target. A body starting with "/", "./" or "../"
+// is a path followed by one or two parts; the path ends at the first ':'
+// whose remainder is a valid [provider:]name (at most one ':', so only the
+// last two are tried), and may hold ':' itself. Provider and name are
+// letters, digits, '_', '-', '.' and the glob characters of tracepoints,
+// each a valid gobwas glob; a missing provider (Spec.USDT.Provider "")
+// matches every provider. ret: and offsets are errors: a USDT probe is a
+// place, not a function.
 //
 // # Canonical form
 //

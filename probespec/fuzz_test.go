@@ -20,14 +20,14 @@ func FuzzParse(f *testing.F) {
 	for _, c := range errCases {
 		mode := uint8(c.kind)
 		if c.strict {
-			mode |= 4
+			mode |= 8
 		}
 		f.Add(mode, c.in)
 	}
 	f.Fuzz(func(t *testing.T, mode uint8, in string) {
-		kind := Kind(mode % 4)
+		kind := Kind(mode % 8 % 5)
 		parse := Parse
-		if mode&4 != 0 {
+		if mode&8 != 0 {
 			parse = ParseFlag
 		}
 		s, err := parse(kind, in)
@@ -70,15 +70,17 @@ func checkFuzzError(t *testing.T, in string, s Spec, err error) {
 // checkInvariants checks the shape documented on Spec.
 func checkInvariants(t *testing.T, in string, s Spec) {
 	t.Helper()
-	hasM, hasS, hasT := s.Matcher.Kind != MatchNone, s.IsSource(), s.Tracepoint != (TracepointName{})
+	hasM, hasS, hasT, hasU := s.Matcher.Kind != MatchNone, s.IsSource(), s.Tracepoint != (TracepointName{}), s.USDT != (USDTName{})
 	ok := false
 	switch s.Kind {
 	case Tracepoint:
-		ok = hasT && !hasM && !hasS && !s.Ret && s.Target == (Target{}) && s.Offset == 0
+		ok = hasT && !hasU && !hasM && !hasS && !s.Ret && s.Target == (Target{}) && s.Offset == 0
 	case Uprobe:
-		ok = !hasT && hasM != hasS && s.Target.Kind != TargetModule && (!hasS || !s.Ret && s.Source.Line >= 1)
+		ok = !hasT && !hasU && hasM != hasS && s.Target.Kind != TargetModule && (!hasS || !s.Ret && s.Source.Line >= 1)
 	case Kprobe:
-		ok = !hasT && hasM && !hasS && (s.Target.Kind == TargetNone || s.Target.Kind == TargetModule)
+		ok = !hasT && !hasU && hasM && !hasS && (s.Target.Kind == TargetNone || s.Target.Kind == TargetModule)
+	case USDT:
+		ok = hasU && s.USDT.Name != "" && !hasT && !hasM && !hasS && !s.Ret && s.Offset == 0 && s.Target.Kind != TargetModule
 	}
 	if !ok {
 		t.Fatalf("%q: spec breaks invariants: %#v", in, s)

@@ -16,7 +16,14 @@ type specAST struct {
 	Kind  lexer.Token `parser:"( @Kind Colon )?"`
 	Ret   lexer.Token `parser:"( @Ret Colon )?"`
 	TP    *tpAST      `parser:"( @@"`
+	USDT  *usdtAST    `parser:"| @@"`
 	Probe *probeAST   `parser:"| @@ )"`
+}
+
+type usdtAST struct {
+	Target   lexer.Token `parser:"( @( UsdtPath | UsdtLib ) Colon )?"`
+	Provider lexer.Token `parser:"( @Provider Colon )?"`
+	Name     lexer.Token `parser:"@ProbeName"`
 }
 
 type tpAST struct {
@@ -100,6 +107,8 @@ func build(in string, def Kind, a *specAST) (Spec, *Error) {
 	switch {
 	case a.TP != nil:
 		return buildTracepoint(in, s, a.TP)
+	case a.USDT != nil:
+		return buildUSDT(in, s, a.USDT)
 	case a.Probe == nil:
 		return Spec{}, errAt(in, 0, "", "internal error: empty parse")
 	}
@@ -123,7 +132,8 @@ func build(in string, def Kind, a *specAST) (Spec, *Error) {
 	return s, nil
 }
 
-var targetKinds = map[lexer.TokenType]TargetKind{tokPath: TargetPath, tokLib: TargetLib, tokModule: TargetModule}
+var targetKinds = map[lexer.TokenType]TargetKind{tokPath: TargetPath, tokLib: TargetLib, tokModule: TargetModule,
+	tokUSDTPath: TargetPath, tokUSDTLib: TargetLib}
 
 func buildTracepoint(in string, s Spec, tp *tpAST) (Spec, *Error) {
 	for _, t := range []lexer.Token{tp.Category, tp.Name} {
@@ -132,6 +142,23 @@ func buildTracepoint(in string, s Spec, tp *tpAST) (Spec, *Error) {
 		}
 	}
 	s.Tracepoint = TracepointName{Category: tp.Category.Value, Name: tp.Name.Value}
+	return s, nil
+}
+
+// buildUSDT checks that the provider and name are valid globs.
+func buildUSDT(in string, s Spec, u *usdtAST) (Spec, *Error) {
+	for _, t := range []lexer.Token{u.Provider, u.Name} {
+		if t.Type == 0 {
+			continue
+		}
+		if _, err := (Matcher{Kind: MatchGlob, Pattern: t.Value}).Compile(); err != nil {
+			return Spec{}, compileError(in, t, hintUSDTGlob, err)
+		}
+	}
+	if u.Target.Type != 0 {
+		s.Target = Target{Kind: targetKinds[u.Target.Type], Name: u.Target.Value}
+	}
+	s.USDT = USDTName{Provider: u.Provider.Value, Name: u.Name.Value}
 	return s, nil
 }
 
@@ -161,6 +188,7 @@ const (
 	hintRegex    = "regexes use Go RE2 syntax"
 	hintGlob     = "globs use * ? [abc] [!abc] {a,b} and \\ to quote; for a literal name use exact:NAME"
 	hintDemangle = "demangled patterns are globs: * ? [abc] {a,b}, \\ to quote"
+	hintUSDTGlob = "USDT names are globs: * ? [abc] [!abc] {a,b}, \\ to quote"
 )
 
 func buildMatcher(in string, m *matchAST) (Matcher, *Error) {

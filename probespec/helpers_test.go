@@ -27,6 +27,14 @@ func tp(category, name string) Spec {
 	return Spec{Kind: Tracepoint, Tracepoint: TracepointName{Category: category, Name: name}}
 }
 
+func usdt(provider, name string, opts ...opt) Spec {
+	s := Spec{Kind: USDT, USDT: USDTName{Provider: provider, Name: name}}
+	for _, o := range opts {
+		o(&s)
+	}
+	return s
+}
+
 func lib(n string) opt    { return func(s *Spec) { s.Target = Target{Kind: TargetLib, Name: n} } }
 func path(n string) opt   { return func(s *Spec) { s.Target = Target{Kind: TargetPath, Name: n} } }
 func module(n string) opt { return func(s *Spec) { s.Target = Target{Kind: TargetModule, Name: n} } }

@@ -12,21 +12,25 @@ import (
 // Token types of the spec lexer. Zero is never used, so a zero lexer.Token
 // in the AST means "absent".
 const (
-	tokKind     lexer.TokenType = -(iota + 2) // uprobe, ur, kprobe, tp, ...
-	tokRet                                    // ret
-	tokColon                                  // a separating ':'
-	tokPath                                   // /usr/lib/libc.so.6, ./app
-	tokLib                                    // libc, c, libstdc++
-	tokModule                                 // ext4, vmlinux
-	tokKeyword                                // regex, re, glob, demangle, exact
-	tokPattern                                // a matcher pattern (verbatim)
-	tokSlash                                  // the RE of /RE/
-	tokPlus                                   // '+' before an offset
-	tokNumber                                 // an offset: decimal or 0x-hex
-	tokFile                                   // a source file name
-	tokLine                                   // a source line
-	tokCategory                               // tracepoint category
-	tokEvent                                  // tracepoint name
+	tokKind      lexer.TokenType = -(iota + 2) // uprobe, ur, kprobe, tp, ...
+	tokRet                                     // ret
+	tokColon                                   // a separating ':'
+	tokPath                                    // /usr/lib/libc.so.6, ./app
+	tokLib                                     // libc, c, libstdc++
+	tokModule                                  // ext4, vmlinux
+	tokKeyword                                 // regex, re, glob, demangle, exact
+	tokPattern                                 // a matcher pattern (verbatim)
+	tokSlash                                   // the RE of /RE/
+	tokPlus                                    // '+' before an offset
+	tokNumber                                  // an offset: decimal or 0x-hex
+	tokFile                                    // a source file name
+	tokLine                                    // a source line
+	tokCategory                                // tracepoint category
+	tokEvent                                   // tracepoint name
+	tokUSDTPath                                // the path of a usdt spec
+	tokUSDTLib                                 // the library name of a usdt spec
+	tokProvider                                // USDT provider
+	tokProbeName                               // USDT probe name
 )
 
 var symbols = map[string]lexer.TokenType{
@@ -34,6 +38,7 @@ var symbols = map[string]lexer.TokenType{
 	"Path": tokPath, "Lib": tokLib, "Module": tokModule, "Keyword": tokKeyword,
 	"Pattern": tokPattern, "Slash": tokSlash, "Plus": tokPlus, "Number": tokNumber,
 	"File": tokFile, "Line": tokLine, "Category": tokCategory, "Event": tokEvent,
+	"UsdtPath": tokUSDTPath, "UsdtLib": tokUSDTLib, "Provider": tokProvider, "ProbeName": tokProbeName,
 }
 
 // MaxLen is the longest spec accepted, in bytes. Longer input is rejected
@@ -125,6 +130,8 @@ func (l *lx) event(kind Kind, ret bool, lo int) *Error {
 		switch {
 		case kind == Tracepoint:
 			return l.fail(lo, "ret: applies to uprobes and kprobes only", "unexpected ret: in a tracepoint")
+		case kind == USDT:
+			return l.fail(lo, "ret: applies to uprobes and kprobes only", "unexpected ret: in a USDT probe")
 		case ret:
 			hint := "write either " + kind.String()[:1] + "retprobe:NAME or " + kind.String() + ":ret:NAME"
 			return l.fail(lo, hint, "ret: repeats the return probe already asked by %q", l.in[:lo-1])
@@ -143,8 +150,10 @@ func (l *lx) event(kind Kind, ret bool, lo int) *Error {
 		return l.kprobeBody(lo, len(l.in))
 	case Uprobe:
 		return l.uprobeBody(lo, len(l.in))
+	case USDT:
+		return l.usdtBody(lo, len(l.in))
 	}
-	return l.fail(0, "use Uprobe, Kprobe or Tracepoint", "invalid default kind %d", int(kind))
+	return l.fail(0, "use Uprobe, Kprobe, Tracepoint or USDT", "invalid default kind %d", int(kind))
 }
 
 // checkInput rejects inputs no spec can be: empty, too long, invalid UTF-8,
@@ -186,6 +195,7 @@ var kindWords = map[string]kindWord{
 	"kprobe": {Kprobe, false}, "k": {Kprobe, false},
 	"kretprobe": {Kprobe, true}, "kr": {Kprobe, true},
 	"tracepoint": {Tracepoint, false}, "tp": {Tracepoint, false}, "t": {Tracepoint, false},
+	"usdt": {USDT, false},
 }
 
 func isKindWord(w string) bool { _, ok := kindWords[w]; return ok }

@@ -104,6 +104,20 @@ var parseCases = []struct {
 	{"kretprobe:vfs_read+0x4", kp(MatchExact, "vfs_read", ret, off(4)), ""},
 	{"kprobe:foo.isra.0", kp(MatchExact, "foo.isra.0"), ""},
 	{"tracepoint:sched:sched_*", tp("sched", "sched_*"), ""},
+	{"USDT:gc*", usdt("", "gc*"), "usdt:gc*"},
+	{"usdt:fx:gated", usdt("fx", "gated"), ""},
+	{"usdt:./app:fx:{plain,multi}", usdt("fx", "{plain,multi}", path("./app")), ""},
+	{"usdt:./app:multi", usdt("", "multi", path("./app")), ""},
+	{"usdt:/opt/a:b/app:fx:p", usdt("fx", "p", path("/opt/a:b/app")), ""},
+	{"usdt:/opt/a:b/app:p", usdt("", "p", path("/opt/a:b/app")), ""},
+	{"usdt:/a:b:c", usdt("b", "c", path("/a")), ""},
+	{"usdt:/a:b/c:d:e", usdt("d", "e", path("/a:b/c")), ""},
+	{"usdt:libusdtfx.so:fxlib:lib_gated", usdt("fxlib", "lib_gated", lib("libusdtfx.so")), ""},
+	{"usdt:ret", usdt("", "ret"), ""},
+	{"usdt:/x::b", usdt("", "b", path("/x:")), ""},
+	{"usdt::x", up(MatchDemangled, "usdt::x"), ""}, // "::" belongs to a name: no kind
+	{"usdt:usdt:usdt", usdt("usdt", "usdt"), ""},
+	{"usdt:hotspot:method-entry.1", usdt("hotspot", "method-entry.1"), ""},
 }
 
 // TestParse covers edge cases beyond the conformance table. canon, when set,
@@ -138,6 +152,8 @@ func TestFlagKinds(t *testing.T) {
 		{Kprobe, "ext4:ext4_file_*", kp(MatchGlob, "ext4_file_*", module("ext4"))},
 		{Tracepoint, "sched:sched_switch", tp("sched", "sched_switch")},
 		{Tracepoint, "tp:sched:sched_switch", tp("sched", "sched_switch")},
+		{USDT, "fx:plain", usdt("fx", "plain")},
+		{USDT, "usdt:./app:fx:plain", usdt("fx", "plain", path("./app"))},
 	}
 	for _, tt := range tests {
 		got, err := ParseFlag(tt.flag, tt.in)
@@ -170,6 +186,9 @@ func TestLongInputs(t *testing.T) {
 	colons := "/" + strings.Repeat("a:", (MaxLen-16)/2) + "x"
 	if _, err := Parse(Uprobe, colons); err != nil {
 		t.Errorf("Parse(many colons): %v", err)
+	}
+	if s, err := Parse(Uprobe, "usdt:"+colons); err != nil || s.USDT != (USDTName{"a", "x"}) {
+		t.Errorf("Parse(usdt: many colons) = %#v, %v", s.USDT, err)
 	}
 }
 

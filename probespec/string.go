@@ -11,7 +11,8 @@ import (
 // keyword; offsets in 0x-hex. Parse(Uprobe, s.String()) == s for every spec
 // Parse returns. Examples: "uprobe:libc:malloc*",
 // "uretprobe:libc:malloc+0x10", "uprobe:./app:src/main.c:42",
-// "kprobe:ext4:ext4_file_*", "tracepoint:sched:sched_switch".
+// "kprobe:ext4:ext4_file_*", "tracepoint:sched:sched_switch",
+// "usdt:/usr/bin/python3.11:python:function__entry".
 func (s Spec) String() string {
 	c, _ := s.canonical()
 	return c
@@ -40,6 +41,8 @@ func (s Spec) spellings() []string {
 	switch s.Kind {
 	case Tracepoint:
 		return []string{head.String() + s.Tracepoint.Category + ":" + s.Tracepoint.Name}
+	case USDT:
+		return []string{head.String() + s.usdtBody()}
 	case Uprobe, Kprobe:
 	default:
 		return nil
@@ -71,6 +74,18 @@ func (s Spec) spellings() []string {
 		return c
 	}
 	return nil
+}
+
+// usdtBody writes [TARGET:][PROVIDER:]NAME.
+func (s Spec) usdtBody() string {
+	b := s.USDT.Name
+	if s.USDT.Provider != "" {
+		b = s.USDT.Provider + ":" + b
+	}
+	if s.Target.Kind != TargetNone {
+		b = s.Target.Name + ":" + b
+	}
+	return b
 }
 
 func (s Spec) kindWord() string {

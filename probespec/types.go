@@ -10,6 +10,7 @@ const (
 	Uprobe
 	Kprobe
 	Tracepoint
+	USDT
 )
 
 func (k Kind) String() string {
@@ -20,6 +21,8 @@ func (k Kind) String() string {
 		return "kprobe"
 	case Tracepoint:
 		return "tracepoint"
+	case USDT:
+		return "usdt"
 	}
 	return "invalid"
 }
@@ -114,11 +117,19 @@ type TracepointName struct {
 	Name     string
 }
 
+// USDTName is a USDT probe "provider:name"; each part may be a glob, and
+// an empty Provider matches every provider.
+type USDTName struct {
+	Provider string
+	Name     string
+}
+
 // Spec is one parsed probe spec. It is a plain comparable value: two specs
 // are the same probe request exactly when they are ==.
 //
-// Exactly one of Matcher (Kind != MatchNone), Source (Line >= 1) or
-// Tracepoint (Category != "") is set, according to Kind.
+// Exactly one of Matcher (Kind != MatchNone), Source (Line >= 1),
+// Tracepoint (Category != "") or USDT (Name != "") is set, according to
+// Kind.
 type Spec struct {
 	Kind       Kind
 	Ret        bool
@@ -127,6 +138,7 @@ type Spec struct {
 	Offset     uint64
 	Source     Source
 	Tracepoint TracepointName
+	USDT       USDTName
 }
 
 // IsSource reports whether the spec names a source line rather than a function.

@@ -19,11 +19,21 @@
 //   - system-wide, which files get a table by file identity (the first
 //     mapping of each file on the machine, when the path still names the
 //     mapped inode), so a process probee never registered is unwound too;
-//   - which root a process's files are opened under (/proc/PID/root for a
-//     container), and that Go binaries get no table under --unwind auto;
+//   - by which path a process's files are opened (procmaps.File: the path
+//     its maps show when it names the mapped file, else through
+//     /proc/PID/root or /proc/PID/map_files, as in a container), and that
+//     Go binaries get no table under --unwind auto;
+//   - how the stacks the kernel handed over unfinished (a walk that
+//     reached a file whose table was not loaded yet: OnDeferred) are
+//     finished: with the file's table, the process's mappings as the
+//     mapping records reported them (its parent's for a child forked
+//     before its first event) and the stack copy, then counted
+//     (Kernel.AddStack); FinishDeferred finishes the rest at the end;
 //   - what the symbolizer hears of each process: one /proc/PID/maps read
 //     serves the snapshot and the tables, a forked child inherits its
-//     parent's mappings, an exec resets them, exited processes are pruned.
+//     parent's mappings, an exec resets them, exited processes are pruned;
+//   - with --group-by container, which container (cgroup) each process
+//     that produced an event runs in, kept after it exits (containers.go).
 //
 // It does not touch the kernel: every load, gate, filter entry and resume
 // goes through the Kernel interface (*bpf.Session implements it). It does

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/probee/probee/bpf"
+	"github.com/probee/probee/internal/procmaps"
 	"github.com/probee/probee/unwind"
 )
 
@@ -73,7 +74,13 @@ func (k *fakeKernel) AttachLdsoGate(path string, stateOff, stateAddr, rdebugAddr
 	return nil
 }
 
+func (k *fakeKernel) AttachRootGate() error { k.record("AttachRootGate"); return nil }
+
 func (k *fakeKernel) Continue(pid int) error { k.record("Continue %d", pid); return k.contErr }
+
+func (k *fakeKernel) AddStack(d bpf.DeferredStack, user []uint64, truncated bool) {
+	k.record("AddStack %d %#x cut=%v", d.TGID, user, truncated)
+}
 
 // modNames names modules by path, "(fp)" marking an empty table (frame
 // pointers only).
@@ -93,7 +100,10 @@ func modNames(mods []unwind.Module) string {
 type fakeSymbols struct {
 	callLog
 	alive func(pid int) bool // Prune's
+	maps  map[int][]Mapping  // Mappings'
 }
+
+func (s *fakeSymbols) Mappings(pid int) []Mapping { return s.maps[pid] }
 
 func (s *fakeSymbols) Snapshot(pid int) error { s.record("Snapshot %d", pid); return nil }
 
@@ -178,7 +188,7 @@ func (f *fakeProc) mappingOf(path, name string, start uint64) Mapping {
 	}
 	st := fi.Sys().(*syscall.Stat_t)
 	return Mapping{Start: start, End: start + 0x4000, Perms: "r-xp", Offset: elfExecOffset,
-		Dev: devName(st.Dev), Inode: st.Ino, Path: name}
+		Dev: procmaps.StatDev(st.Dev), Inode: st.Ino, Path: name}
 }
 
 // heap is a mapping that is not code.

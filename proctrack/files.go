@@ -2,15 +2,10 @@ package proctrack
 
 import (
 	"errors"
-	"fmt"
-	"os"
 	"path/filepath"
 	"sync"
-	"syscall"
 
 	"github.com/probee/probee/bpf"
-	"github.com/probee/probee/internal/procmaps"
-	"golang.org/x/sys/unix"
 )
 
 // fileLoader loads, system-wide, the unwind table of every file the machine
@@ -80,17 +75,18 @@ func (l *fileLoader) run(queue <-chan loadReq) {
 	}
 }
 
-// load gives the kernel the table of the file r maps.
+// load gives the kernel the table of the file r maps, opened by a path
+// that names that very file (procmaps.File): the process's view while it
+// lives, probee's own once it is gone. A file no path opens any more (a
+// build replaced since, in a container that exited) is not loaded.
 func (l *fileLoader) load(r loadReq) {
 	t := l.d.t
-	root, err := l.sameFile(r.pid, r.m)
-	if err != nil {
-		t.debugf("unwind table of %s: %v", r.m.Path, err)
-		return
-	}
-	mods, errs := l.d.modulesIn(root, []Mapping{r.m})
+	mods, errs := l.d.modules(r.pid, []Mapping{r.m})
 	for _, err := range errs {
 		t.debugf("unwind table: %v", err)
+	}
+	if len(mods) == 0 {
+		return
 	}
 	if err := t.k.SetFileModules(mods); errors.Is(err, bpf.ErrTablesFull) {
 		// Past --unwind-budget: said once per file (the kernel side
@@ -99,28 +95,4 @@ func (l *fileLoader) load(r loadReq) {
 	} else if err != nil {
 		t.debugf("unwind tables: %v", err)
 	}
-}
-
-// sameFile finds the root under which m's path names the very file the
-// kernel mapped (same device and inode): the process's root while it
-// lives, probee's own once it is gone. A file that is not the mapped one
-// (another build in a container that exited) is not loaded.
-func (l *fileLoader) sameFile(pid int, m Mapping) (string, error) {
-	p := l.d.t.proc
-	for _, root := range []string{p.rootOf(pid), p.root} {
-		fi, err := os.Stat(filepath.Join(root, m.Path))
-		if err != nil {
-			continue
-		}
-		st, ok := fi.Sys().(*syscall.Stat_t)
-		if ok && st.Ino == m.Inode && devName(st.Dev) == m.Dev {
-			return root, nil
-		}
-	}
-	return "", fmt.Errorf("the mapped file (device %s, inode %d) is not at that path any more", m.Dev, m.Inode)
-}
-
-// devName is a stat device number as /proc/PID/maps prints it ("fd:01").
-func devName(dev uint64) string {
-	return procmaps.DevName(unix.Major(dev), unix.Minor(dev))
 }

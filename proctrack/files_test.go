@@ -31,7 +31,7 @@ func TestFileTables(t *testing.T) {
 	r.wantKernel("SetFileModules [/usr/bin/app]", "SetFileModules [/usr/lib/liba.so]",
 		"SetFileModules [/opt/ctr-only]")
 	if !slices.ContainsFunc(r.debugLines(), func(l string) bool {
-		return strings.Contains(l, "libold.so") && strings.Contains(l, "not at that path any more")
+		return strings.Contains(l, "libold.so") && strings.Contains(l, "names another file or none")
 	}) {
 		t.Errorf("no debug line for the replaced file: %q", r.debugLines())
 	}

@@ -40,12 +40,46 @@ func TestCommandGate(t *testing.T) {
 				verb, path, _ := cut(tt.want)
 				want = append(want, verb+" "+r.proc.root+path)
 			}
+			want = append(want, "AttachRootGate")
 			r.wantKernel(want...)
 			if w := r.warnings(); len(w) != tt.warnings {
 				t.Errorf("warnings %q, want %d", w, tt.warnings)
 			}
 		})
 	}
+}
+
+// A gate stop of a process whose ld.so has no gate yet (one that exec'd a
+// program in a container: the root gate) puts the gate on it, once; a
+// process of probee's root, whose ld.so has it, gets none.
+func TestGateStopNewLdso(t *testing.T) {
+	r := newRig(t, nil)
+	ldso := r.ldso()
+	host := r.proc.file(r.proc.root, "/usr/bin/app", appAt)
+	r.command("elf", "/usr/bin/app")
+	if err := r.tr.TraceCommand(20, "/usr/bin/app"); err != nil {
+		t.Fatal(err)
+	}
+	r.wantKernel("AddPID 20", "AttachLdsoGate "+ldso, "AttachRootGate")
+	ctr := t.TempDir()
+	img, err := os.ReadFile(defaultInterp) // another file: the container's ld.so
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.proc.write(ctr+defaultInterp, img)
+	app := r.proc.file(ctr, "/usr/bin/app", appAt)
+	r.proc.process(30, ctr, app)
+	r.proc.symlink(ctr+"/usr/bin/app", r.proc.pidDir(30)+"/exe")
+	r.proc.process(10, r.proc.root, host)
+	r.proc.symlink(r.proc.root+"/usr/bin/app", r.proc.pidDir(10)+"/exe")
+	r.seen(30)
+	r.seen(10)
+	for _, pid := range []int{30, 30, 10} {
+		r.tr.OnProcessEvent(gateStop(pid))
+	}
+	r.wantKernel("SetProcessModules 30 [/usr/bin/app]", "AttachLdsoGate "+r.proc.pidDir(30)+"/root"+defaultInterp, "Continue 30",
+		"SetProcessModules 30 [/usr/bin/app]", "Continue 30",
+		"SetProcessModules 10 [/usr/bin/app]", "Continue 10")
 }
 
 // command writes the traced command's file at name: a dynamically linked

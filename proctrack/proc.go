@@ -34,21 +34,6 @@ func (p procFS) readMaps(pid int) ([]Mapping, error) {
 	return ms, nil
 }
 
-// rootOf is the root pid's files are opened under: probee's own when pid
-// shares it, /proc/PID/root otherwise (a container, or a process gone).
-func (p procFS) rootOf(pid int) string {
-	root := p.pidPath(pid, "root")
-	a, err := os.Stat(root)
-	if err != nil {
-		return root
-	}
-	b, err := os.Stat(p.path("/"))
-	if err != nil || !os.SameFile(a, b) {
-		return root
-	}
-	return p.root
-}
-
 // alive reports whether pid still exists (a zombie does).
 func (p procFS) alive(pid int) bool {
 	_, err := os.Stat(p.pidPath(pid, ""))

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/probee/probee/bpf"
+	"github.com/probee/probee/internal/procmaps"
 	"github.com/probee/probee/resolver"
 	"github.com/probee/probee/unwind"
 )
@@ -26,7 +27,7 @@ type tables struct {
 	loadMu sync.Mutex                  // serializes loadProcess
 	mu     sync.Mutex
 	procs  map[int][]Mapping // tracked tgids and their executable mappings
-	goBins map[string]bool   // path -> linked by Go (see modulesIn)
+	goBins map[fileID]bool   // file -> linked by Go (see modules)
 	dirty  map[int]bool      // tracked tgids with new mappings, reloaded by reloadDirty
 	execs  map[int]bool      // tracked commands that have not exec'd yet
 	closed bool              // set by stop: the kernel session is going away
@@ -38,10 +39,13 @@ type tables struct {
 // read, well within the 100 ms in which a new mapping must be unwound.
 const reloadDelay = 2 * time.Millisecond
 
-func newTables(t *Tracker, goByFP bool) *tables {
-	return &tables{t: t, cache: unwind.NewCache(), goByFP: goByFP,
+func newTables(t *Tracker, cache *unwind.Cache, goByFP bool) *tables {
+	if cache == nil {
+		cache = unwind.NewCache()
+	}
+	return &tables{t: t, cache: cache, goByFP: goByFP,
 		after: func(d time.Duration, f func()) { time.AfterFunc(d, f) },
-		procs: map[int][]Mapping{}, goBins: map[string]bool{}, dirty: map[int]bool{}, execs: map[int]bool{}}
+		procs: map[int][]Mapping{}, goBins: map[fileID]bool{}, dirty: map[int]bool{}, execs: map[int]bool{}}
 }
 
 // loadProcess reads pid's mappings from /proc, loads their tables and
@@ -120,10 +124,15 @@ func (d *tables) newProcess(pid int) []Mapping {
 	return d.loadProcess(pid)
 }
 
-// gateStop loads the tables of a process a gate stopped, then resumes it:
-// its next instruction may run code that was just mapped.
+// gateStop loads the tables of a process a gate stopped, puts the ld.so
+// gate on its ld.so if that is a new one (it exec'd a program of another
+// root: the root gate), then resumes it: its next instruction may run
+// code that was just mapped.
 func (d *tables) gateStop(pid int) {
 	d.loadProcess(pid)
+	if err := d.t.attachPIDGate(pid); err != nil {
+		d.t.debugf("%v", err) // a process gone, or a static program: nothing to gate
+	}
 	if err := d.t.k.Continue(pid); err != nil {
 		d.t.warnf("%v", err)
 	}
@@ -157,7 +166,9 @@ func (d *tables) onMmap(ev bpf.MmapEvent) {
 		return
 	}
 	for _, m := range known {
-		if m.Start == ev.Start && m.End == ev.End && m.Path == ev.Path {
+		// By identity: a chrooted process's maps show host paths, its
+		// records paths in its own root.
+		if m.Start == ev.Start && m.End == ev.End && m.Dev == ev.Dev && m.Inode == ev.Ino {
 			return // already loaded
 		}
 	}
@@ -178,48 +189,53 @@ func (d *tables) reloadDirty() {
 	}
 }
 
-// modules resolves pid's executable mappings to their tables. Files are
-// opened by their host path when the process shares probee's root, so
-// that the cache finds a file it already knows from its path and inode
-// (a /proc/PID/root/... path is new for every process).
-func (d *tables) modules(pid int, all []Mapping) ([]unwind.Module, []error) {
-	root := d.t.proc.rootOf(pid)
-	if slices.ContainsFunc(all, func(m Mapping) bool { return m.Deleted }) {
-		root = d.t.proc.pidPath(pid, "root") // the cache opens deleted files via /proc/PID/map_files
-	}
-	return d.modulesIn(root, all)
-}
-
-// modulesIn resolves mappings whose paths are under root.
+// modules resolves pid's executable mappings to their tables. Each file
+// is opened by the path procmaps.File finds for it: the path the maps
+// show when it names the mapped file (the host's, outliving the process;
+// the cache knows the file from it), else through /proc/PID/root or
+// /proc/PID/map_files (containers, deleted files).
 //
 // Under --unwind auto, Go binaries get an empty table without building
 // one: Go on amd64 always keeps frame pointers, and its FP chains are
 // complete where its CFI-based walk is not yet (see bpf/doc.go).
 // --unwind dwarf still uses the tables.
-func (d *tables) modulesIn(root string, all []Mapping) ([]unwind.Module, []error) {
+func (d *tables) modules(pid int, all []Mapping) ([]unwind.Module, []error) {
 	var mods []unwind.Module
 	var build []Mapping
+	var errs []error
+	paths := map[uint64]string{} // mapping start -> the path that opens its file
 	for _, m := range all {
-		if d.goByFP && filepath.IsAbs(m.Path) && d.isGo(filepath.Join(root, m.Path)) {
-			mods = append(mods, unwind.Module{Start: m.Start, End: m.End, Path: m.Path, Table: &unwind.Table{}, Offset: m.Offset, Dev: m.Dev, Inode: m.Inode})
+		if !m.Exec() || !filepath.IsAbs(m.Path) {
+			continue // anonymous, [vdso], [uprobes], JIT code
+		}
+		path, err := procmaps.File(d.t.proc.root, pid, m)
+		if err != nil {
+			errs = append(errs, err)
 			continue
 		}
+		if d.goByFP && d.isGo(m, path) {
+			mods = append(mods, unwind.Module{Start: m.Start, End: m.End, Path: m.Path, Table: &unwind.Table{}, Offset: m.Offset, Dev: m.Dev, Inode: m.Inode, File: path})
+			continue
+		}
+		paths[m.Start] = path
 		build = append(build, m)
 	}
-	built, errs := d.cache.Modules(build, root)
-	return append(mods, built...), errs
+	built, berrs := d.cache.Modules(build, func(m Mapping) (string, error) { return paths[m.Start], nil })
+	return append(mods, built...), append(errs, berrs...)
 }
 
-// isGo reports whether the file at path was linked by Go (remembered per
-// path).
-func (d *tables) isGo(path string) bool {
+// isGo reports whether m's file, opened at path, was linked by Go
+// (remembered per file identity: paths under /proc/PID are new for every
+// process).
+func (d *tables) isGo(m Mapping, path string) bool {
+	id := fileID{m.Dev, m.Inode}
 	d.mu.Lock()
-	isGo, ok := d.goBins[path]
+	isGo, ok := d.goBins[id]
 	d.mu.Unlock()
 	if !ok {
 		isGo = resolver.IsGoBinary(path)
 		d.mu.Lock()
-		d.goBins[path] = isGo
+		d.goBins[id] = isGo
 		d.mu.Unlock()
 	}
 	return isGo

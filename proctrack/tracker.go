@@ -1,9 +1,11 @@
 package proctrack
 
 import (
+	"sync"
 	"time"
 
 	"github.com/probee/probee/bpf"
+	"github.com/probee/probee/internal/container"
 	"github.com/probee/probee/internal/procmaps"
 	"github.com/probee/probee/unwind"
 )
@@ -31,8 +33,14 @@ type Kernel interface {
 	// AttachLdsoGate stops processes each time the ld.so at path has mapped
 	// new objects.
 	AttachLdsoGate(path string, stateOff, stateAddr, rdebugAddr uint64) error
+	// AttachRootGate stops traced processes that exec under another root
+	// than probee's.
+	AttachRootGate() error
 	// Continue resumes a process a gate stopped.
 	Continue(pid int) error
+	// AddStack counts the event of a stack the kernel handed over
+	// unfinished, with its user stack finished here (leaf first).
+	AddStack(d bpf.DeferredStack, user []uint64, truncated bool)
 }
 
 // Symbols is what the symbolizer is told of processes.
@@ -44,6 +52,9 @@ type Symbols interface {
 	ExecReset(pid int)
 	Inherit(child, parent int)
 	Prune(grace time.Duration, alive func(pid int) bool) int
+	// Mappings returns the executable mappings known of pid, sorted by
+	// start, also after it exited.
+	Mappings(pid int) []Mapping
 }
 
 // Config is what a Tracker drives and how.
@@ -56,9 +67,15 @@ type Config struct {
 	// GoByFramePointers gives Go binaries an empty table (--unwind auto):
 	// Go on amd64 keeps frame pointers.
 	GoByFramePointers bool
+	// TableCache builds (or loads) the tables; nil: a new unwind.Cache
+	// without a Store.
+	TableCache *unwind.Cache
 	// SystemWide is a run with neither -p nor -- CMD: when the kernel finds
 	// tables by file, every file mapped as code gets its table.
 	SystemWide bool
+	// Containers remembers which container each process that produced
+	// an event runs in (--group-by container; see Tracker.Container).
+	Containers bool
 	// Root is prefixed to /proc and to every file opened; "" is "/".
 	Root string
 	// Warnf and Debugf receive warnings and progress lines; nil discards.
@@ -73,16 +90,25 @@ type Tracker struct {
 	proc   procFS
 	warnf  func(format string, args ...any)
 	debugf func(format string, args ...any)
-	tables *tables // nil: no unwind tables (--unwind fp)
+	tables *tables     // nil: no unwind tables (--unwind fp)
+	fin    *finisher   // deferred stacks; nil without tables
+	ctrs   *containers // nil: not asked for (Config.Containers)
+
+	gmu       sync.Mutex
+	ldsoGated map[fileID]bool // ld.so files with the ld.so gate
 }
 
 // New returns a Tracker; with cfg.SystemWide and a kernel that finds tables
 // by file, it starts loading the tables of mapped files at once.
 func New(cfg Config) *Tracker {
 	t := &Tracker{k: cfg.Kernel, sym: cfg.Symbols, proc: procFS{cfg.Root},
-		warnf: orDiscard(cfg.Warnf), debugf: orDiscard(cfg.Debugf)}
+		warnf: orDiscard(cfg.Warnf), debugf: orDiscard(cfg.Debugf), ldsoGated: map[fileID]bool{}}
+	if cfg.Containers {
+		t.ctrs = &containers{proc: t.proc, of: map[int]container.Info{}}
+	}
 	if cfg.Tables {
-		t.tables = newTables(t, cfg.GoByFramePointers)
+		t.tables = newTables(t, cfg.TableCache, cfg.GoByFramePointers)
+		t.fin = newFinisher(t)
 		// System-wide only: under -- CMD and -p the ld.so gate holds every
 		// traced process that starts a program until its tables are loaded.
 		if cfg.SystemWide && cfg.Kernel.FindsTablesByFile() {
@@ -108,9 +134,13 @@ func (t *Tracker) TraceCommand(pid int, path string) error {
 		return err
 	}
 	t.sym.Snapshot(pid)
+	if t.ctrs != nil {
+		t.ctrs.seen(pid, 0)
+	}
 	if t.tables != nil {
 		t.tables.track(pid)
 		t.attachCommandGate(t.proc.path(path))
+		t.attachRootGate()
 	}
 	return nil
 }
@@ -122,7 +152,10 @@ func (t *Tracker) TracePID(pid int) error {
 		return err
 	}
 	if t.tables != nil { // first: a dlopen from now on is held until its tables are loaded
-		t.attachPIDGate(pid)
+		if err := t.attachPIDGate(pid); err != nil {
+			t.warnf("%v", err)
+		}
+		t.attachRootGate()
 	}
 	t.newProcess(pid, 0)
 	return nil
@@ -147,6 +180,9 @@ func (t *Tracker) OnProcessEvent(ev bpf.ProcessEvent) {
 // read of /proc/PID/maps serves both. A process already gone (a
 // short-lived forked child) is symbolized with its parent's mappings.
 func (t *Tracker) newProcess(pid, ppid int) {
+	if t.ctrs != nil {
+		t.ctrs.seen(pid, ppid)
+	}
 	var read []Mapping
 	if t.tables != nil {
 		read = t.tables.newProcess(pid)
@@ -171,6 +207,9 @@ func (t *Tracker) OnMmap(ev bpf.MmapEvent) {
 	}
 	if ev.Exec {
 		t.sym.ExecReset(ev.PID)
+		if t.ctrs != nil {
+			t.ctrs.exec(ev.PID)
+		}
 		return
 	}
 	t.sym.AddMapping(ev.PID, mappingOf(ev))
@@ -179,6 +218,26 @@ func (t *Tracker) OnMmap(ev bpf.MmapEvent) {
 // mappingOf is the executable mapping a record reports.
 func mappingOf(ev bpf.MmapEvent) Mapping {
 	return Mapping{Start: ev.Start, End: ev.End, Perms: "r-xp", Offset: ev.Pgoff, Dev: ev.Dev, Inode: ev.Ino, Path: ev.Path}
+}
+
+// OnDeferred takes a stack the kernel handed over unfinished (its walk
+// reached a file whose table was not loaded yet); it is finished and
+// counted a little later (see deferred.go) or by FinishDeferred.
+func (t *Tracker) OnDeferred(d bpf.DeferredStack) {
+	if t.fin != nil {
+		t.fin.add(d)
+	}
+}
+
+// FinishDeferred finishes and counts every stack still waiting; call it
+// after the last deferred stacks and mapping records were handed over
+// (the stacks need the mappings). Later stacks are not counted. It
+// returns what became of the stacks handed over.
+func (t *Tracker) FinishDeferred() DeferredStats {
+	if t.fin == nil {
+		return DeferredStats{}
+	}
+	return t.fin.flush()
 }
 
 // The mappings the kernel reports for processes that never hit a probe are

@@ -3,6 +3,7 @@ package proctrack
 import (
 	"errors"
 	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 )
@@ -91,7 +92,7 @@ func TestCommandExecBeforeFirstStop(t *testing.T) {
 	if err := r.tr.TraceCommand(20, "/usr/bin/app"); err != nil {
 		t.Fatal(err)
 	}
-	r.wantKernel("AddPID 20", "AttachLdsoGate "+ldso)
+	r.wantKernel("AddPID 20", "AttachLdsoGate "+ldso, "AttachRootGate")
 	r.wantSymbols("Snapshot 20")
 
 	r.tr.OnMmap(mapped(20, shim))
@@ -111,7 +112,8 @@ func TestCommandExecBeforeFirstStop(t *testing.T) {
 
 // New code mapped by tracked processes (dlopen, mmap) reloads their tables
 // once for all the records that came together; a mapping already loaded
-// and a process not tracked reload nothing.
+// (whatever path its record gives) and a process not tracked reload
+// nothing.
 func TestNewCodeCoalesced(t *testing.T) {
 	r := newRig(t, nil)
 	app := r.proc.file(r.proc.root, "/usr/bin/app", appAt)
@@ -123,6 +125,9 @@ func TestNewCodeCoalesced(t *testing.T) {
 	}
 
 	r.tr.OnMmap(mapped(10, app))
+	inRoot := app // the record of a chrooted process: the path in its root
+	inRoot.Path = "/app"
+	r.tr.OnMmap(mapped(11, inRoot))
 	r.tr.OnMmap(mapped(99, lib))
 	if n := r.clock.fire(); n != 0 {
 		t.Errorf("a loaded mapping or an untracked process scheduled %d reloads", n)
@@ -137,7 +142,7 @@ func TestNewCodeCoalesced(t *testing.T) {
 	}
 	r.wantKernel("SetProcessModules 10 [/usr/bin/app /usr/lib/liba.so /usr/lib/libb.so]",
 		"SetProcessModules 11 [/usr/bin/app /usr/lib/liba.so]")
-	r.wantSymbols("AddMapping 10 /usr/bin/app", "AddMapping 99 /usr/lib/liba.so",
+	r.wantSymbols("AddMapping 10 /usr/bin/app", "AddMapping 11 /app", "AddMapping 99 /usr/lib/liba.so",
 		"AddMapping 10 /usr/lib/liba.so", "AddMapping 11 /usr/lib/liba.so", "AddMapping 10 /usr/lib/libb.so")
 }
 
@@ -228,14 +233,40 @@ func TestPIDReuse(t *testing.T) {
 	r.wantKernel("SetProcessModules 20 [/usr/bin/other /usr/lib/liba.so]")
 }
 
-// The files of a process in a container are opened under /proc/PID/root.
+// The files of a process under another root are opened by the path that
+// names the mapped file: the host path its maps show when it is chrooted
+// in probee's mount namespace, its own path through /proc/PID/root when it
+// is in another (where the host's file at that path, if any, is another).
 func TestContainerRoot(t *testing.T) {
-	r := newRig(t, nil)
-	ctr := t.TempDir()
-	app := r.proc.file(ctr, "/usr/bin/app", appAt) // not in probee's root
-	r.proc.process(30, ctr, app)
-	r.tr.OnProcessEvent(newProcess(30, 0))
-	r.wantKernel("SetProcessModules 30 [/usr/bin/app]")
+	tests := []struct {
+		name      string
+		hostOther bool   // the host has another file at the container's path
+		chroot    string // the container's root in probee's (host paths in maps)
+	}{
+		{name: "other mount namespace"},
+		{name: "other mount namespace, another file at that path on the host", hostOther: true},
+		{name: "chroot in probee's mount namespace", chroot: "/srv/ctr"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newRig(t, nil)
+			ctr := t.TempDir()
+			if tt.chroot != "" {
+				ctr = filepath.Join(r.proc.root, tt.chroot)
+			}
+			if tt.hostOther {
+				r.proc.write(filepath.Join(r.proc.root, "/usr/bin/app"), []byte("not the container's file"))
+			}
+			app := r.proc.file(ctr, "/usr/bin/app", appAt)
+			app.Path = tt.chroot + app.Path
+			r.proc.process(30, ctr, app)
+			r.tr.OnProcessEvent(newProcess(30, 0))
+			r.wantKernel("SetProcessModules 30 [" + app.Path + "]")
+			if d := r.debugLines(); len(d) > 0 {
+				t.Errorf("debug lines %q, want none", d)
+			}
+		})
+	}
 }
 
 // The -p process enters the filter, gets the ld.so gate of its own root
@@ -250,7 +281,7 @@ func TestTracePID(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.wantKernel("AddPID 10", "AttachLdsoGate "+r.proc.pidDir(10)+"/root/lib64/ld-linux-x86-64.so.2",
-		"SetProcessModules 10 [/usr/bin/app]")
+		"AttachRootGate", "SetProcessModules 10 [/usr/bin/app]")
 	r.wantSymbols("SnapshotMaps 10 [/usr/bin/app]")
 }
 

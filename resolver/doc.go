@@ -2,7 +2,8 @@
 //
 // Forward (Resolve): a parsed probespec.Spec becomes the concrete places a
 // probe attaches to — ELF functions (with file offsets for uprobes), source
-// lines through DWARF line tables, kernel functions and tracepoints.
+// lines through DWARF line tables, USDT probes (resolver/usdt reads their
+// notes), kernel functions and tracepoints.
 // Backward (Symbolizer): addresses captured in stacks become frame names,
 // from the same per-run index of ELF objects and /proc/kallsyms.
 //
@@ -82,6 +83,16 @@
 // are pieces of another function, not entry points; demangled matches skip
 // them (exact, glob and regex matches on the raw name still see them).
 // Clones such as ".isra.N" and ".constprop.N" are real entry points.
+//
+// USDT probes (usdtprobes.go): a usdt spec searches the files a uprobe
+// spec with its target would (the path, the library, the -p process's
+// mapped files, the command's DT_NEEDED closure, else every library of the
+// ld.so.cache), reading only their .note.stapsdt (and build-id), not their
+// symbols. Every probe whose provider and name match the spec's globs (an
+// empty provider matching all) is one Target of kind USDT, Provider and
+// Name set, holding all its sites (usdt.Site: address, file offset,
+// semaphore and its file offset, the argument string and its parsed
+// usdt.Arg values, kept for argument weights); Target.Address is 0.
 //
 // Source lines: only is_stmt rows that are not end_sequence count; every
 // address of the line is a target (inlined copies, split hot/cold code), but

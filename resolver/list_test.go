@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/probee/probee/probespec"
+	"github.com/probee/probee/resolver/usdt"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files in testdata/")
@@ -23,9 +24,24 @@ var listTargets = []Target{
 	{Kind: probespec.Kprobe, Symbol: "vfs_read"},
 	{Kind: probespec.Kprobe, Ret: true, Symbol: "ext4_file_open", Module: "ext4"},
 	{Kind: probespec.Tracepoint, Category: "sched", Name: "sched_switch"},
+	{Kind: probespec.USDT, Path: "/opt/usdt", BuildID: "3a58", Provider: "fx", Name: "multi", Sites: []usdt.Site{
+		{Address: 0x13d0, FileOffset: 0x13d0, ArgText: "-4@$1", Args: mustArgs("-4@$1")},
+		{Address: 0x13f0, FileOffset: 0x13f0, ArgText: "-4@%edi 8@-8(%rbp)", Args: mustArgs("-4@%edi 8@-8(%rbp)")},
+	}},
+	{Kind: probespec.USDT, Path: "/opt/usdt", Provider: "fx", Name: "gated", Sites: []usdt.Site{
+		{Address: 0x1354, FileOffset: 0x1354, Semaphore: 0x4070, SemaphoreOffset: 0x3070, ArgText: "8@%fs:8", ArgsErr: `argument "8@%fs:8": segment-relative operands are not supported`},
+	}},
 	// As Resolve leaves it: -v and --json demangle the symbol.
 	{Kind: probespec.Uprobe, Path: "/opt/app", Symbol: "_ZN2ns5twiceIiEET_S1_", Address: 0x1600, FileOffset: 0x1600, Size: 0x10,
 		SymbolFrom: "/opt/app"},
+}
+
+func mustArgs(s string) []usdt.Arg {
+	a, err := usdt.ParseArgs(s)
+	if err != nil {
+		panic(err)
+	}
+	return a
 }
 
 func golden(t *testing.T, name string, got []byte) {

@@ -88,6 +88,8 @@ func (r *Resolver) Resolve(spec probespec.Spec) ([]Target, error) {
 		ts, err = r.resolveKernel(spec)
 	case probespec.Tracepoint:
 		ts, err = r.resolveTracepoints(spec)
+	case probespec.USDT:
+		ts, err = r.resolveUSDT(spec)
 	default:
 		return nil, fmt.Errorf("resolve: spec has no kind (%v)", spec.Kind)
 	}

@@ -51,11 +51,15 @@ type procMaps struct {
 // Index (one read per file identity). Safe for concurrent use.
 type Symbolizer struct {
 	idx      *Index
-	r        *Resolver // for rootPath and pidFile
+	r        *Resolver // for rootPath and mappedFile
 	kallsyms string
 
-	mu    sync.Mutex
-	procs map[int]*procMaps
+	mu     sync.Mutex
+	procs  map[int]*procMaps
+	byFile map[fileKey]*Object // every object read, by the mapped file's identity
+
+	preloads   []preloadReq // mappings to read while their process lives (see preload)
+	preloading bool         // runPreloads is running
 
 	kernOnce sync.Once
 	ksyms    []KernelSymbol
@@ -78,7 +82,7 @@ func NewSymbolizer(scope Scope, idx *Index) *Symbolizer {
 	if ks == "" {
 		ks = r.rootPath("/proc/kallsyms")
 	}
-	return &Symbolizer{idx: r.idx, r: r, kallsyms: ks, procs: map[int]*procMaps{}}
+	return &Symbolizer{idx: r.idx, r: r, kallsyms: ks, procs: map[int]*procMaps{}, byFile: map[fileKey]*Object{}}
 }
 
 // Snapshot reads pid's mappings and loads their ELF objects now, so the
@@ -99,28 +103,56 @@ func (s *Symbolizer) Snapshot(pid int) error {
 // both).
 func (s *Symbolizer) SnapshotMaps(pid int, maps []Mapping) {
 	p := &procMaps{open: map[string]*Object{}, jit: s.jitMapOf(pid)}
-	var paths, keys []string
+	var files []Mapping
 	for _, m := range maps {
 		if !m.Exec() {
 			continue
 		}
 		p.maps = append(p.maps, m)
-		if m.File() && !m.Deleted {
-			if _, ok := p.open[m.Path]; !ok {
-				p.open[m.Path] = nil
-				keys = append(keys, m.Path)
-				paths = append(paths, s.r.pidFile(pid, m.Path))
-			}
+		if _, ok := p.open[m.Path]; m.File() && !ok {
+			p.open[m.Path] = nil
+			files = append(files, m)
 		}
 	}
-	objs, _ := s.idx.LoadAll(paths)
-	for i, k := range keys {
-		p.open[k] = objs[i]
+	for i, o := range s.load(pid, files) {
+		p.open[files[i].Path] = o
 	}
 	sort.Slice(p.maps, func(i, j int) bool { return p.maps[i].Start < p.maps[j].Start })
 	s.mu.Lock()
 	s.merge(pid, p)
 	s.mu.Unlock()
+}
+
+// load reads the objects of pid's file mappings, each opened by the path
+// that names the mapped file (see Resolver.mappedFile). A mapping whose
+// file no path opens any more (the process exited, and its path is
+// relative to a root that is gone with it: a container) gets the object
+// already read for the same file (device and inode) from another
+// mapping, if any; nil otherwise.
+func (s *Symbolizer) load(pid int, files []Mapping) []*Object {
+	out := make([]*Object, len(files))
+	var paths []string
+	var idx []int
+	for i, m := range files {
+		p, err := s.r.mappedFile(pid, m)
+		if err != nil {
+			s.mu.Lock()
+			out[i] = s.byFile[keyOf(m)]
+			s.mu.Unlock()
+			continue
+		}
+		paths, idx = append(paths, p), append(idx, i)
+	}
+	objs, _ := s.idx.LoadAll(paths)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for j, o := range objs {
+		if o != nil {
+			out[idx[j]] = o
+			s.byFile[keyOf(files[idx[j]])] = o
+		}
+	}
+	return out
 }
 
 // merge adds a snapshot to what is known of pid (mappings recorded as they
@@ -177,7 +209,7 @@ func (s *Symbolizer) Frames(pid int, addrs []uint64) []Frame {
 		s.mu.Unlock()
 	}
 	if p != nil {
-		s.loadMissing(p)
+		s.loadMissing(pid, p)
 		s.refreshJIT(p, addrs)
 	}
 	s.mu.Lock()

@@ -5,12 +5,15 @@ import (
 	"slices"
 	"sort"
 	"time"
+
+	"github.com/probee/probee/internal/procmaps"
 )
 
 // AddMapping records one executable mapping of pid as the kernel reported
 // it when it was created (bpf.MmapWatcher). Processes that exit before
 // Snapshot can read /proc/PID/maps are symbolized from these. The
-// mapping's ELF object is loaded lazily, when Frames first needs it. The
+// mapping's ELF object is loaded lazily, when Frames first needs it,
+// unless its path does not name the file on the host (see preload). The
 // kernel's name of anonymous memory, "//anon", becomes "" as in
 // /proc/PID/maps (it is no file).
 func (s *Symbolizer) AddMapping(pid int, m Mapping) {
@@ -18,7 +21,6 @@ func (s *Symbolizer) AddMapping(pid int, m Mapping) {
 		m.Path = ""
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	p := s.procs[pid]
 	if p == nil {
 		p = &procMaps{open: map[string]*Object{}}
@@ -26,6 +28,62 @@ func (s *Symbolizer) AddMapping(pid int, m Mapping) {
 	}
 	p.insert(m)
 	p.last = time.Now()
+	_, known := s.byFile[keyOf(m)]
+	s.mu.Unlock()
+	if m.File() && !known {
+		s.preload(pid, m)
+	}
+}
+
+// maxPreloads is how many preloads may wait; a burst beyond it leaves the
+// rest to Frames.
+const maxPreloads = 4096
+
+// preloadReq is a mapping to read while its process lives.
+type preloadReq struct {
+	pid int
+	m   Mapping
+}
+
+// preload reads soon, while pid lives, the object of a mapping whose path
+// does not name the mapped file in probee's view: a container's path (the
+// kernel's records give paths relative to the mapping process's root), or
+// a file deleted since. Once pid is gone, such a file is found only among
+// the objects already read (byFile). One goroutine reads them, started
+// when the first waits: the record reader does not wait.
+func (s *Symbolizer) preload(pid int, m Mapping) {
+	if procmaps.Shown(s.r.rootPath(""), m) {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.preloads) >= maxPreloads {
+		return
+	}
+	s.preloads = append(s.preloads, preloadReq{pid, m})
+	if !s.preloading {
+		s.preloading = true
+		go s.runPreloads()
+	}
+}
+
+// runPreloads reads the waiting mappings' objects until none wait.
+func (s *Symbolizer) runPreloads() {
+	for {
+		s.mu.Lock()
+		batch := s.preloads
+		s.preloads = nil
+		if len(batch) == 0 {
+			s.preloading = false
+		}
+		s.mu.Unlock()
+		if len(batch) == 0 {
+			return
+		}
+		for _, r := range batch {
+			s.load(r.pid, []Mapping{r.m})
+		}
+	}
 }
 
 // perfAnon is the path perf's MMAP records give anonymous memory.
@@ -150,34 +208,26 @@ func (p *procMaps) insert(m Mapping) {
 	p.maps = kept
 }
 
-// loadMissing loads the objects of mappings added without one.
-func (s *Symbolizer) loadMissing(p *procMaps) {
+// loadMissing loads the objects of pid's mappings added without one.
+func (s *Symbolizer) loadMissing(pid int, p *procMaps) {
 	s.mu.Lock()
-	var paths []string
+	var files []Mapping
 	for _, m := range p.maps {
-		if _, ok := p.open[m.Path]; !ok && m.File() && !m.Deleted {
+		if _, ok := p.open[m.Path]; !ok && m.File() {
 			p.open[m.Path] = nil
-			paths = append(paths, m.Path)
+			files = append(files, m)
 		}
 	}
 	s.mu.Unlock()
-	if len(paths) == 0 {
+	if len(files) == 0 {
 		return
 	}
-	objs, _ := s.idx.LoadAll(s.r.rootPaths(paths))
+	objs := s.load(pid, files)
 	s.mu.Lock()
-	for i, path := range paths {
-		p.open[path] = objs[i]
+	for i, m := range files {
+		p.open[m.Path] = objs[i]
 	}
 	s.mu.Unlock()
-}
-
-func (r *Resolver) rootPaths(paths []string) []string {
-	out := make([]string, len(paths))
-	for i, p := range paths {
-		out[i] = r.rootPath(p)
-	}
-	return out
 }
 
 // closeExitedJIT reads and closes the perf maps of processes that exited.
@@ -199,4 +249,16 @@ func (s *Symbolizer) closeExitedJIT(alive func(pid int) bool) {
 			h.m.refresh()
 		}
 	}
+}
+
+// Mappings returns the executable mappings known of pid, sorted by start
+// (nil when it is unknown): what unwinding a stack of pid in user space
+// needs, also after the process exited.
+func (s *Symbolizer) Mappings(pid int) []Mapping {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if p := s.procs[pid]; p != nil {
+		return slices.Clone(p.maps)
+	}
+	return nil
 }

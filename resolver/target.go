@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/probee/probee/probespec"
+	"github.com/probee/probee/resolver/usdt"
 )
 
 // Target is one concrete place a probe attaches to.
@@ -38,9 +39,12 @@ type Target struct {
 	// Kernel.
 	Module string `json:"module,omitempty"` // kprobe: "" for vmlinux
 
-	// Tracepoint.
-	Category string `json:"category,omitempty"`
-	Name     string `json:"name,omitempty"`
+	// Tracepoint: Category and Name. USDT probe: Provider and Name, and
+	// every site it fires at (its arguments parsed: usdt.Arg).
+	Category string      `json:"category,omitempty"`
+	Provider string      `json:"provider,omitempty"`
+	Name     string      `json:"name,omitempty"`
+	Sites    []usdt.Site `json:"sites,omitempty"`
 }
 
 // DemangledName returns t.Demangled, else the demangled Symbol of a
@@ -59,7 +63,7 @@ func (t Target) DemangledName() string {
 func (t Target) ProbeAddress() uint64 { return t.Address + t.Offset }
 
 // KindName is the canonical kind word: uprobe, uretprobe, kprobe,
-// kretprobe or tracepoint.
+// kretprobe, tracepoint or usdt.
 func (t Target) KindName() string {
 	switch t.Kind {
 	case probespec.Uprobe:
@@ -77,7 +81,8 @@ func (t Target) KindName() string {
 }
 
 // String is the canonical one-line form: uprobe:/abs/path:symbol[+0xOFF],
-// kprobe:[module:]function[+0xOFF], tracepoint:category:name.
+// kprobe:[module:]function[+0xOFF], tracepoint:category:name,
+// usdt:/abs/path:provider:name.
 func (t Target) String() string {
 	var buf [160]byte
 	return string(t.appendLine(buf[:0]))
@@ -89,6 +94,13 @@ func (t *Target) appendLine(b []byte) []byte {
 	case probespec.Tracepoint:
 		b = append(b, "tracepoint:"...)
 		b = append(b, t.Category...)
+		b = append(b, ':')
+		return append(b, t.Name...)
+	case probespec.USDT:
+		b = append(b, "usdt:"...)
+		b = append(b, t.Path...)
+		b = append(b, ':')
+		b = append(b, t.Provider...)
 		b = append(b, ':')
 		return append(b, t.Name...)
 	case probespec.Kprobe:
@@ -149,12 +161,14 @@ func targetLines(ts []Target) []string {
 // maxLineLen bounds len(t.String()): its strings, separators, and up to
 // two hex numbers with their prefixes.
 func maxLineLen(t *Target) int {
-	return len("tracepoint:") + len(t.Path) + len(t.Symbol) + len(t.Module) + len(t.Category) + len(t.Name) + 2 + 2*(3+16)
+	return len("tracepoint:") + len(t.Path) + len(t.Symbol) + len(t.Module) + len(t.Category) + len(t.Provider) + len(t.Name) + 2 + 2*(3+16)
 }
 
 // WriteList writes one canonical target per line. verbose adds the
 // address, file offset, size, demangled name, source line and the file the
-// symbol came from when it is not Path, tab-separated. Lines are built in
+// symbol came from when it is not Path; for a USDT probe, its number of
+// sites and one indented line per site (address, file offset, semaphore,
+// arguments). Lines are built in
 // one scratch buffer as they are written: libLLVM's list is 4 MB.
 func WriteList(w io.Writer, targets []Target, verbose bool) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
@@ -237,8 +251,11 @@ func demangledNames(targets []Target) []string {
 }
 
 func verboseDetails(t Target) string {
-	if t.Kind == probespec.Tracepoint {
+	switch t.Kind {
+	case probespec.Tracepoint:
 		return ""
+	case probespec.USDT:
+		return usdtDetails(t)
 	}
 	var s string
 	if t.Address != 0 {

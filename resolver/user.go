@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/probee/probee/internal/procmaps"
 	"github.com/probee/probee/probespec"
 )
 
@@ -67,7 +68,7 @@ func (r *Resolver) loadObjects(t probespec.Target, paths []string) ([]*Object, e
 // userObjects lists the ELF files a user-space spec searches and a short
 // description of them for messages.
 func (r *Resolver) userObjects(t probespec.Target) ([]string, string, error) {
-	var all []string
+	var all, names []string // names: the files' names for library matching (nil: their paths')
 	var where string
 	var err error
 	switch {
@@ -81,7 +82,7 @@ func (r *Resolver) userObjects(t probespec.Target) ([]string, string, error) {
 		}
 		return []string{p}, filepath.Base(p), nil
 	case r.scope.PID > 0:
-		all, err = r.pidObjects(r.scope.PID)
+		all, names, err = r.pidObjects(r.scope.PID)
 		where = fmt.Sprintf("pid %d", r.scope.PID)
 	case len(r.scope.Command) > 0:
 		var exe string
@@ -106,14 +107,20 @@ func (r *Resolver) userObjects(t probespec.Target) ([]string, string, error) {
 	if t.Kind != probespec.TargetLib {
 		return all, where, nil
 	}
-	return filterLib(t.Name, all, where)
+	return filterLib(t.Name, all, names, where)
 }
 
-func filterLib(name string, all []string, where string) ([]string, string, error) {
+// filterLib keeps the files of all whose name (names[i], else the path's)
+// matches library name.
+func filterLib(name string, all, names []string, where string) ([]string, string, error) {
 	var out, bases []string
-	for _, p := range all {
-		bases = append(bases, filepath.Base(p))
-		if LibNameMatches(name, filepath.Base(p)) {
+	for i, p := range all {
+		base := filepath.Base(p)
+		if names != nil {
+			base = filepath.Base(names[i])
+		}
+		bases = append(bases, base)
+		if LibNameMatches(name, base) {
 			out = append(out, p)
 		}
 	}
@@ -135,24 +142,44 @@ func describe(paths []string) string {
 	return strings.Join(b, ", ")
 }
 
-// pidObjects lists the files pid maps executable, as paths probee can
-// open: the path the process sees when it is the same file for us,
-// otherwise the path through /proc/PID/root (containers).
-func (r *Resolver) pidObjects(pid int) ([]string, error) {
+// pidObjects lists the files pid maps executable, each once, by a path
+// that opens the mapped file (procmaps.File: the path its maps show when
+// it names that file, else through /proc/PID/root or /proc/PID/map_files;
+// in a container, its own library, never the host's file of that name),
+// with the names its maps give them, for matching library names.
+func (r *Resolver) pidObjects(pid int) (paths, names []string, err error) {
 	maps, err := r.readMaps(pid)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var out []string
-	seen := map[string]bool{}
+	seen := map[fileKey]bool{}
 	for _, m := range maps {
-		if !m.Exec() || !m.File() || seen[m.Path] {
+		if !m.Exec() || !m.File() || seen[keyOf(m)] {
 			continue
 		}
-		seen[m.Path] = true
-		out = append(out, r.pidFile(pid, m.Path))
+		seen[keyOf(m)] = true
+		p, err := r.mappedFile(pid, m)
+		if err != nil {
+			r.warnf("skipping a file of pid %d: %v", pid, err)
+			continue
+		}
+		paths, names = append(paths, p), append(names, m.Path)
 	}
-	return uniqueFiles(out), nil
+	return paths, names, nil
+}
+
+// fileKey is a mapped file's identity as /proc/PID/maps and the kernel's
+// mapping records show it.
+type fileKey struct {
+	dev string
+	ino uint64
+}
+
+func keyOf(m Mapping) fileKey { return fileKey{m.Dev, m.Inode} }
+
+// mappedFile is the path that opens the file m (a mapping of pid) maps.
+func (r *Resolver) mappedFile(pid int, m Mapping) (string, error) {
+	return procmaps.File(r.rootPath(""), pid, m)
 }
 
 func (r *Resolver) readMaps(pid int) ([]Mapping, error) {
@@ -166,19 +193,4 @@ func (r *Resolver) readMaps(pid int) ([]Mapping, error) {
 	}
 	defer f.Close()
 	return ParseMaps(f)
-}
-
-func (r *Resolver) pidFile(pid int, path string) string {
-	inside := r.rootPath(fmt.Sprintf("/proc/%d/root%s", pid, path))
-	host := r.rootPath(path)
-	// One stat of inside: with two, a process exiting between them made
-	// the same file look different, and the inside path then failed to load.
-	si, err := os.Stat(inside)
-	if err != nil {
-		return host
-	}
-	if sh, err := os.Stat(host); err == nil && os.SameFile(si, sh) {
-		return host
-	}
-	return inside
 }

@@ -20,6 +20,11 @@ have unshare  || need="$need util-linux"
 have node     || need="$need nodejs"
 [ -e /usr/include/bpf/bpf_helpers.h ] || need="$need libbpf-dev"
 [ -e /usr/include/x86_64-linux-gnu/asm/types.h ] || need="$need linux-libc-dev"
+# USDT: <sys/sdt.h> for the usdt fixture; Debian's python3.11 (9 USDT probes)
+# for the e2e test (pyenv's python3 on PATH has none: the test runs
+# /usr/bin/python3.11).
+[ -e /usr/include/x86_64-linux-gnu/sys/sdt.h ] || [ -e /usr/include/sys/sdt.h ] || need="$need systemtap-sdt-dev"
+[ -x /usr/bin/python3.11 ] || need="$need python3.11"
 # make vmtest boots Debian's kernel under qemu (as root, or where qemu is).
 if [ "$(id -u)" = 0 ]; then
 	have qemu-system-x86_64 || need="$need qemu-system-x86"

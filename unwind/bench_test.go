@@ -22,7 +22,16 @@ func benchBinaries() []string {
 	for _, f := range []string{"chain-nofp", "libfx.so", "cxx", "rustfx", "gofx"} {
 		out = append(out, filepath.Join(fixtureDir, f))
 	}
-	return out
+	return append(out, bigBinaries()...)
+}
+
+// bigBinaries are the largest tables of issue 14 (libLLVM-14, libclang-cpp
+// 14, Rust's BOLT-optimized librustc_driver), those present.
+func bigBinaries() []string {
+	out := []string{systemLib("libLLVM-14.so.1"), systemLib("libclang-cpp.so.14")}
+	home, _ := os.UserHomeDir()
+	rustc, _ := filepath.Glob(filepath.Join(home, ".rustup/toolchains/stable-*/lib/librustc_driver-*.so"))
+	return append(out, rustc...)
 }
 
 // BenchmarkBuild measures building each binary's table from a file already

@@ -3,33 +3,98 @@ package unwind
 import (
 	"fmt"
 	"path/filepath"
-	"strings"
+	"sync"
+	"time"
 
 	"github.com/probee/probee/internal/fileid"
+	"github.com/probee/probee/internal/procmaps"
 )
 
 // Cache builds each ELF file's table once and shares it between processes.
 // Tables are keyed by file identity (internal/fileid: the build-id, else
 // device, inode, size and mtime; the key resolver's Index uses too), so
-// copies of one build at several paths share a table. It is safe for
-// concurrent use.
+// copies of one build at several paths share a table. With a Store, a
+// table is looked up there before it is built, and a table built is saved
+// there: a later run finds it. It is safe for concurrent use.
 type Cache struct {
 	tables fileid.Cache[*Table]
+	store  Store // nil: tables live as long as the Cache
+	mu     sync.Mutex
+	stats  CacheStats
 }
 
-// NewCache returns an empty cache.
+// Store keeps tables from one run to the next (package unwind/diskcache
+// keeps them on disk). Both methods are safe for concurrent use.
+type Store interface {
+	// Load returns the table saved under key, or false when there is no
+	// usable one (none, of another version, corrupt: the store reports
+	// what it refuses itself).
+	Load(key string) (*Table, bool)
+	// Save keeps t under key. It may return before t is written; the
+	// store reports the errors.
+	Save(key string, t *Table)
+}
+
+// CacheStats counts where a Cache's tables came from.
+type CacheStats struct {
+	Built, Loaded       int           // built from the file's CFI; loaded from the Store
+	BuildTime, LoadTime time.Duration // spent building, loading (summed over concurrent builds)
+}
+
+// NewCache returns an empty cache without a Store.
 func NewCache() *Cache { return &Cache{} }
+
+// NewCacheWithStore returns an empty cache that loads and saves tables
+// through store.
+func NewCacheWithStore(store Store) *Cache { return &Cache{store: store} }
 
 // Len is the number of distinct tables held.
 func (c *Cache) Len() int { return c.tables.Len() }
 
-// Get returns the table of the ELF file at path, building it on first use.
+// Stats says how many tables were built and loaded so far, and how long
+// that took.
+func (c *Cache) Stats() CacheStats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.stats
+}
+
+// Get returns the table of the ELF file at path, building it on first use
+// (or loading it from the Store).
 func (c *Cache) Get(path string) (*Table, error) {
 	id, err := fileid.Of(path)
 	if err != nil {
 		return nil, fmt.Errorf("unwind table: %w", err)
 	}
-	return c.tables.Get(id, func() (*Table, error) { return BuildFile(path) })
+	return c.tables.Get(id, func() (*Table, error) { return c.obtain(id.Key(), path) })
+}
+
+// obtain loads the table saved under key, or builds it from path and
+// saves it. A failed build is not saved: the next run tries again.
+func (c *Cache) obtain(key, path string) (*Table, error) {
+	start := time.Now()
+	if c.store != nil {
+		if t, ok := c.store.Load(key); ok {
+			c.count(&c.stats.Loaded, &c.stats.LoadTime, start)
+			return t, nil
+		}
+	}
+	t, err := BuildFile(path)
+	if err != nil {
+		return nil, err
+	}
+	c.count(&c.stats.Built, &c.stats.BuildTime, start)
+	if c.store != nil {
+		c.store.Save(key, t)
+	}
+	return t, nil
+}
+
+func (c *Cache) count(n *int, d *time.Duration, start time.Time) {
+	c.mu.Lock()
+	*n++
+	*d += time.Since(start)
+	c.mu.Unlock()
 }
 
 // Module is one executable file mapping of a process with its table.
@@ -44,17 +109,31 @@ type Module struct {
 	Offset uint64
 	Dev    string
 	Inode  uint64
+	// File is the path the table was read from: it opens the mapped file
+	// (while the process lives, for a path under /proc/PID). The kernel
+	// side maps it to learn the file's identity as its unwinder sees it.
+	File string
 }
 
-// Modules resolves the executable file mappings in maps. Files are opened
-// under root (for example /proc/PID/root; "" for the caller's view).
-// Mappings that cannot be resolved are left out and reported in errs.
-func (c *Cache) Modules(maps []Mapping, root string) (mods []Module, errs []error) {
+// Modules resolves the executable file mappings in maps. file gives the
+// path that opens the file a mapping maps (procmaps.File, for a process's
+// mappings: its path may name another file, in a container); nil opens the
+// mapping's path as it is. Mappings that cannot be resolved are left out
+// and reported in errs.
+func (c *Cache) Modules(maps []Mapping, file func(Mapping) (string, error)) (mods []Module, errs []error) {
 	for _, m := range maps {
 		if !m.Exec() || !filepath.IsAbs(m.Path) {
 			continue // anonymous, [vdso], [uprobes], JIT code
 		}
-		mod, err := c.module(m, mappedFile(m, root))
+		path := m.Path
+		if file != nil {
+			var err error
+			if path, err = file(m); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+		}
+		mod, err := c.module(m, path)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -62,20 +141,6 @@ func (c *Cache) Modules(maps []Mapping, root string) (mods []Module, errs []erro
 		mods = append(mods, mod)
 	}
 	return mods, errs
-}
-
-// mappedFile is the path under root that opens the file m maps. A file
-// deleted or replaced (renamed over) since it was mapped is opened through
-// /proc/PID/map_files when root is /proc/PID/root: that link still reaches
-// the mapped inode, where the path now names nothing or another file.
-func mappedFile(m Mapping, root string) string {
-	if m.Deleted && strings.HasPrefix(root, "/proc/") && filepath.Base(root) == "root" {
-		return filepath.Join(filepath.Dir(root), "map_files", fmt.Sprintf("%x-%x", m.Start, m.End))
-	}
-	if root == "" {
-		return m.Path
-	}
-	return filepath.Join(root, m.Path)
 }
 
 func (c *Cache) module(m Mapping, path string) (Module, error) {
@@ -87,7 +152,7 @@ func (c *Cache) module(m Mapping, path string) (Module, error) {
 	if err != nil {
 		return Module{}, err
 	}
-	return Module{Start: m.Start, End: m.End, Bias: bias, Path: m.Path, Table: t, Offset: m.Offset, Dev: m.Dev, Inode: m.Inode}, nil
+	return Module{Start: m.Start, End: m.End, Bias: bias, Path: m.Path, Table: t, Offset: m.Offset, Dev: m.Dev, Inode: m.Inode, File: path}, nil
 }
 
 // Process reads /proc/PID/maps and resolves the process's modules.
@@ -96,6 +161,6 @@ func (c *Cache) Process(pid int) ([]Module, []error, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	mods, errs := c.Modules(maps, fmt.Sprintf("/proc/%d/root", pid))
+	mods, errs := c.Modules(maps, func(m Mapping) (string, error) { return procmaps.File("", pid, m) })
 	return mods, errs, nil
 }

@@ -30,6 +30,30 @@
 // the next FDE (entry.go): it is the first code of a process, and the
 // outermost frame of every start-up constructor's stack.
 //
+// # Building
+//
+// Built fast, because a traced command waits at the start gate until its
+// tables are loaded (libLLVM-14 has 860,973 CFI rows). BuildFile maps the
+// CFI sections rather than reading them onto the heap (a page fault per 4
+// KiB read cost a third of the parse); a fault because the file shrank
+// meanwhile is an error, on every goroutine that reads the mapping
+// (debug.SetPanicOnFault). ParseFrames parses a section of 1 MB or more in
+// parts: one pass walks the records and parses the CIEs, then ranges of
+// FDE records are decoded on goroutines of their own (parseparts.go). FDEs
+// hold no pointers, so the garbage collector never scans them.
+//
+// Build sorts the FDEs by start, cuts them into ranges of about equal
+// instruction bytes, one per CPU (GOMAXPROCS; one range below 16,384
+// FDEs), and evaluates each range on its own goroutine into a builder that
+// keeps entries in their final form (Entry and the page index, nothing to
+// copy at the end), all ranges into regions of one array. The ranges are
+// then joined in order, doing at each seam what a single pass would have
+// done there (clip, replace or merge the first entry), so the table is the
+// one a single pass gives, rules in the same order; build_test.go and
+// FuzzParseEhFrame check it against the first, one-pass builder (refBuild).
+// Rules are numbered through a small direct-mapped cache before the map.
+// The README gives the figures (BenchmarkBuild).
+//
 // # Lookup
 //
 // Entry pcs are relative to Table.Base, itself an ELF virtual address:
@@ -111,4 +135,13 @@
 // inode, size and mtime: resolver's Index uses the same key), and
 // Cache.Modules resolves a process's executable mappings. A Table with no
 // entries means the file has no CFI: unwind it with frame pointers.
+//
+// # Between runs
+//
+// A Cache made with NewCacheWithStore looks a table up in its Store under
+// the file's key (internal/fileid's ID.Key) before building it, and saves
+// the tables it builds; Cache.Stats counts both. unwind/diskcache is the
+// store probee uses: files under $XDG_CACHE_HOME/probee/unwind, refused
+// when stale (another FormatVersion or BuilderVersion: bump BuilderVersion
+// with any change to the tables built from a file) or corrupt.
 package unwind

@@ -4,6 +4,8 @@ import (
 	"debug/elf"
 	"encoding/binary"
 	"fmt"
+	"os"
+	"runtime/debug"
 
 	"github.com/probee/probee/internal/safeelf"
 )
@@ -12,16 +14,25 @@ import (
 // resolver).
 type Segment = safeelf.Segment
 
-// BuildFile builds the table of the ELF file at path.
+// BuildFile builds the table of the ELF file at path. Its CFI sections are
+// mapped, not read onto the heap (sectionMapper): a fault because the
+// file shrank meanwhile is an error, as a malformed file is.
 func BuildFile(path string) (*Table, error) {
-	f, err := safeelf.Open(path)
+	fh, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("unwind table: %w", err)
 	}
-	defer f.Close()
+	defer fh.Close()
+	f, err := safeelf.NewFile(path, fh)
+	if err != nil {
+		return nil, fmt.Errorf("unwind table: %w", err)
+	}
+	m := &sectionMapper{fh: fh}
+	defer m.unmap()
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	var t *Table
-	// debug/elf reads sections lazily: BuildELF can meet its panics too.
-	err = safeelf.Guard(path, func() (e error) { t, e = BuildELF(f.File); return e })
+	// debug/elf reads sections lazily: buildELF can meet its panics too.
+	err = safeelf.Guard(path, func() (e error) { t, e = buildELF(f, m.data); return e })
 	if err != nil {
 		return nil, fmt.Errorf("unwind table of %s: %w", path, err)
 	}
@@ -31,13 +42,20 @@ func BuildFile(path string) (*Table, error) {
 // BuildELF builds the table from an opened x86_64 ELF file: .eh_frame
 // (located through PT_GNU_EH_FRAME when section headers are stripped) and
 // .debug_frame (FDEs .eh_frame lacks).
-func BuildELF(f *elf.File) (*Table, error) {
+func BuildELF(f *elf.File) (*Table, error) { return buildELF(f, readSection) }
+
+// sectionData returns the contents of a section.
+type sectionData func(*elf.Section) ([]byte, error)
+
+func readSection(s *elf.Section) ([]byte, error) { return s.Data() }
+
+func buildELF(f *elf.File, data sectionData) (*Table, error) {
 	if f.Machine != elf.EM_X86_64 {
 		return nil, fmt.Errorf("unsupported machine %v: only x86_64 unwind rules are evaluated", f.Machine)
 	}
 	var frames []*Frames
 	for _, name := range []string{EhFrame, DebugFrame} {
-		data, addr, err := frameSection(f, name)
+		data, addr, err := frameSection(f, name, data)
 		if err != nil {
 			return nil, err
 		}
@@ -62,7 +80,7 @@ func BuildELF(f *elf.File) (*Table, error) {
 	return t, nil
 }
 
-func frameSection(f *elf.File, name string) ([]byte, uint64, error) {
+func frameSection(f *elf.File, name string, read sectionData) ([]byte, uint64, error) {
 	s := f.Section(name)
 	if s == nil || s.Type == elf.SHT_NOBITS {
 		if name == EhFrame {
@@ -70,7 +88,7 @@ func frameSection(f *elf.File, name string) ([]byte, uint64, error) {
 		}
 		return nil, 0, nil
 	}
-	data, err := s.Data()
+	data, err := read(s)
 	if err != nil {
 		return nil, 0, fmt.Errorf("read %s: %w", name, err)
 	}

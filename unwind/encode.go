@@ -20,6 +20,13 @@ const (
 	FormatVersion = 1
 )
 
+// BuilderVersion is the version of how tables are built from CFI: bump it
+// with any change that makes the table built from a file differ (a parser
+// fix, a new rule kind, another way of merging rows). With FormatVersion
+// it decides whether a table an earlier probee saved (unwind/diskcache)
+// may be used.
+const BuilderVersion = 1
+
 // Size is the encoded size of t in bytes.
 func (t *Table) Size() int {
 	return HeaderSize + len(t.Pages)*PageSize + len(t.Entries)*EntrySize + len(t.Rules)*RuleSize
@@ -59,26 +66,29 @@ func (t *Table) MarshalBinary() ([]byte, error) {
 }
 
 // UnmarshalBinary decodes what MarshalBinary produced (tables only: Stats
-// and Loads are not encoded).
+// and Loads are not encoded), and checks it as MarshalBinary does.
 func (t *Table) UnmarshalBinary(data []byte) error {
-	r := &reader{buf: data}
-	if string(r.bytes(4)) != Magic || r.u32() != FormatVersion {
+	le := binary.LittleEndian
+	if len(data) < HeaderSize || string(data[:4]) != Magic || le.Uint32(data[4:]) != FormatVersion {
 		return &FormatError{Section: "unwind table", Msg: "bad magic or version"}
 	}
-	t.Base = r.u64()
-	np, ne, nr := uint64(r.u32())+1, uint64(r.u32()), uint64(r.u32())
-	r.u32()
-	if r.err || np*PageSize+ne*EntrySize+nr*RuleSize != uint64(r.left()) {
-		return &FormatError{Section: "unwind table", Offset: int64(r.pos), Msg: "counts do not match the data size"}
+	np, ne, nr := uint64(le.Uint32(data[16:]))+1, uint64(le.Uint32(data[20:])), uint64(le.Uint32(data[24:]))
+	if np*PageSize+ne*EntrySize+nr*RuleSize != uint64(len(data)-HeaderSize) {
+		return &FormatError{Section: "unwind table", Offset: HeaderSize, Msg: "counts do not match the data size"}
 	}
+	t.Base = le.Uint64(data[8:])
+	p := data[HeaderSize:]
 	t.Pages = make([]uint32, np)
 	for i := range t.Pages {
-		t.Pages[i] = r.u32()
+		t.Pages[i] = le.Uint32(p[i*PageSize:])
 	}
+	p = p[np*PageSize:]
 	t.Entries = make([]Entry, ne)
 	for i := range t.Entries {
-		t.Entries[i] = Entry{PCLow: r.u16(), Rule: r.u16()}
+		v := le.Uint32(p[i*EntrySize:])
+		t.Entries[i] = Entry{PCLow: uint16(v), Rule: uint16(v >> 16)}
 	}
+	r := &reader{buf: p[ne*EntrySize:]}
 	t.Rules = make([]Rule, nr)
 	for i := range t.Rules {
 		t.Rules[i] = decodeRule(r)
@@ -105,17 +115,19 @@ func (t *Table) validate() error {
 			return bad("page index is not sorted at page %d", p)
 		}
 	}
-	// Sorted and ending at the entry count: every page's range is in bounds.
-	for p := 1; p < len(t.Pages); p++ {
-		for i := t.Pages[p-1] + 1; i < t.Pages[p]; i++ {
-			if t.Entries[i].PCLow <= t.Entries[i-1].PCLow {
-				return bad("entry %d: pc_low %#x does not follow %#x in page %d", i, t.Entries[i].PCLow, t.Entries[i-1].PCLow, p-1)
-			}
-		}
-	}
+	// Sorted and ending at the entry count: every page's range is in
+	// bounds. One pass over the entries (a cached table is checked as it
+	// is loaded): p is entry i's page, the last with Pages[p] <= i.
+	p := 0
 	for i, e := range t.Entries {
+		for p+1 < len(t.Pages) && t.Pages[p+1] <= uint32(i) {
+			p++
+		}
 		if int(e.Rule) >= len(t.Rules) {
 			return bad("entry %d: rule index %d out of range (%d rules)", i, e.Rule, len(t.Rules))
+		}
+		if t.Pages[p] < uint32(i) && e.PCLow <= t.Entries[i-1].PCLow {
+			return bad("entry %d: pc_low %#x does not follow %#x in page %d", i, e.PCLow, t.Entries[i-1].PCLow, p)
 		}
 	}
 	return nil

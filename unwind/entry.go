@@ -46,7 +46,7 @@ func entryFrames(f *elf.File, frames []*Frames) *Frames {
 	}
 	cie := &CIE{Version: 1, CodeAlign: 1, DataAlign: -8, RAReg: 16, AddrSize: 8,
 		Initial: []byte{0x07, 16}} // DW_CFA_undefined r16 (rip)
-	return &Frames{Section: EntrySection, CIEs: []*CIE{cie}, FDEs: []FDE{{Offset: -1, CIE: cie, Start: entry, End: end}}}
+	return &Frames{Section: EntrySection, CIEs: []*CIE{cie}, FDEs: []FDE{{Offset: -1, Start: entry, End: end}}}
 }
 
 func inExecSegment(f *elf.File, addr uint64) bool {

@@ -29,7 +29,7 @@ func TestEntryFrames(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer f.Close()
-		data, addr, err := frameSection(f, EhFrame)
+		data, addr, err := frameSection(f, EhFrame, readSection)
 		if err != nil {
 			t.Fatal(err)
 		}

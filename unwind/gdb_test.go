@@ -70,7 +70,7 @@ func TestUnwindMatchesGDB(t *testing.T) {
 }
 
 func checkAgainstGDB(t *testing.T, snap *gdbSnapshot) {
-	mods, errs := NewCache().Modules(snap.maps, "")
+	mods, errs := NewCache().Modules(snap.maps, nil)
 	for _, err := range errs {
 		t.Logf("module: %v", err)
 	}

@@ -160,7 +160,7 @@ func sectionTables(t *testing.T, path string) (map[string]*Table, map[string]*Fr
 	defer f.Close()
 	out, frames := map[string]*Table{}, map[string]*Frames{}
 	for _, name := range []string{EhFrame, DebugFrame} {
-		data, addr, err := frameSection(f, name)
+		data, addr, err := frameSection(f, name, readSection)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -197,7 +197,7 @@ func checkBoundaries(t *testing.T, o *oracle, frames map[string]*Frames) {
 	for name, fr := range frames {
 		for i := range fr.FDEs {
 			f := &fr.FDEs[i]
-			rows, _ := f.Rows(nil)
+			rows, _ := fr.Rows(f, nil)
 			for _, r := range rows {
 				if r.PC != f.Start && !locs[[3]uint64{secIdx[name], uint64(f.Offset), r.PC}] {
 					if bad++; bad <= 10 {

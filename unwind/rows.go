@@ -7,23 +7,25 @@ type Row struct {
 	Rule Rule
 }
 
-// Rows evaluates the FDE's instructions and appends its rows to dst, one per
-// distinct location (when several rows share a location the last wins, as
-// in readelf). On error the rows decoded so far are returned with it.
-func (f *FDE) Rows(dst []Row) ([]Row, error) {
+// Rows evaluates the instructions of f, one of fr's FDEs, and appends its
+// rows to dst, one per distinct location (when several rows share a
+// location the last wins, as in readelf). On error the rows decoded so far
+// are returned with it.
+func (fr *Frames) Rows(f *FDE, dst []Row) ([]Row, error) {
 	var in interp
-	return in.rows(f, dst)
+	return in.rows(fr, f, dst)
 }
 
 // rows is Rows with a reusable interpreter (its state stack is kept).
-func (in *interp) rows(f *FDE, dst []Row) ([]Row, error) {
-	init, err := f.CIE.initialState()
+func (in *interp) rows(fr *Frames, f *FDE, dst []Row) ([]Row, error) {
+	cie := fr.CIE(f)
+	init, err := cie.initialState()
 	if err != nil {
 		return dst, err
 	}
-	*in = interp{cie: f.CIE, st: *init, init: init, loc: f.Start, base: f.instrAddr,
+	*in = interp{cie: cie, st: *init, init: init, loc: f.Start, base: fr.instrAddr(f),
 		stack: in.stack[:0], fde: f, out: dst, first: len(dst)}
-	err = in.run(f.Instructions)
+	err = in.run(fr.Instructions(f))
 	if err == nil {
 		in.emitRow(in.loc, &in.st)
 	}
@@ -37,10 +39,10 @@ func (in *interp) emitRow(loc uint64, st *frameState) {
 	if f == nil || loc >= f.End || loc < f.Start {
 		return
 	}
-	r := toRule(st, f.CIE.Signal)
-	if n := len(in.out); n > in.first && in.out[n-1].PC == loc {
-		in.out[n-1].Rule = r
-		return
+	n := len(in.out)
+	if n == in.first || in.out[n-1].PC != loc {
+		in.out = append(in.out, Row{PC: loc})
+		n++
 	}
-	in.out = append(in.out, Row{PC: loc, Rule: r})
+	setRule(&in.out[n-1].Rule, st, in.cie.Signal)
 }

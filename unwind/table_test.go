@@ -61,7 +61,7 @@ func TestEndMarkers(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ef.Close()
-	data, addr, err := frameSection(ef, EhFrame)
+	data, addr, err := frameSection(ef, EhFrame, readSection)
 	if err != nil || data == nil {
 		t.Fatalf("no .eh_frame: %v", err)
 	}
@@ -75,9 +75,10 @@ func TestEndMarkers(t *testing.T) {
 	}
 	fdes := sortFDEs([]*Frames{fr})
 	checked := 0
-	for i, f := range fdes {
-		if i+1 < len(fdes) {
-			next := fdes[i+1].Start
+	for i := range fdes.len() {
+		_, f := fdes.at(i)
+		if i+1 < fdes.len() {
+			next := fdes.start(i + 1)
 			if next == f.End || (next < f.End+PadGap && next%PadGap == 0) {
 				continue // next function or alignment padding
 			}
@@ -87,5 +88,5 @@ func TestEndMarkers(t *testing.T) {
 			t.Errorf("pc %#x just past FDE %#x..%#x has rule %v, want none", f.End, f.Start, f.End, r)
 		}
 	}
-	t.Logf("%d of %d function ends have an end marker", checked, len(fdes))
+	t.Logf("%d of %d function ends have an end marker", checked, fdes.len())
 }

@@ -60,7 +60,14 @@ type Frame struct {
 // CFA, read the return address at CFA-8 and rbp by its rule. Modules
 // without CFI are walked with frame pointers.
 func Unwind(regs Regs, mem Memory, mods []Module, maxFrames int) ([]Frame, StopReason) {
-	u := unwinder{regs: regs, mem: mem, mods: mods, exact: true}
+	return UnwindFrom(regs, true, mem, mods, maxFrames)
+}
+
+// UnwindFrom is Unwind from a frame of a walk under way: exact says
+// whether regs.RIP is the interrupted instruction (the first frame, a
+// signal frame) or a return address (looked up at pc-1).
+func UnwindFrom(regs Regs, exact bool, mem Memory, mods []Module, maxFrames int) ([]Frame, StopReason) {
+	u := unwinder{regs: regs, mem: mem, mods: mods, exact: exact}
 	var frames []Frame
 	for len(frames) < maxFrames {
 		mi := findModule(mods, u.regs.RIP)

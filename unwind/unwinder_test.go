@@ -8,7 +8,7 @@ import (
 // tableOf builds a table from (pc, rule) pairs; the last pc ends the function.
 func tableOf(t *testing.T, pcs []uint64, rules []Rule) *Table {
 	t.Helper()
-	b := newBuilder()
+	b := newBuilder(pcs[0], nil)
 	for i, pc := range pcs {
 		r := Rule{}
 		if i < len(rules) {

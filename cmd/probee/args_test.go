@@ -77,7 +77,7 @@ func TestListProbesArgErrors(t *testing.T) {
 		{[]string{"--uprobe", "malloc", "./app", "-x", "--", "y"}, "e.g. probee --uprobe malloc -- ./app -x (or"},
 		{[]string{"--uprobe", "malloc", "./app", "-d"}, "e.g. probee --uprobe malloc -- ./app -d (or"},
 		{[]string{"-d", "--uprobe", "malloc", "./app"}, "-d needs a value, but --uprobe follows it"},
-		{[]string{"--uprobe", "malloc", "ls", "-l"}, "--list-probes only lists: drop the --uprobe/--kprobe/--tracepoint/--sample flags (a command to trace goes after --)"},
+		{[]string{"--uprobe", "malloc", "ls", "-l"}, "--list-probes only lists: drop the --uprobe/--kprobe/--tracepoint/--usdt/--sample flags (a command to trace goes after --)"},
 		{[]string{"-l", "libc:malloc", "-p", "1", "--", "true"}, "not both"},
 		{[]string{"-l", "malloc+", "--json"}, "--list-probes 'malloc+': 1:8: missing offset after '+'"},
 		{[]string{"-l", "malloc", "-x"}, "unknown flag -x"},
@@ -91,6 +91,26 @@ func TestListProbesArgErrors(t *testing.T) {
 		out, errs, code := probee(t, c.args...)
 		if code != 2 || !strings.Contains(errs, c.want) || out != "" {
 			t.Errorf("probee %q: exit %d, stderr %q, stdout %q; want exit 2 and %q", c.args, code, errs, out, c.want)
+		}
+	}
+}
+
+// --group-by takes "container", and only when tracing.
+func TestGroupByArgs(t *testing.T) {
+	cfg, err := parseArgs([]string{"--sample", "--group-by", "container"}, io.Discard)
+	if err != nil || cfg.groupBy != groupContainer {
+		t.Errorf("--group-by container: %+v, %v", cfg, err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--sample", "--group-by", "pod"}, `invalid value "pod" for --group-by: want container`},
+		{[]string{"-l", "libc:malloc", "--group-by", "container"}, "--group-by only applies to tracing, not to --list-probes"},
+	} {
+		out, errs, code := probee(t, c.args...)
+		if code != 2 || !strings.Contains(errs, c.want) || out != "" {
+			t.Errorf("probee %q: exit %d, stderr %q; want exit 2 and %q", c.args, code, errs, c.want)
 		}
 	}
 }

@@ -35,7 +35,11 @@ func (t *tracer) attachAll() error {
 		// No kernel pid filter (it would exclude the children the process
 		// forks): the in-kernel pids map keeps -p to the process and its
 		// children, as it does for -- CMD.
-		st, err := t.sess.AttachUprobes(uint32(id), t.uprobeTargets(targets), 0, t.cfg.noUprobeMulti)
+		ups := t.uprobeTargets(targets)
+		if p.spec.Kind == probespec.USDT {
+			ups = usdtTargets(targets)
+		}
+		st, err := t.sess.AttachUprobes(uint32(id), ups, 0, t.cfg.noUprobeMulti)
 		if err != nil {
 			return fmt.Errorf("%s %s: %w", p.flag, quote(p.text), err)
 		}
@@ -138,6 +142,23 @@ func (t *tracer) uprobeTargets(targets []resolver.Target) []bpf.UprobeTarget {
 			Return:  t.returnSide(tg),
 			Name:    name,
 		})
+	}
+	return out
+}
+
+// usdtTargets puts a uprobe at every site of every USDT probe, with its
+// semaphore's file offset as the uprobe's reference counter.
+func usdtTargets(targets []resolver.Target) []bpf.UprobeTarget {
+	var out []bpf.UprobeTarget
+	for _, tg := range targets {
+		for _, s := range tg.Sites {
+			out = append(out, bpf.UprobeTarget{
+				Path:         tg.Path,
+				Offset:       s.FileOffset,
+				Name:         fmt.Sprintf("%s:%s@0x%x", tg.Provider, tg.Name, s.Address),
+				RefCtrOffset: s.SemaphoreOffset,
+			})
+		}
 	}
 	return out
 }

@@ -8,7 +8,7 @@ import (
 	"github.com/probee/probee/bpf"
 )
 
-// byteSize is a size flag (--unwind-budget): bytes, or a number with K, M
+// byteSize is a size flag (--unwind-budget, --table-cache-size): bytes, or a number with K, M
 // or G (powers of 1024; KiB, MiB, GiB also read). Its zero value means the
 // default.
 type byteSize uint64

@@ -21,7 +21,10 @@ func (t *tracer) finish(stdout io.Writer) error {
 	t.procs.Stop() // no stacks are taken any more
 	t.stopEv()     // handle queued process notices before symbolizing
 	t.stopEv = nil
+	t.stopDef()
+	t.stopDef = nil
 	t.mmaps.Flush()
+	t.deferred = t.procs.FinishDeferred() // needs the mapping records
 	snap, err := t.sess.Drain(len(t.labels()))
 	if err != nil {
 		return err
@@ -58,6 +61,8 @@ func (t *tracer) profile(snap *bpf.Snapshot) *output.Profile {
 			Kernel: toOutput(t.sym.KernelFrames(lookupPCs(c.Kernel)), true),
 			Count:  c.Count,
 			Value:  c.Total,
+			// Zero without --group-by container.
+			Container: t.procs.Container(c.TGID),
 		})
 	}
 	return prof
@@ -143,6 +148,7 @@ func (t *tracer) report(snap *bpf.Snapshot) {
 		t.status.warnf("dropped %d: %s", n, cause)
 		total += n
 	}
+	total += t.reportDeferred()
 	if n := t.mmaps.Lost(); n > 0 {
 		t.status.warnf("lost %d: %s", n, mmapLost)
 		total += n
@@ -152,6 +158,22 @@ func (t *tracer) report(snap *bpf.Snapshot) {
 	}
 	t.reportDrains()
 	t.reportTables()
+}
+
+// reportDeferred says how many stacks the kernel handed over unfinished
+// were finished in user space, and counts those cut short as partial.
+func (t *tracer) reportDeferred() (dropped uint64) {
+	st := t.deferred
+	if n := st.Finished + st.Cut; n > 0 {
+		t.status.infof("finished in user space: %s taken before their binary's unwind table was loaded", plural(int(n), "stack"))
+	}
+	if st.Cut > 0 {
+		t.status.infof("partial stacks: %d finished in user space but cut short (a frame without unwind information)", st.Cut)
+	}
+	if st.Dropped > 0 {
+		t.status.warnf("dropped %d: stacks to finish in user space (too many waiting)", st.Dropped)
+	}
+	return st.Dropped
 }
 
 // partialCause says whether cause counts stacks that were kept but are
@@ -190,4 +212,5 @@ func (t *tracer) reportTables() {
 	if largest != "" {
 		t.status.infof("largest unwind table: %s, %d bytes", largest, size)
 	}
+	t.reportTableSources()
 }

@@ -15,6 +15,9 @@ import (
 	"github.com/probee/probee/probespec"
 )
 
+// groupContainer is the --group-by value that groups stacks by container.
+const groupContainer = "container"
+
 // usageError is a bad command line or spec: exit code 2.
 type usageError struct{ msg string }
 
@@ -34,33 +37,37 @@ type probeArg struct {
 
 // config is the parsed command line.
 type config struct {
-	probes        []probeArg
-	list          bool     // --list-probes, -l
-	listSpecs     []string // the positional arguments: specs to list
-	json          bool
-	verbose       bool
-	quiet         bool
-	pid           int
-	duration      time.Duration
-	interval      time.Duration // --interval: periodic drains (0: only at the end)
-	intervalOn    bool          // --interval was given
-	outputs       []string
-	unwind        unwindMode
-	sample        bool
-	freq          int
-	noUprobeMulti bool // --no-uprobe-multi: one uprobe link per function
-	noKprobeMulti bool // --no-kprobe-multi: one kprobe link per function
-	maxStacks     int
-	noTail        bool          // --no-tail-calls: DWARF unwinding with the inline loop only
-	unwindBudget  byteSize      // --unwind-budget: bytes of unwind tables in the kernel (0: default)
-	idle          bool          // --include-idle: keep idle samples with --sample
-	lines         bool          // --lines: append :file:line to frames
-	noInline      bool          // --no-inline: no inline frames from DWARF
-	latency       bool          // --latency: time function probes from entry to return
-	minLatency    time.Duration // --min-latency: stacks of slower calls only
-	weight        weightArg     // --weight: sum an argument per stack
-	command       []string      // what follows "--"
-	help          bool
+	probes         []probeArg
+	list           bool     // --list-probes, -l
+	listSpecs      []string // the positional arguments: specs to list
+	json           bool
+	verbose        bool
+	quiet          bool
+	pid            int
+	duration       time.Duration
+	interval       time.Duration // --interval: periodic drains (0: only at the end)
+	intervalOn     bool          // --interval was given
+	outputs        []string
+	unwind         unwindMode
+	sample         bool
+	freq           int
+	noUprobeMulti  bool // --no-uprobe-multi: one uprobe link per function
+	noKprobeMulti  bool // --no-kprobe-multi: one kprobe link per function
+	maxStacks      int
+	noTail         bool          // --no-tail-calls: DWARF unwinding with the inline loop only
+	unwindBudget   byteSize      // --unwind-budget: bytes of unwind tables in the kernel (0: default)
+	noTableCache   bool          // --no-table-cache: build every table, read and write no cache file
+	tableCacheDir  string        // --table-cache-dir: the on-disk table cache ("": the default place)
+	tableCacheSize byteSize      // --table-cache-size: bound of the on-disk table cache (0: default)
+	idle           bool          // --include-idle: keep idle samples with --sample
+	lines          bool          // --lines: append :file:line to frames
+	noInline       bool          // --no-inline: no inline frames from DWARF
+	groupBy        string        // --group-by: "container", or "" (no grouping)
+	latency        bool          // --latency: time function probes from entry to return
+	minLatency     time.Duration // --min-latency: stacks of slower calls only
+	weight         weightArg     // --weight: sum an argument per stack
+	command        []string      // what follows "--"
+	help           bool
 }
 
 func newFlagSet(cfg *config, stderr io.Writer) *flag.FlagSet {
@@ -75,6 +82,7 @@ func newFlagSet(cfg *config, stderr io.Writer) *flag.FlagSet {
 	addProbe("uprobe", probespec.Uprobe)
 	addProbe("kprobe", probespec.Kprobe)
 	addProbe("tracepoint", probespec.Tracepoint)
+	addProbe("usdt", probespec.USDT)
 	addProbe("event", probespec.KindInvalid)
 	addProbe("e", probespec.KindInvalid)
 	fs.BoolVar(&cfg.list, "list-probes", false, "")
@@ -101,12 +109,22 @@ func newFlagSet(cfg *config, stderr io.Writer) *flag.FlagSet {
 	fs.DurationVar(&cfg.interval, "interval", -1, "")
 	fs.BoolVar(&cfg.noTail, "no-tail-calls", false, "")
 	fs.Var(&cfg.unwindBudget, "unwind-budget", "")
+	fs.BoolVar(&cfg.noTableCache, "no-table-cache", false, "")
+	fs.StringVar(&cfg.tableCacheDir, "table-cache-dir", "", "")
+	fs.Var(&cfg.tableCacheSize, "table-cache-size", "")
 	fs.BoolVar(&cfg.idle, "include-idle", false, "")
 	fs.BoolVar(&cfg.lines, "lines", false, "")
 	fs.BoolVar(&cfg.noInline, "no-inline", false, "")
 	fs.BoolVar(&cfg.latency, "latency", false, "")
 	fs.DurationVar(&cfg.minLatency, "min-latency", 0, "")
 	fs.Var(&cfg.weight, "weight", "")
+	fs.Func("group-by", "", func(s string) error {
+		if s != groupContainer {
+			return fmt.Errorf("want %s", groupContainer)
+		}
+		cfg.groupBy = s
+		return nil
+	})
 	fs.BoolVar(&cfg.help, "h", false, "")
 	fs.BoolVar(&cfg.help, "help", false, "")
 	return fs
@@ -239,8 +257,11 @@ func (cfg *config) validate() error {
 		return usagef("-p and -- CMD both given: trace either a running process (-p PID) or a new command (-- CMD ARGS), not both")
 	}
 	if cfg.list {
+		if cfg.groupBy != "" {
+			return usagef("--group-by only applies to tracing, not to --list-probes")
+		}
 		if len(cfg.probes) > 0 || cfg.sample {
-			return usagef("--list-probes only lists: drop the --uprobe/--kprobe/--tracepoint/--sample flags (a command to trace goes after --)")
+			return usagef("--list-probes only lists: drop the --uprobe/--kprobe/--tracepoint/--usdt/--sample flags (a command to trace goes after --)")
 		}
 		return nil
 	}
@@ -248,7 +269,7 @@ func (cfg *config) validate() error {
 		return usagef("--json only applies to --list-probes")
 	}
 	if len(cfg.probes) == 0 && !cfg.sample {
-		return usagef("nothing to trace: give at least one --uprobe, --kprobe, --tracepoint or -e SPEC, or --sample (see probee --help)")
+		return usagef("nothing to trace: give at least one --uprobe, --kprobe, --tracepoint, --usdt or -e SPEC, or --sample (see probee --help)")
 	}
 	if len(cfg.probes) > maxProbes {
 		return usagef("%d probes given; probee counts at most %d per run", len(cfg.probes), maxProbes)

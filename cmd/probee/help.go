@@ -3,8 +3,8 @@ package main
 const helpText = `probee - who calls this function, and how much?
 
 Usage:
-  probee --uprobe SPEC ... [--kprobe SPEC ...] [--tracepoint SPEC ...] [-e SPEC ...]
-         [-p PID | -- CMD ARGS...] [-d DURATION] [-o PATH ...]
+  probee --uprobe SPEC ... [--kprobe SPEC ...] [--tracepoint SPEC ...] [--usdt SPEC ...]
+         [-e SPEC ...] [-p PID | -- CMD ARGS...] [-d DURATION] [-o PATH ...]
   probee --sample [-F HZ] [-p PID | -- CMD ARGS...] [-d DURATION] [-o PATH ...]
   probee --list-probes [--json] [-v] SPEC... [-p PID | -- CMD ARGS...]
   probee -h | --help
@@ -18,7 +18,9 @@ Examples:
   probee --tracepoint syscalls:sys_enter_openat -d 2s -o opens.svg
   probee --sample -F 499 -o cpu.svg -o cpu.pb.gz -- ./app   CPU profile, no frame pointers needed
   probee --uprobe './app:hot.c:42' --lines -- ./app         a source line, with file:line frames
+  probee --usdt /usr/bin/python3.11:python:function__entry -p 1234   a USDT probe (semaphores set)
   probee --list-probes 'libc:regex:^mem(cpy|set)$'
+  probee -l -v 'usdt:*' -p 1234                       USDT probes of every file pid 1234 maps
   probee -l --json 'demangle:ns::Klass::*' -- ./app   listing what ./app would load
   probee -l -v 'libc:malloc' 'libc:free' -p 1234      two specs, with addresses
 
@@ -26,7 +28,8 @@ Probes (repeatable; each spec is one probe with its own output):
   --uprobe SPEC       user function: [ret:][TARGET:]MATCHER[+OFF] or [TARGET:]file.c:LINE
   --kprobe SPEC       kernel function: [ret:][MODULE:]MATCHER[+OFF]
   --tracepoint SPEC   CATEGORY:NAME (globs allowed)
-  -e, --event SPEC    any kind, with a kind prefix (uprobe:, uretprobe:, kprobe:, tracepoint:)
+  --usdt SPEC         USDT probe: [TARGET:][PROVIDER:]NAME (globs allowed), every site
+  -e, --event SPEC    any kind, with a kind prefix (uprobe:, uretprobe:, kprobe:, tracepoint:, usdt:)
   MATCHER is exact (malloc), glob (malloc*), regex:RE or /RE/, demangle:ns::K::f, exact:NAME.
   TARGET is a path (/usr/lib/..., ./app) or a library name (libc, c, pthread, libssl.so.3).
 
@@ -56,8 +59,19 @@ Output (outputs are always written, also on Ctrl-C and -d expiry):
   --unwind-budget SIZE
                       most kernel memory for unwind tables (default 256M; clang with
                       libLLVM needs 7M): a binary past it is walked without its table
+  --table-cache-dir DIR
+                      where built unwind tables are kept for the next run (default
+                      $XDG_CACHE_HOME/probee/unwind, else ~/.cache/probee/unwind)
+  --table-cache-size SIZE
+                      most disk space the table cache takes (default 256M); the least
+                      recently used tables go first
+  --no-table-cache    build every unwind table; read and write no table cache
   --lines             append :file:line to frames (from DWARF)
   --no-inline         no frames for inlined calls
+  --group-by container
+                      a root frame above the process naming its container, from its
+                      cgroup: "[container ID]", else "[cgroup PATH]"; pprof labels
+                      container and cgroup
   --max-stacks N      size of the in-kernel count and user stack maps, kernel stacks N/4
                       (default 65536: 50K distinct stacks lose nothing)
   --interval D        move the kernel's counts into probee every D while tracing, so
@@ -76,7 +90,8 @@ Listing (nothing is attached):
                       sorted, the union of all SPECs; flags may come before or after
                       them (--list-probes=SPEC, the older form, still works)
   --json              one JSON object per target
-  -v, --verbose       adds address, size, demangled name and source line
+  -v, --verbose       adds address, size, demangled name and source line; USDT: each site's
+                      address, semaphore and arguments
 
 Exit codes: 0 ok, 1 runtime failure or nothing matched, 2 usage or spec error.
   With -- CMD: when CMD ends by itself, probee exits as CMD did (its status, or

@@ -13,14 +13,24 @@ import (
 
 	"github.com/probee/probee/bpf"
 	"github.com/probee/probee/internal/testgate"
+	"github.com/probee/probee/probespec"
 	"github.com/probee/probee/resolver"
+	"github.com/probee/probee/resolver/usdt"
 )
 
 func TestMain(m *testing.M) {
 	if isExecShim() { // the test binary is the exec shim of trace tests
 		execShim()
 	}
-	os.Exit(m.Run())
+	// Trace tests keep their unwind table cache here, not in ~/.cache.
+	cache, err := os.MkdirTemp("", "probee-cache")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("XDG_CACHE_HOME", cache)
+	code := m.Run()
+	os.RemoveAll(cache)
+	os.Exit(code)
 }
 
 // probee runs the CLI in-process and returns stdout, stderr and the exit code.
@@ -40,6 +50,9 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"--uprobe", "malloc+0xZZ"}, `--uprobe 'malloc+0xZZ': 1:8: invalid offset "0xZZ": want decimal or 0x-hex`},
 		{[]string{"--uprobe", "kprobe:vfs_read"}, "--uprobe 'kprobe:vfs_read'"},
 		{[]string{"--tracepoint", "sched"}, "--tracepoint 'sched'"},
+		{[]string{"--usdt", "ret:fx:gated"}, "--usdt 'ret:fx:gated': 1:1: unexpected ret: in a USDT probe"},
+		{[]string{"--usdt", "kprobe:vfs_read"}, `--usdt 'kprobe:vfs_read': 1:1: kind "kprobe" contradicts --usdt`},
+		{[]string{"--usdt", "a:b:c:d"}, "--usdt 'a:b:c:d': 1:6: too many parts"},
 		{[]string{}, "nothing to trace"},
 		{[]string{"--nope"}, "unknown flag -nope"},
 		{[]string{"-p", "x", "--uprobe", "malloc"}, `invalid pid "x"`},
@@ -167,5 +180,24 @@ func TestUprobeTargetsLatency(t *testing.T) {
 	tr.cfg.latency = false
 	if got := tr.uprobeTargets(in); !slices.Equal(got, want) {
 		t.Errorf("without --latency got:\n%+v\nwant:\n%+v", got, want)
+	}
+}
+
+// Every site of a USDT probe is a uprobe in the middle of a function (not
+// an entry), its semaphore's file offset the reference counter.
+func TestUSDTTargets(t *testing.T) {
+	in := []resolver.Target{
+		{Kind: probespec.USDT, Path: "/x", Provider: "fx", Name: "multi", Sites: []usdt.Site{
+			{Address: 0x13d0, FileOffset: 0x3d0}, {Address: 0x13f0, FileOffset: 0x3f0}}},
+		{Kind: probespec.USDT, Path: "/x", Provider: "fx", Name: "gated", Sites: []usdt.Site{
+			{Address: 0x1354, FileOffset: 0x354, Semaphore: 0x4070, SemaphoreOffset: 0x3070}}},
+	}
+	want := []bpf.UprobeTarget{
+		{Path: "/x", Offset: 0x3d0, Name: "fx:multi@0x13d0"},
+		{Path: "/x", Offset: 0x3f0, Name: "fx:multi@0x13f0"},
+		{Path: "/x", Offset: 0x354, Name: "fx:gated@0x1354", RefCtrOffset: 0x3070},
+	}
+	if got := usdtTargets(in); !slices.Equal(got, want) {
+		t.Errorf("got %d targets:\n%+v\nwant %d:\n%+v", len(got), got, len(want), want)
 	}
 }

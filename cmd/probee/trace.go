@@ -12,6 +12,8 @@ import (
 	"github.com/probee/probee/probespec"
 	"github.com/probee/probee/proctrack"
 	"github.com/probee/probee/resolver"
+	"github.com/probee/probee/unwind"
+	"github.com/probee/probee/unwind/diskcache"
 	"golang.org/x/sys/unix"
 )
 
@@ -20,16 +22,20 @@ const maxProbes = bpf.MaxProbes
 // tracer is one tracing run: resolved probes, the kernel session, the
 // traced command or pid, the process tracker and the symbolizer it feeds.
 type tracer struct {
-	cfg     *config
-	status  *statusWriter
-	cmd     *tracedCommand
-	sess    *bpf.Session
-	res     *resolver.Resolver
-	sym     *resolver.Symbolizer
-	targets [][]resolver.Target // per probe id
-	stopEv  func()
-	mmaps   *bpf.MmapWatcher
-	procs   *proctrack.Tracker
+	cfg      *config
+	status   *statusWriter
+	cmd      *tracedCommand
+	sess     *bpf.Session
+	res      *resolver.Resolver
+	sym      *resolver.Symbolizer
+	targets  [][]resolver.Target // per probe id
+	stopEv   func()
+	stopDef  func() // the deferred stack reader
+	mmaps    *bpf.MmapWatcher
+	procs    *proctrack.Tracker
+	deferred proctrack.DeferredStats // what became of the stacks the kernel handed over
+	tables   *unwind.Cache           // builds or loads the unwind tables (--unwind dwarf, auto)
+	tableDir *diskcache.Dir          // the on-disk table cache; nil: none
 }
 
 func trace(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
@@ -142,20 +148,28 @@ func (t *tracer) open() error {
 		NoFindVMA: os.Getenv("PROBEE_NO_FIND_VMA") == "1", // hidden: tests/bench/65-system-wide.sh compares
 		Measure: bpf.Measure{Mode: t.cfg.measureMode(), WeightArg: t.cfg.weight.arg,
 			MinLatency: t.cfg.minLatency, Probes: len(t.cfg.probes)},
+		NoDefer: os.Getenv("PROBEE_NO_DEFER") == "1", // hidden: likewise
 	})
 	if err != nil {
 		return err
 	}
 	t.sess = s
+	if t.dwarfOn() {
+		t.openTables()
+	}
 	t.procs = proctrack.New(proctrack.Config{
-		Kernel: s, Symbols: t.sym, Tables: t.dwarfOn(),
+		Kernel: s, Symbols: t.sym, Tables: t.dwarfOn(), TableCache: t.tables,
 		GoByFramePointers: t.cfg.unwind.goByFramePointers(), SystemWide: !filter,
-		Warnf: t.status.warnf, Debugf: t.status.debugf,
+		Containers: t.cfg.groupBy == groupContainer,
+		Warnf:      t.status.warnf, Debugf: t.status.debugf,
 	})
 	if t.dwarfOn() {
 		t.status.infof("DWARF unwinding: %s", depthText(t.cfg.noTail))
 	}
 	if t.mmaps, err = bpf.WatchMmaps(t.procs.OnMmap); err != nil {
+		return err
+	}
+	if t.stopDef, err = s.Deferred(t.procs.OnDeferred); err != nil {
 		return err
 	}
 	t.stopEv, err = s.Events(t.procs.OnProcessEvent)
@@ -170,6 +184,10 @@ func (t *tracer) track() error {
 		return t.procs.TracePID(t.cfg.pid)
 	}
 	if t.cmd != nil {
+		// The exec shim's own records (its exec, its mappings) are
+		// handled first: one handled after TraceCommand would read as
+		// the command's exec, and reload the shim's mappings.
+		t.mmaps.Flush()
 		return t.procs.TraceCommand(t.cmd.pid(), t.cmd.path)
 	}
 	return nil
@@ -187,6 +205,9 @@ func (t *tracer) close() {
 	if t.stopEv != nil {
 		t.stopEv()
 	}
+	if t.stopDef != nil {
+		t.stopDef()
+	}
 	if t.mmaps != nil {
 		t.mmaps.Close()
 	}
@@ -195,6 +216,7 @@ func (t *tracer) close() {
 		t.status.warnf("detach: %v", err)
 	}
 	t.status.debugf("detached in %v", time.Since(start).Round(time.Millisecond))
+	t.closeTables()
 }
 
 // wait blocks until Ctrl-C/SIGTERM, -d expiry, or the traced process ends,

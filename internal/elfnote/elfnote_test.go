@@ -72,3 +72,43 @@ func FuzzFind(f *testing.F) {
 		Find(b, align, binary.BigEndian)
 	})
 }
+
+func TestNotes(t *testing.T) {
+	b := append(note(3, "GNU", []byte{1, 2, 3}, 4), note(3, "stapsdt", []byte("desc"), 4)...)
+	got := Notes(b, 4, binary.LittleEndian)
+	if len(got) != 2 || got[0].Name != "GNU" || string(got[0].Desc) != "\x01\x02\x03" ||
+		got[1].Name != "stapsdt" || got[1].Type != 3 || string(got[1].Desc) != "desc" {
+		t.Errorf("Notes = %+v", got)
+	}
+	// A truncated last note ends the walk; the ones before it are kept.
+	if got := Notes(b[:len(b)-2], 4, binary.LittleEndian); len(got) != 1 {
+		t.Errorf("truncated: %+v, want the first note only", got)
+	}
+	// A descriptor cannot be grown into the next note's bytes.
+	if d := got[0].Desc; cap(d) != len(d) {
+		t.Errorf("desc capacity %d > length %d", cap(d), len(d))
+	}
+}
+
+// SectionNotes reads .note.stapsdt of Debian's python3.11 (8 notes) and
+// refuses a section over the limit.
+func TestSectionNotes(t *testing.T) {
+	f, err := elf.Open("/usr/bin/python3.11")
+	if err != nil {
+		t.Skipf("no Debian python3.11: %v", err)
+	}
+	defer f.Close()
+	notes, err := SectionNotes(f, ".note.stapsdt", 1<<20)
+	if err != nil || len(notes) != 8 || notes[0].Name != "stapsdt" {
+		t.Errorf("SectionNotes = %d notes, %v; want 8 stapsdt notes", len(notes), err)
+	}
+	if _, err := SectionNotes(f, ".note.stapsdt", 16); err == nil {
+		t.Error("a section over the limit was read")
+	}
+	if notes, err := SectionNotes(f, ".note.nope", 16); notes != nil || err != nil {
+		t.Errorf("missing section: %v, %v", notes, err)
+	}
+	if _, err := SectionNotes(f, ".text", 1<<30); err == nil {
+		t.Error(".text read as notes")
+	}
+}

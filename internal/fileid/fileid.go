@@ -34,6 +34,7 @@
 package fileid
 
 import (
+	"fmt"
 	"os"
 	"sync"
 	"syscall"
@@ -119,3 +120,14 @@ func versionOf(fi os.FileInfo) version {
 }
 
 func (v version) id() ID { return ID{Dev: v.dev, Ino: v.ino, Size: v.size, Mtime: v.mtime} }
+
+// Key names id in one string that stays the same from run to run and is a
+// valid file name (no '/'): "b-" and the hex build-id, else
+// "f-DEV-INODE-SIZE-MTIME" (decimal). unwind/diskcache names its files by
+// it.
+func (id ID) Key() string {
+	if id.BuildID != "" {
+		return "b-" + id.BuildID
+	}
+	return fmt.Sprintf("f-%d-%d-%d-%d", id.Dev, id.Ino, id.Size, id.Mtime)
+}

@@ -134,3 +134,19 @@ func TestOfMissing(t *testing.T) {
 		t.Errorf("missing file: %v", err)
 	}
 }
+
+// Keys tell IDs apart and are file names.
+func TestKey(t *testing.T) {
+	for _, c := range []struct {
+		id   ID
+		want string
+	}{
+		{ID{BuildID: "0a1b"}, "b-0a1b"},
+		{ID{Dev: 2049, Ino: 12, Size: 3400, Mtime: 1700000000123456789}, "f-2049-12-3400-1700000000123456789"},
+		{ID{}, "f-0-0-0-0"},
+	} {
+		if got := c.id.Key(); got != c.want {
+			t.Errorf("%+v: key %q, want %q", c.id, got, c.want)
+		}
+	}
+}

@@ -1,6 +1,9 @@
 // Package procmaps parses /proc/PID/maps, for the resolver (symbolizing a
 // process's addresses) and for unwind (load biases of mapped files): one
-// parser, fuzzed once.
+// parser, fuzzed once. It also finds the file a mapping maps (File): the
+// one place that turns a mapping's path, in whichever view the kernel
+// printed it (the host's, a container's), into a path that opens that very
+// file.
 package procmaps
 
 import (

@@ -7,7 +7,8 @@
 # prints, probee | perf: samples, the share of samples whose root is the
 # outermost frame (_start, _dl_start_user or a thread entry), mean depth in
 # user frames, and the overlap of the caller-chain distributions (see
-# tests/bench/stackcmp/doc.go for the rules), plus for node the share of
+# tests/bench/stackcmp/doc.go for the rules) beside the overlap of two perf
+# runs (perf runs twice: the noise ceiling), plus for node the share of
 # samples with a named JS frame. perf -g cannot walk libc (no frame
 # pointers), so node's chains are compared from __libc_start_call_main on.
 # Targets: reach >= 95% and never below perf's, overlap >= 85%, node's named
@@ -70,9 +71,15 @@ measure() {
 		echo "  (the command exited with status $? under perf)"
 	perf script -i "$tmp/$name.data" -F comm,tid,ip,sym,dso --no-inline >"$tmp/$name.perf" 2>/dev/null
 	drop_perf_maps
+	# A second perf run: the overlap of two runs of one tool is the noise
+	# ceiling of the overlap.
+	# shellcheck disable=SC2086
+	perf record -q -N -F 999 $cg -o "$tmp/$name.data" -- "$@" >/dev/null 2>&1 || true
+	perf script -i "$tmp/$name.data" -F comm,tid,ip,sym,dso --no-inline >"$tmp/$name.perf2" 2>/dev/null
+	drop_perf_maps
 	rm -f "$tmp/$name.data"
 	# shellcheck disable=SC2086
-	"$tmp/stackcmp" compare -name "$name" $flags ${TOP:+-top "$TOP"} -probee "$tmp/$name.folded" -perf "$tmp/$name.perf" \
+	"$tmp/stackcmp" compare -name "$name" $flags ${TOP:+-top "$TOP"} -probee "$tmp/$name.folded" -perf "$tmp/$name.perf" -perf2 "$tmp/$name.perf2" \
 		-verdicts "$tmp/verdicts" || echo "  (stackcmp failed: no figures for $name)"
 	probee_notes "$name"
 }

@@ -4,8 +4,10 @@
 # 1. `probee --uprobe libc:malloc -d 3s`, system-wide, while a shell loop
 #    runs ls, git --version and python3 -c pass: hits, partial stacks (taken
 #    before a file's table was loaded, or cut at an unknown pc) and the
-#    share of [truncated] stacks. Target: partial <= 1% of hits. PROBEE_OLD
-#    (a probee binary from before file tables) prints the same beside it.
+#    share of [truncated] stacks. Target: partial <= 1% of hits. Beside
+#    it, the same with PROBEE_NO_DEFER=1 (first stacks of binaries never
+#    seen walked with frame pointers instead of finished in user space),
+#    and PROBEE_OLD (a probee binary from before file tables) if given.
 # 2. Per-hit cost of finding tables by file (bpf_find_vma) against the
 #    per-process mapping arrays, on the no-frame-pointer malloc fixture
 #    (N calls, the fixture times its own loop): `-- CMD` (arrays, find_vma
@@ -29,21 +31,23 @@ shell_loop() { # SECONDS
 	done
 }
 
-loop_share() { # NAME BINARY
+loop_share() { # NAME BINARY [ENV=VALUE]
 	shell_loop 4 & loop=$!
-	"$2" --uprobe 'libc:malloc' -d 3s -o "$OUT/sw.folded" 2>"$OUT/sw.err" || true
+	env $3 "$2" --uprobe 'libc:malloc' -d 3s -o "$OUT/sw.folded" 2>"$OUT/sw.err" || true
 	wait $loop
 	awk -v name="$1" -v err="$OUT/sw.err" '
 		{ n = $NF; t += n; if ($0 ~ /\[truncated\]/) tr += n }
 		END {
 			while ((getline line < err) > 0)
 				if (line ~ /partial stacks: [0-9]+/) { split(line, w, " "); p += w[4] }
-			printf "  %-8s %8d hits  partial %7d (%5.2f%%)  [truncated] %7d (%5.2f%%)\n", name, t, p, 100*p/t, tr, 100*tr/t
+				else if (line ~ /finished in user space: [0-9]+/) { split(line, w, " "); f += w[6] }
+			printf "  %-9s %8d hits  partial %7d (%5.2f%%)  [truncated] %7d (%5.2f%%)  finished in user space %6d\n", name, t, p, 100*p/t, tr, 100*tr/t, f
 		}' "$OUT/sw.folded"
 }
 
 echo "system-wide libc:malloc for 3 s during a loop of ls, git --version, python3 -c pass (target: partial <= 1%)"
 loop_share probee "$PROBEE"
+loop_share no-defer "$PROBEE" PROBEE_NO_DEFER=1
 [ -n "$PROBEE_OLD" ] && loop_share old "$PROBEE_OLD"
 
 loop_ns() { sed -n 's/^mallocbench: [0-9]* calls in \([0-9]*\) ns$/\1/p'; }

@@ -104,11 +104,16 @@ func describeTarget(t probespec.Target, cell string) string {
 }
 
 // describeMatcher writes the matcher (or source file, or tracepoint) as the
-// table does; "demangled glob" stands for any demangled pattern with '*'.
+// table does; "demangled glob" stands for any demangled pattern with '*',
+// "probe `PROVIDER:NAME`" (or "probe `NAME`") is a USDT probe.
 func describeMatcher(s probespec.Spec, cell string) string {
 	switch {
 	case s.Kind == probespec.Tracepoint:
 		return "`" + s.Tracepoint.Category + ":" + s.Tracepoint.Name + "`"
+	case s.Kind == probespec.USDT && s.USDT.Provider == "":
+		return "probe `" + s.USDT.Name + "`"
+	case s.Kind == probespec.USDT:
+		return "probe `" + s.USDT.Provider + ":" + s.USDT.Name + "`"
 	case s.IsSource():
 		return "source `" + s.Source.File + "`"
 	case s.Matcher.Kind == probespec.MatchDemangled && cell == "demangled glob" && strings.Contains(s.Matcher.Pattern, "*"):
@@ -121,7 +126,7 @@ func describeMatcher(s probespec.Spec, cell string) string {
 
 func describePlace(s probespec.Spec) string {
 	switch {
-	case s.Kind == probespec.Tracepoint:
+	case s.Kind == probespec.Tracepoint || s.Kind == probespec.USDT:
 		return "-"
 	case s.IsSource():
 		return "line " + strconv.Itoa(s.Source.Line)

@@ -233,7 +233,7 @@ func referenceStack(t *testing.T, bin, fn string, args []string) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mods, _ := unwind.NewCache().Modules(maps, "")
+	mods, _ := unwind.NewCache().Modules(maps, nil)
 	regs := unwind.Regs{RIP: snap.RIP, RSP: snap.RSP, RBP: snap.RBP}
 	frames, stop := unwind.Unwind(regs, unwind.StackCopy{Addr: regs.RSP, Data: snap.Stack}, mods, 512)
 	var syms gdbsnap.Symbols

@@ -25,6 +25,10 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	os.Chmod(dir, 0o755) // TestNotRoot runs probee as nobody
+	// Every probee run keeps its unwind table cache here, not in the
+	// user's ~/.cache (tests that need their own set XDG_CACHE_HOME in
+	// the command's environment).
+	os.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache"))
 	probee = filepath.Join(dir, "probee")
 	if p := os.Getenv("PROBEE_BIN"); p != "" {
 		probee = p // prebuilt (make vmtest: no Go toolchain in the VM)

@@ -19,7 +19,8 @@ import (
 // uprobe subset (which there exercises the per-target link fallback of a
 // kernel without uprobe_multi). TestShortLivedProcesses runs there too:
 // under emulation its processes often exit while probee reads their
-// mappings, the case the mmap records and pidFile's single stat are for.
+// mappings, the case the mmap records are for (and procmaps.File, which
+// tries the path itself before anything under /proc/PID).
 // TestLatencyCallers times uprobes through single uprobe and uretprobe
 // links there (TestKprobeLatency, kretprobes).
 const vmTests = `^(TestKprobe.*|TestUprobeChainExact|TestTwoProbesPerProbeFiles|TestUretprobe|TestShortLivedProcesses|TestLatencyCallers)$`

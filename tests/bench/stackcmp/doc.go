@@ -2,7 +2,7 @@
 // the stacks `perf record` sampled from the same command, for
 // tests/bench/60-real-programs.sh:
 //
-//	stackcmp compare -name NAME -probee OUT.folded -perf PERF.txt [-js] [-from FRAME] [-verdicts FILE] [-top N]
+//	stackcmp compare -name NAME -probee OUT.folded -perf PERF.txt [-perf2 PERF2.txt] [-js] [-from FRAME] [-verdicts FILE] [-top N]
 //	stackcmp summary FILE
 //
 // compare reads probee's collapsed stacks (`probe;comm;root;...;leaf count`)
@@ -36,5 +36,9 @@
 // A stack reaches the outermost frame when its root is _start,
 // _dl_start_user, or a thread entry (start_thread, clone3, clone). The
 // overlap is the sum, over caller chains (comm and the frames without the
-// leaf), of the smaller of the two shares of samples.
+// leaf), of the smaller of the two shares of samples. With -perf2 (a second
+// perf run of the command) it also prints the overlap of the two perf
+// runs: deep, varied stacks (a compiler's) make many chains rare, and two
+// runs of one tool differ by sampling alone; that figure is the ceiling
+// any overlap with perf can reach.
 package main

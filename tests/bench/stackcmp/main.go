@@ -9,7 +9,7 @@ import (
 )
 
 // errUsage marks command-line mistakes (exit code 2).
-var errUsage = errors.New("usage: stackcmp compare -name NAME -probee OUT.folded -perf PERF.txt [-js] [-from FRAME] [-verdicts FILE] [-top N] | stackcmp summary FILE")
+var errUsage = errors.New("usage: stackcmp compare -name NAME -probee OUT.folded -perf PERF.txt [-perf2 PERF2.txt] [-js] [-from FRAME] [-verdicts FILE] [-top N] | stackcmp summary FILE")
 
 func main() {
 	err := run(os.Args[1:], os.Stdout)
@@ -43,6 +43,7 @@ func compareCmd(args []string, stdout io.Writer) error {
 	name := fs.String("name", "", "workload name, for the verdicts")
 	probeePath := fs.String("probee", "", "probee's collapsed stacks")
 	perfPath := fs.String("perf", "", "output of perf script -F comm,tid,ip,sym,dso --no-inline")
+	perf2Path := fs.String("perf2", "", "the same of a second perf run, for the noise ceiling of the overlap")
 	var o Options
 	fs.BoolVar(&o.JS, "js", false, "also compare the share of samples with a named JS frame")
 	fs.StringVar(&o.From, "from", "", "compare caller chains from this frame on, where they hold it")
@@ -60,6 +61,13 @@ func compareCmd(args []string, stdout io.Writer) error {
 		return err
 	}
 	r := Compare(*name, probee, perf, o)
+	if *perf2Path != "" {
+		perf2, err := readProfile(*perf2Path, ParsePerf)
+		if err != nil {
+			return err
+		}
+		r.PerfSelf, r.HasPerfSelf = Overlap(perf, perf2, o.From), true
+	}
 	r.WriteTable(stdout)
 	for _, d := range TopDiffs(probee, perf, o.From, *top) {
 		fmt.Fprintf(stdout, "  %6.2f%% %6.2f%%  %s\n", 100*d.Probee, 100*d.Perf, d.Chain)

@@ -39,10 +39,54 @@ var (
 )
 
 // normName strips what one tool adds to a symbol name and the other does
-// not: a symbol version and an offset into the symbol.
+// not: a symbol version and an offset into the symbol; and it gives names
+// the two tools spell differently for one address one spelling (aliases,
+// demangler styles): see aliasName and unbracket.
 func normName(s string) string {
 	s = symOffRE.ReplaceAllString(s, "")
-	return stripParams(versionRE.ReplaceAllString(s, ""))
+	return unbracket(aliasName(stripParams(versionRE.ReplaceAllString(s, ""))))
+}
+
+// aliases are symbols of one address that perf (reading the debug
+// symbols) and probee (the dynamic symbols) name differently.
+var aliases = map[string]string{"cfree": "free"}
+
+// aliasName maps glibc's internal aliases (__GI_name, from the debug
+// symbols perf reads) and the aliases above to the exported name.
+func aliasName(s string) string {
+	if a, ok := aliases[s]; ok {
+		return a
+	}
+	if t, ok := strings.CutPrefix(s, "__GI_"); ok && t != "" {
+		return t
+	}
+	return s
+}
+
+// unbracket drops the angle brackets around a leading Rust type of an
+// inherent method, which perf's demangler prints
+// (<std::thread::Thread>::new) and probee's does not (std::thread::Thread::new);
+// a trait method's <T as Trait>:: is kept.
+func unbracket(s string) string {
+	if !strings.HasPrefix(s, "<") {
+		return s
+	}
+	depth := 0
+	for i, c := range s {
+		switch c {
+		case '<':
+			depth++
+		case '>':
+			if depth--; depth == 0 {
+				inner := s[1:i]
+				if !strings.HasPrefix(s[i+1:], "::") || strings.Contains(inner, " as ") {
+					return s
+				}
+				return inner + s[i+1:]
+			}
+		}
+	}
+	return s
 }
 
 // stripParams drops the parameter list (and a trailing const) of a

@@ -140,6 +140,11 @@ func TestNormName(t *testing.T) {
 		{"std::function<void (int)>::operator()(int) const", "std::function<void (int)>::operator()"},
 		{"v8::internal::(anonymous namespace)::Invoke", "v8::internal::(anonymous namespace)::Invoke"},
 		{"f(g(int))", "f"},
+		{"__GI___nptl_deallocate_tsd", "__nptl_deallocate_tsd"},
+		{"cfree", "free"},
+		{"<std::sys::thread::unix::Thread>::new::thread_start", "std::sys::thread::unix::Thread::new::thread_start"},
+		{"<alloc::sync::Arc<dyn core::marker::Sync>>::drop_slow", "alloc::sync::Arc<dyn core::marker::Sync>::drop_slow"},
+		{"<rustc_lint::Foo as core::ops::Drop>::drop", "<rustc_lint::Foo as core::ops::Drop>::drop"},
 	}
 	for _, tt := range tests {
 		if got := normName(tt.in); got != tt.want {

@@ -35,6 +35,11 @@ type Result struct {
 	Options      Options
 	Probee, Perf Stats
 	Overlap      float64
+	// PerfSelf is the overlap of two perf runs of the command (when
+	// HasPerfSelf): how far the caller-chain distribution of a run varies
+	// by itself, the ceiling of any overlap with perf.
+	PerfSelf    float64
+	HasPerfSelf bool
 }
 
 // Compare computes the Result of one workload; probee's unnamed frames take
@@ -68,6 +73,9 @@ func (r Result) WriteTable(w io.Writer) {
 		pct(Share(r.Perf.Reached, r.Perf.Samples)), ">= 95%, >= perf")
 	row("mean depth (user frames)", depth(r.Probee), depth(r.Perf), "")
 	row("caller-chain overlap", pct(r.Overlap), "", ">= 85%")
+	if r.HasPerfSelf {
+		row("  perf against a second perf run", "", pct(r.PerfSelf), "(the noise ceiling)")
+	}
 	if r.Options.From != "" {
 		fmt.Fprintf(w, "    (caller chains compared from %s on, where they hold it)\n", r.Options.From)
 	}
@@ -84,13 +92,21 @@ func (r Result) Verdicts() []Verdict {
 	v := []Verdict{
 		{targetReach, r.Name, pct(reach), reach >= 0.95},
 		{targetVsPerf, r.Name, pct2(reach) + " vs " + pct2(perfReach), reach >= perfReach},
-		{targetOverlap, r.Name, pct(r.Overlap), r.Overlap >= 0.85},
+		{targetOverlap, r.Name, pct(r.Overlap) + r.selfNote(), r.Overlap >= 0.85},
 	}
 	if r.Options.JS {
 		js, perfJS := Share(r.Probee.JS, r.Probee.Samples), Share(r.Perf.JS, r.Perf.Samples)
 		v = append(v, Verdict{targetJS, r.Name, pct2(js) + " vs " + pct2(perfJS), js >= perfJS})
 	}
 	return v
+}
+
+// selfNote gives the noise ceiling beside an overlap.
+func (r Result) selfNote() string {
+	if !r.HasPerfSelf {
+		return ""
+	}
+	return " (perf vs perf " + pct(r.PerfSelf) + ")"
 }
 
 // WriteVerdicts appends v as tab-separated lines.

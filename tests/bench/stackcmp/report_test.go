@@ -40,6 +40,20 @@ func TestVerdicts(t *testing.T) {
 	}
 }
 
+// With a second perf run, the table and the overlap verdict give the
+// overlap of the two perf runs beside probee's.
+func TestPerfSelf(t *testing.T) {
+	r := Result{Probee: Stats{Samples: 10}, Perf: Stats{Samples: 10}, Overlap: 0.2, PerfSelf: 0.35, HasPerfSelf: true}
+	var b strings.Builder
+	r.WriteTable(&b)
+	if !strings.Contains(b.String(), "perf against a second perf run") || !strings.Contains(b.String(), "35.0%") {
+		t.Errorf("table without the noise ceiling:\n%s", b.String())
+	}
+	if d := r.Verdicts()[2].Detail; d != "20.0% (perf vs perf 35.0%)" {
+		t.Errorf("overlap verdict %q", d)
+	}
+}
+
 func TestSummary(t *testing.T) {
 	in := []Verdict{
 		{targetReach, "xz", "99.9%", true},

@@ -1,0 +1,110 @@
+// Deferred stacks (issue 15): a frame in a file whose unwind table is not
+// loaded yet (the first run of a binary the machine never ran while probee
+// watched) cannot be unwound in the kernel, and frame pointers rarely help
+// there. Instead of counting a partial stack, the walk hands user space
+// the frames so far, the registers at that frame and a copy of the stack
+// above it; user space finishes the unwind once the file's table is built
+// (package proctrack) and counts the stack. The walk goes on by frame
+// pointers as before, so a record that does not fit the ring is still
+// counted, as a partial stack. Included from unwind.h.
+#ifndef PROBEE_DEFER_H
+#define PROBEE_DEFER_H
+
+// Set by the loader (rodata): 1 to hand stacks over (DWARF with find_vma).
+const volatile __u32 defer_stacks = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 8 << 20);
+} deferred SEC(".maps");
+
+// Per CPU and context kind (as unwind_states): the record is built here,
+// then copied into the ring cut to its stack length.
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, SLOT_MAX);
+	__type(key, __u32);
+	__type(value, struct deferred_stack);
+} defer_scratch SEC(".maps");
+
+// defer_mark remembers the frame the walk could not unwind by its table:
+// the first such frame, just pushed.
+static __always_inline void defer_mark(struct unwind_state *s)
+{
+	if (s->partial)
+		return;
+	s->dip = s->ip;
+	s->dsp = s->sp;
+	s->dbp = s->bp;
+	s->dexact = s->exact;
+	s->dn = s->st.len > 0 ? s->st.len - 1 : 0;
+}
+
+static long stack_end_cb(struct task_struct *task, struct vm_area_struct *vma, void *data)
+{
+	*(__u64 *)data = BPF_CORE_READ(vma, vm_end);
+	return 0;
+}
+
+// stack_len is how many bytes above sp hold frames: up to the main
+// stack's first frame (mm->start_stack), else the end of the stack's
+// mapping; DEFER_STACK_MAX when that cannot be found (bpf_find_vma works
+// once per event in interrupt context), and defer_emit reads less if it
+// must.
+static __always_inline __u64 stack_len(__u64 sp)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task_btf();
+	__u64 top = BPF_CORE_READ(task, mm, start_stack);
+	__u64 end = 0;
+
+	if (top > sp)
+		return top - sp;
+	if (bpf_find_vma(task, sp, stack_end_cb, &end, 0) || end <= sp)
+		return DEFER_STACK_MAX;
+	return end - sp;
+}
+
+// read_stack copies up to len bytes of stack at sp into d, fewer where the
+// stack's mapping ends sooner (each try halves the length); it returns
+// the length read, 0 when nothing could be.
+static __always_inline __u64 read_stack(struct deferred_stack *d, __u64 sp, __u64 len)
+{
+	for (int i = 0; i < 4; i++) {
+		if (len > DEFER_STACK_MAX)
+			len = DEFER_STACK_MAX;
+		if (len && !bpf_probe_read_user(d->data, len, (void *)sp))
+			return len;
+		len /= 2;
+	}
+	return 0;
+}
+
+// defer_emit sends the walk of s to user space; 0 when it could not.
+static __always_inline int defer_emit(struct unwind_state *s)
+{
+	__u32 slot = s->slot;
+	struct deferred_stack *d = bpf_map_lookup_elem(&defer_scratch, &slot);
+	__u64 len = stack_len(s->dsp);
+
+	if (!d || !(len = read_stack(d, s->dsp, len)))
+		return 0;
+	if (bpf_probe_read_kernel(d->pcs, sizeof(d->pcs), s->st.pcs))
+		return 0;
+	d->key = s->key;
+	d->pid = (__u32)bpf_get_current_pid_tgid();
+	d->npcs = s->dn;
+	d->ip = s->dip;
+	d->sp = s->dsp;
+	d->bp = s->dbp;
+	d->exact = s->dexact;
+	d->len = len;
+	d->ppid = BPF_CORE_READ((struct task_struct *)bpf_get_current_task_btf(), real_parent, tgid);
+	__u64 size = __builtin_offsetof(struct deferred_stack, data) + len;
+	if (bpf_ringbuf_output(&deferred, d, size, 0)) {
+		count_drop(DROP_DEFER_LOST);
+		return 0;
+	}
+	return 1;
+}
+
+#endif

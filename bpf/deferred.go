@@ -1,0 +1,106 @@
+package bpf
+
+import (
+	"slices"
+	"unsafe"
+
+	"github.com/probee/probee/unwind"
+)
+
+// DeferredStack is a stack the kernel handed over unfinished (defer.h): a
+// frame lay in a file whose unwind table was not loaded yet. PCs are the
+// frames unwound before it (leaf first); the walk goes on from Regs over
+// the stack copy, in user space, and the result is counted with AddStack.
+type DeferredStack struct {
+	Probe  uint32
+	TGID   int
+	PID    int
+	PPID   int // the parent's tgid
+	Comm   string
+	KStack uint64 // key of the kernel stack, 0: none
+	PCs    []uint64
+	Regs   unwind.Regs
+	Exact  bool // Regs.RIP is not a return address
+	Stack  unwind.StackCopy
+}
+
+// deferredHeader is the record up to its stack copy.
+var deferredHeader = int(unsafe.Offsetof(probeeDeferredStack{}.Data))
+
+// Deferred reads the deferred stacks and calls handle for each, from one
+// goroutine, until stop is called. stop hands over the records still
+// queued, then waits for the reader goroutine to finish.
+func (s *Session) Deferred(handle func(DeferredStack)) (stop func(), err error) {
+	return readRing(s.objs.Deferred, "deferred stack", func(b []byte) {
+		if d, ok := decodeDeferred(b); ok {
+			handle(d)
+		}
+	})
+}
+
+// decodeDeferred decodes one record; false when it is malformed.
+func decodeDeferred(b []byte) (DeferredStack, bool) {
+	var h probeeDeferredStack
+	if len(b) < deferredHeader {
+		return DeferredStack{}, false
+	}
+	hdr := unsafe.Slice((*byte)(unsafe.Pointer(&h)), deferredHeader)
+	copy(hdr, b)
+	n := min(int(h.Npcs), len(h.Pcs))
+	data := b[deferredHeader:]
+	if int(h.Len) < len(data) {
+		data = data[:h.Len]
+	}
+	return DeferredStack{
+		Probe: h.Key.Probe, TGID: int(h.Key.Tgid), PID: int(h.Pid), PPID: int(h.Ppid), Comm: commString(h.Key.Comm),
+		KStack: h.Key.Kstack, PCs: slices.Clone(h.Pcs[:n]),
+		Regs: unwind.Regs{RIP: h.Ip, RSP: h.Sp, RBP: h.Bp}, Exact: h.Exact != 0,
+		Stack: unwind.StackCopy{Addr: h.Sp, Data: slices.Clone(data)},
+	}, true
+}
+
+// AddStack counts the event of d with its finished user stack (leaf first).
+func (s *Session) AddStack(d DeferredStack, user []uint64, truncated bool) {
+	var comm [16]int8
+	for i := 0; i < len(comm)-1 && i < len(d.Comm); i++ {
+		comm[i] = int8(d.Comm[i])
+	}
+	s.dmu.Lock()
+	defer s.dmu.Unlock()
+	id := s.userStackID(user, truncated)
+	s.copyKernel(d.KStack)
+	s.acc.counts[countKey{probe: d.Probe, tgid: uint32(d.TGID), comm: comm, ustack: id, kstack: d.KStack}]++
+}
+
+// userStackID is the accumulator's key for a user stack, added if new: a
+// content hash (seeded apart from the kernel's, whose stacks are copied in
+// by key), moved on where another stack holds it.
+func (s *Session) userStackID(pcs []uint64, truncated bool) uint64 {
+	h := uint64(0x9e3779b97f4a7c15)
+	for _, pc := range pcs {
+		h = mix(h, pc)
+	}
+	if truncated {
+		h = mix(h, 1)
+	}
+	for ; ; h++ {
+		if h == 0 {
+			continue
+		}
+		u, ok := s.acc.ustacks[h]
+		if !ok {
+			s.acc.ustacks[h] = userStack{pcs: slices.Clone(pcs), truncated: truncated}
+			return h
+		}
+		if u.truncated == truncated && slices.Equal(u.pcs, pcs) {
+			return h
+		}
+	}
+}
+
+// mix is the kernel side's stack hash step (fpstack.h).
+func mix(h, v uint64) uint64 {
+	h ^= v
+	h *= 0x100000001b3
+	return h ^ h>>29
+}

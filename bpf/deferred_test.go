@@ -1,0 +1,54 @@
+package bpf
+
+import (
+	"encoding/binary"
+	"slices"
+	"testing"
+)
+
+// deferredRecord builds a record as the kernel sends it: npcs pcs and a
+// stack copy of len bytes, of which data holds what was sent.
+func deferredRecord(npcs, length uint32, data []byte) []byte {
+	b := make([]byte, deferredHeader)
+	binary.NativeEndian.PutUint32(b[4:], 42) // key.tgid
+	copy(b[24:], "comm")
+	ne := binary.NativeEndian
+	ne.PutUint32(b[40:], 43)   // pid
+	ne.PutUint32(b[44:], npcs) // npcs
+	ne.PutUint64(b[48:], 0x401000)
+	ne.PutUint64(b[56:], 0x7ffd0000)
+	ne.PutUint32(b[76:], length)
+	ne.PutUint32(b[80:], 7) // ppid
+	for i := range 4 {
+		ne.PutUint64(b[88+8*i:], uint64(0x500+i))
+	}
+	return append(b, data...)
+}
+
+// Records are decoded field by field; counts past what was sent are cut
+// to it, and a record shorter than its header is refused.
+func TestDecodeDeferred(t *testing.T) {
+	d, ok := decodeDeferred(deferredRecord(2, 3, []byte{1, 2, 3, 4}))
+	if !ok || d.TGID != 42 || d.PID != 43 || d.PPID != 7 || d.Comm != "comm" ||
+		!slices.Equal(d.PCs, []uint64{0x500, 0x501}) || d.Regs.RIP != 0x401000 ||
+		d.Stack.Addr != 0x7ffd0000 || !slices.Equal(d.Stack.Data, []byte{1, 2, 3}) {
+		t.Errorf("decoded %+v, %v", d, ok)
+	}
+	if d, ok := decodeDeferred(deferredRecord(1000, 100, []byte{9})); !ok || len(d.PCs) != MaxUserStack || len(d.Stack.Data) != 1 {
+		t.Errorf("oversized counts: %d pcs, %d bytes, %v", len(d.PCs), len(d.Stack.Data), ok)
+	}
+	if _, ok := decodeDeferred(make([]byte, deferredHeader-1)); ok {
+		t.Error("a short record was decoded")
+	}
+}
+
+func FuzzDecodeDeferred(f *testing.F) {
+	f.Add(deferredRecord(2, 3, []byte{1, 2, 3}))
+	f.Add([]byte{1, 2})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		d, ok := decodeDeferred(b)
+		if ok && (len(d.PCs) > MaxUserStack || len(d.Stack.Data) > len(b)) {
+			t.Fatalf("decoded more than sent: %d pcs, %d bytes", len(d.PCs), len(d.Stack.Data))
+		}
+	})
+}

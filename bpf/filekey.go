@@ -1,0 +1,75 @@
+package bpf
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+	"unsafe"
+
+	"github.com/cilium/ebpf"
+	"golang.org/x/sys/unix"
+
+	"github.com/probee/probee/unwind"
+)
+
+// fileKey is the key under which the unwinder finds m's table in
+// file_tables: the identity of the file m's mappings hold (vma.h reads
+// vm_file->f_inode). /proc/PID/maps, the mapping records and stat show an
+// overlayfs file (a container image's) by the overlay's inode on kernels
+// 6.9+ (file_user_inode), while the mapping holds the layer's file; so the
+// key is asked of the kernel, once per file: probee maps m.File and looks
+// the address up as the unwinder does (probee_file_key, filekey.h). Where
+// that fails (no path, the file gone), the identity the maps show is
+// used. Called with s.tmu held.
+func (s *Session) fileKey(m unwind.Module) (probeeFileKey, bool) {
+	dev, err := kernelDev(m.Dev)
+	if err != nil || m.Inode == 0 {
+		return probeeFileKey{}, false
+	}
+	shown := probeeFileKey{Dev: dev, Ino: m.Inode}
+	if key, ok := s.keys[shown]; ok {
+		return key, true
+	}
+	key, err := s.kernelFileKey(m.File)
+	if err != nil {
+		key = shown
+	}
+	s.keys[shown] = key
+	return key, true
+}
+
+// kernelFileKey maps the file at path and returns the key the unwinder
+// finds that mapping's table by.
+func (s *Session) kernelFileKey(path string) (probeeFileKey, error) {
+	if path == "" {
+		return probeeFileKey{}, errors.New("no path opens the file")
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return probeeFileKey{}, err
+	}
+	defer f.Close()
+	b, err := unix.Mmap(int(f.Fd()), 0, os.Getpagesize(), unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		return probeeFileKey{}, fmt.Errorf("map %s: %w", path, err)
+	}
+	defer unix.Munmap(b)
+	ctx := binary.NativeEndian.AppendUint64(nil, uint64(uintptr(unsafe.Pointer(&b[0]))))
+	// bpf_find_vma only trylocks the address space: another of probee's
+	// threads mapping memory at that moment makes it fail (-EBUSY).
+	for try := 0; try < 20; try++ {
+		ret, err := s.objs.ProbeeFileKey.Run(&ebpf.RunOptions{Context: ctx})
+		if err != nil {
+			return probeeFileKey{}, fmt.Errorf("run probee_file_key: %w", err)
+		}
+		if ret == 0 {
+			var key probeeFileKey
+			err := s.objs.FileKeyOut.Lookup(uint32(0), &key)
+			return key, err
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+	return probeeFileKey{}, fmt.Errorf("the kernel found no mapping of %s", path)
+}

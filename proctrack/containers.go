@@ -1,0 +1,62 @@
+package proctrack
+
+import (
+	"sync"
+
+	"github.com/probee/probee/internal/container"
+)
+
+// containers remembers which container each process that produced an
+// event runs in (--group-by container): read when the process is first
+// seen, again after each of its execs (a runtime moves a process into the
+// container's cgroup, then execs the container's program), and when asked
+// while the process still runs; kept after it exits, for the outputs.
+type containers struct {
+	proc procFS
+	mu   sync.Mutex
+	of   map[int]container.Info
+}
+
+// seen reads pid's container; a process already gone (a short-lived
+// forked child) is in its parent's.
+func (c *containers) seen(pid, ppid int) {
+	info, err := container.Read(c.proc.pidPath(pid, "cgroup"))
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err != nil {
+		info = c.of[ppid]
+	}
+	c.of[pid] = info
+}
+
+// exec reads pid's container again after an exec, if pid was seen.
+func (c *containers) exec(pid int) {
+	c.mu.Lock()
+	_, ok := c.of[pid]
+	c.mu.Unlock()
+	if ok {
+		c.refresh(pid)
+	}
+}
+
+// refresh reads pid's container if it still runs, and returns what is
+// known.
+func (c *containers) refresh(pid int) container.Info {
+	info, err := container.Read(c.proc.pidPath(pid, "cgroup"))
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err == nil {
+		c.of[pid] = info
+	}
+	return c.of[pid]
+}
+
+// Container is the container process pid runs in (or ran in, when it
+// exited): its id, else its cgroup path. Zero without Config.Containers,
+// or for a process probee never heard of.
+func (t *Tracker) Container(pid int) container.Info {
+	if t.ctrs == nil {
+		return container.Info{}
+	}
+	return t.ctrs.refresh(pid)
+}

@@ -1,0 +1,198 @@
+package proctrack
+
+import (
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/probee/probee/bpf"
+	"github.com/probee/probee/unwind"
+)
+
+// Stacks the kernel hands over unfinished (bpf.DeferredStack: the walk
+// reached a file whose unwind table was not loaded yet, such as the first
+// run of a binary the machine never ran while probee watched) are
+// finished here, with the table built from the file, the process's
+// mappings as the mapping records reported them (the process may have
+// exited) and the stack copy the kernel sent, then counted
+// (Kernel.AddStack). The kernel is also given the file's table (or, when
+// no table can be built, an empty one: frame pointers) so that it stops
+// handing over stacks of that file.
+
+// finishDelay is how long a stack waits before it is finished: the
+// mapping records of the code it ran through arrive within 50 ms.
+const finishDelay = 80 * time.Millisecond
+
+// maxPendingBytes bounds the stack copies waiting; past it a stack is
+// counted as dropped.
+const maxPendingBytes = 128 << 20
+
+// DeferredStats says what became of the stacks the kernel handed over.
+type DeferredStats struct {
+	Finished uint64 // unwound to the end of the stack
+	Cut      uint64 // finished but cut short (a frame without unwind information)
+	Dropped  uint64 // not finished: too many waiting (maxPendingBytes)
+}
+
+type pending struct {
+	d  bpf.DeferredStack
+	at time.Time
+}
+
+// finisher queues deferred stacks and finishes them on its own goroutine.
+type finisher struct {
+	t      *Tracker
+	now    func() time.Time
+	mu     sync.Mutex
+	queue  []pending
+	bytes  int
+	closed bool
+	stats  DeferredStats
+	wake   chan struct{}
+	done   chan struct{}
+}
+
+func newFinisher(t *Tracker) *finisher {
+	f := &finisher{t: t, now: time.Now, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	go f.run()
+	return f
+}
+
+// add queues d (it is finished finishDelay later).
+func (f *finisher) add(d bpf.DeferredStack) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed || f.bytes+len(d.Stack.Data) > maxPendingBytes {
+		f.stats.Dropped++
+		return
+	}
+	f.queue = append(f.queue, pending{d, f.now()})
+	f.bytes += len(d.Stack.Data)
+}
+
+// run finishes the stacks that have waited long enough, every 20 ms, and
+// all of them once flush is asked for.
+func (f *finisher) run() {
+	defer close(f.done)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-tick.C:
+			f.finishBatch(f.take(f.now().Add(-finishDelay)))
+		case <-f.wake:
+			f.finishBatch(f.take(time.Time{}))
+			return
+		}
+	}
+}
+
+// take removes the stacks queued before cutoff (all of them for the zero
+// time).
+func (f *finisher) take(cutoff time.Time) []pending {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := len(f.queue)
+	if !cutoff.IsZero() {
+		n, _ = slices.BinarySearchFunc(f.queue, cutoff, func(p pending, c time.Time) int { return p.at.Compare(c) })
+	}
+	batch := slices.Clone(f.queue[:n])
+	f.queue = slices.Delete(f.queue, 0, n)
+	for _, p := range batch {
+		f.bytes -= len(p.d.Stack.Data)
+	}
+	return batch
+}
+
+// flush finishes every queued stack and ends the goroutine: called once
+// the last mapping records were handled. Later stacks are dropped.
+func (f *finisher) flush() DeferredStats {
+	f.mu.Lock()
+	already := f.closed
+	f.closed = true
+	f.mu.Unlock()
+	if !already {
+		f.wake <- struct{}{}
+	}
+	<-f.done
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.stats
+}
+
+// finishBatch finishes a batch; each process's modules are resolved once.
+func (f *finisher) finishBatch(batch []pending) {
+	mods := map[int][]unwind.Module{}
+	for _, p := range batch {
+		m, ok := mods[p.d.TGID]
+		if !ok {
+			m = f.modules(p.d)
+			mods[p.d.TGID] = m
+		}
+		f.finish(p.d, m)
+	}
+}
+
+// modules resolves the process's executable mappings to tables and gives
+// the kernel the file the walk stopped in.
+func (f *finisher) modules(d bpf.DeferredStack) []unwind.Module {
+	maps := f.t.sym.Mappings(d.TGID)
+	if !covers(maps, d.Regs.RIP) && d.PPID != 0 {
+		// A child forked before its first event, whose notice came before
+		// its parent's mapping records (or that has exec'd since): until
+		// it execs, it has its parent's mappings.
+		maps = f.t.sym.Mappings(d.PPID)
+	}
+	mods, errs := f.t.tables.modules(d.TGID, maps)
+	for _, err := range errs {
+		f.t.debugf("unwind table: %v", err)
+	}
+	stuck := stuckModule(d.Regs.RIP, maps, mods)
+	if err := f.t.k.SetFileModules(stuck); err != nil {
+		f.t.debugf("unwind tables: %v", err)
+	}
+	return mods
+}
+
+// covers reports whether a mapping holds pc.
+func covers(maps []Mapping, pc uint64) bool {
+	return slices.ContainsFunc(maps, func(m Mapping) bool { return pc >= m.Start && pc < m.End })
+}
+
+// stuckModule is the module of the file holding pc for the kernel's file
+// tables: its table, or an empty one (frame pointers) when none could be
+// built, so that the kernel stops handing over that file's stacks.
+func stuckModule(pc uint64, maps []Mapping, mods []unwind.Module) []unwind.Module {
+	for _, m := range mods {
+		if pc >= m.Start && pc < m.End {
+			return []unwind.Module{m}
+		}
+	}
+	for _, m := range maps {
+		if pc >= m.Start && pc < m.End && m.Inode != 0 {
+			return []unwind.Module{{Start: m.Start, End: m.End, Path: m.Path, Table: &unwind.Table{}, Offset: m.Offset, Dev: m.Dev, Inode: m.Inode}}
+		}
+	}
+	return nil
+}
+
+// finish unwinds the rest of d's stack and counts it.
+func (f *finisher) finish(d bpf.DeferredStack, mods []unwind.Module) {
+	frames, stop := unwind.UnwindFrom(d.Regs, d.Exact, d.Stack, mods, maxStackFrames-len(d.PCs))
+	user := slices.Grow(slices.Clone(d.PCs), len(frames))
+	for _, fr := range frames {
+		user = append(user, fr.PC)
+	}
+	cut := stop != unwind.StopEndOfStack
+	f.t.k.AddStack(d, user, cut)
+	f.mu.Lock()
+	if cut {
+		f.stats.Cut++
+	} else {
+		f.stats.Finished++
+	}
+	f.mu.Unlock()
+}
+
+// maxStackFrames is the kernel's user stack depth (MAX_USTACK).
+const maxStackFrames = 256

@@ -1,0 +1,69 @@
+package proctrack
+
+import (
+	"debug/elf"
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"github.com/probee/probee/bpf"
+	"github.com/probee/probee/unwind"
+)
+
+// entryPC is the runtime address of the ELF entry point (_start) of the
+// fake image mapped at start: its CFI says the stack ends there.
+func entryPC(t *testing.T, path string, start uint64) uint64 {
+	t.Helper()
+	f, err := elf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_LOAD && p.Flags&elf.PF_X != 0 && p.Off == elfExecOffset {
+			return start + f.Entry - p.Vaddr
+		}
+	}
+	t.Fatalf("%s: no executable segment at offset %#x", path, elfExecOffset)
+	return 0
+}
+
+// A stack the kernel handed over unfinished is finished with the table of
+// the file it stopped in, from the mappings the symbolizer knows (the
+// process may be gone), and counted; the kernel gets the file's table.
+func TestDeferredFinished(t *testing.T) {
+	r := newRig(t, func(c *Config, k *fakeKernel) { k.byFile = true })
+	app := r.proc.file(r.proc.root, "/usr/bin/app", appAt)
+	pc := entryPC(t, filepath.Join(r.proc.root, "/usr/bin/app"), appAt)
+	r.sym.maps = map[int][]Mapping{10: {app}}
+	// The frame is the interrupted instruction (Exact): its own rule, not
+	// the one of the instruction before (pc-1 is outside _start).
+	r.tr.OnDeferred(bpf.DeferredStack{TGID: 10, PCs: []uint64{0x7f01, 0x7f02}, Exact: true,
+		Regs: unwind.Regs{RIP: pc, RSP: 0x1000}})
+	// A child forked before its first event, its mappings not known yet:
+	// its parent's serve.
+	r.tr.OnDeferred(bpf.DeferredStack{TGID: 11, PPID: 10, Regs: unwind.Regs{RIP: pc + 1, RSP: 0x1000}})
+	st := r.tr.FinishDeferred()
+	r.wantKernel("SetFileModules [/usr/bin/app]", fmt.Sprintf("AddStack 10 [0x7f01 0x7f02 %#x] cut=false", pc),
+		"SetFileModules [/usr/bin/app]", fmt.Sprintf("AddStack 11 [%#x] cut=false", pc+1))
+	if st != (DeferredStats{Finished: 2}) {
+		t.Errorf("stats %+v, want 2 finished", st)
+	}
+}
+
+// A stack in a file whose table cannot be built is counted cut there, and
+// the kernel is given an empty table for the file (frame pointers), so it
+// hands over no more stacks of it; stacks after FinishDeferred are dropped.
+func TestDeferredNoTable(t *testing.T) {
+	r := newRig(t, func(c *Config, k *fakeKernel) { k.byFile = true })
+	gone := Mapping{Start: libAt, End: libAt + 0x1000, Perms: "r-xp", Dev: "fd:01", Inode: 99, Path: "/usr/lib/gone.so"}
+	r.sym.maps = map[int][]Mapping{10: {gone}}
+	r.tr.OnDeferred(bpf.DeferredStack{TGID: 10, Exact: true, Regs: unwind.Regs{RIP: libAt + 0x10}})
+	st := r.tr.FinishDeferred()
+	r.wantKernel("SetFileModules [/usr/lib/gone.so(fp)]", fmt.Sprintf("AddStack 10 [%#x] cut=true", libAt+0x10))
+	r.tr.OnDeferred(bpf.DeferredStack{TGID: 10})
+	if st = r.tr.FinishDeferred(); st != (DeferredStats{Cut: 1, Dropped: 1}) {
+		t.Errorf("stats %+v, want 1 cut, 1 dropped", st)
+	}
+	r.wantKernel()
+}

@@ -1,0 +1,133 @@
+package resolver
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/probee/probee/internal/procmaps"
+	"github.com/probee/probee/probespec"
+)
+
+// ctrRoot is a fake root where /usr/lib/libctr.so is spin-nofp on the host
+// and chain-nofp in the container of pid 7 (its own mount namespace: its
+// maps show its own paths), and pid 8, gone, was known only from a
+// mapping record of the same file.
+type ctrRoot struct {
+	root string
+	lib  Mapping // pid 7's mapping of its libctr.so
+	leaf uint64  // address of chain's leaf in that mapping
+}
+
+func newCtrRoot(t *testing.T) ctrRoot {
+	t.Helper()
+	root := t.TempDir()
+	copyTo := func(src, dst string) {
+		t.Helper()
+		b, err := os.ReadFile(fixture(t, src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(dst, b, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	copyTo("spin-nofp", filepath.Join(root, "usr/lib/libctr.so"))
+	ctr := filepath.Join(root, "ctr")
+	copyTo("chain-nofp", filepath.Join(ctr, "usr/lib/libctr.so"))
+	if err := os.MkdirAll(filepath.Join(root, "proc/7"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(ctr, filepath.Join(root, "proc/7/root")); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(filepath.Join(ctr, "usr/lib/libctr.so"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := fi.Sys().(*syscall.Stat_t)
+	lib := Mapping{Start: 0x10000, End: 0x10000 + uint64(fi.Size()), Perms: "r-xp",
+		Dev: procmaps.StatDev(st.Dev), Inode: st.Ino, Path: "/usr/lib/libctr.so"}
+	maps := fmt.Sprintf("%x-%x r-xp 00000000 %s %d %s\n", lib.Start, lib.End, lib.Dev, lib.Inode, lib.Path)
+	if err := os.WriteFile(filepath.Join(root, "proc/7/maps"), []byte(maps), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o, err := LoadObject(filepath.Join(ctr, "usr/lib/libctr.so"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	off, ok := uint64(0), false
+	for _, f := range o.Funcs {
+		if f.Name == "leaf" {
+			off, ok = o.FileOffset(f.Addr)
+		}
+	}
+	if !ok {
+		t.Fatal("no leaf in chain-nofp")
+	}
+	return ctrRoot{root: root, lib: lib, leaf: lib.Start + off}
+}
+
+// A container's library is symbolized from its own file, not from the
+// host's file at the same path; and so is a process known only from a
+// mapping record, once its container is gone, from the file read for the
+// other process.
+func TestSymbolizeContainer(t *testing.T) {
+	c := newCtrRoot(t)
+	s := NewSymbolizer(Scope{Root: c.root}, nil)
+	if err := s.Snapshot(7); err != nil {
+		t.Fatal(err)
+	}
+	if f := s.Frames(7, []uint64{c.leaf}); f[0].Function != "leaf" {
+		t.Errorf("pid 7: frame %+v, want leaf (the container's build)", f[0])
+	}
+	s.AddMapping(8, c.lib) // pid 8 has no /proc entry
+	if f := s.Frames(8, []uint64{c.leaf}); f[0].Function != "leaf" {
+		t.Errorf("pid 8, gone: frame %+v, want leaf", f[0])
+	}
+}
+
+// A process known only from a mapping record of a container's file is
+// symbolized after it exits: the record's path names no file on the host,
+// so its object is read while the process lives.
+func TestSymbolizeContainerRecord(t *testing.T) {
+	c := newCtrRoot(t)
+	s := NewSymbolizer(Scope{Root: c.root}, nil)
+	s.AddMapping(7, c.lib)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		s.mu.Lock()
+		o := s.byFile[keyOf(c.lib)]
+		s.mu.Unlock()
+		if o != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the container's file was not read while the process lived")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := os.RemoveAll(filepath.Join(c.root, "proc/7")); err != nil { // pid 7 exits
+		t.Fatal(err)
+	}
+	if f := s.Frames(7, []uint64{c.leaf}); f[0].Function != "leaf" {
+		t.Errorf("frame %+v, want leaf (the container's build)", f[0])
+	}
+}
+
+// -p PID resolves a library name to the file the process maps, through
+// its root, not the host's file of that name.
+func TestResolveContainerLib(t *testing.T) {
+	c := newCtrRoot(t)
+	ts := resolveOK(t, uspec(libT("libctr.so"), probespec.MatchExact, "leaf"), Scope{Root: c.root, PID: 7})
+	want := filepath.Join(c.root, "proc/7/root/usr/lib/libctr.so")
+	if len(ts) != 1 || ts[0].Path != want {
+		t.Errorf("libctr.so:leaf in pid 7 = %v, want one target in %s", lines(ts), want)
+	}
+}

@@ -1,0 +1,68 @@
+package unwind
+
+import (
+	"reflect"
+	"sync"
+	"testing"
+
+	"github.com/probee/probee/internal/fileid"
+)
+
+// memStore is a Store in memory that counts its calls.
+type memStore struct {
+	mu           sync.Mutex
+	tables       map[string]*Table
+	loads, saves int
+}
+
+func (s *memStore) Load(key string) (*Table, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.loads++
+	t, ok := s.tables[key]
+	return t, ok
+}
+
+func (s *memStore) Save(key string, t *Table) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.saves++
+	s.tables[key] = t
+}
+
+// With a Store, a table is built once, saved under the file's key, and a
+// second Cache (a second run) loads it without building; Stats say which.
+func TestCacheStore(t *testing.T) {
+	_, p := libcTable(t)
+	id, err := fileid.Of(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := &memStore{tables: map[string]*Table{}}
+	first := NewCacheWithStore(store)
+	built, err := first.Get(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := first.Stats(); s.Built != 1 || s.Loaded != 0 || store.saves != 1 || store.tables[id.Key()] != built {
+		t.Fatalf("first run: stats %+v, %d saves, saved %v; want one build saved under %s", s, store.saves, store.tables, id.Key())
+	}
+	second := NewCacheWithStore(store)
+	loaded, err := second.Get(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := second.Stats(); s.Built != 0 || s.Loaded != 1 || store.saves != 1 || loaded != built {
+		t.Errorf("second run: stats %+v, %d saves; want the saved table loaded", s, store.saves)
+	}
+	// A store without the table (a miss, a corrupt file): built and saved.
+	delete(store.tables, id.Key())
+	third := NewCacheWithStore(store)
+	rebuilt, err := third.Get(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := third.Stats(); s.Built != 1 || store.saves != 2 || !reflect.DeepEqual(rebuilt, built) {
+		t.Errorf("after a miss: stats %+v, %d saves; want a build, saved", s, store.saves)
+	}
+}
