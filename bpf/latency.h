@@ -71,7 +71,7 @@ struct probe_measure {
 	__u64 calls;
 	__u64 total;
 	__u64 max;
-	__u64 stats[LAT_STAT_MAX];
+	__u64 stats[LAT_STAT_MAX]; // lat_stat indexes with a mask of 7: hist follows
 	__u64 hist[HIST_BUCKETS]; // calls in bucket i: [2^i, 2^(i+1)), bucket 0 also 0
 	__u64 hsum[HIST_BUCKETS]; // the sum of their values (for percentiles)
 };
@@ -276,11 +276,21 @@ static __always_inline void atomic_max(__u64 *p, __u64 v)
 	}
 }
 
-static __always_inline void lat_stat(__u32 probe, __u32 stat)
+// lat_stat counts one pairing event of probe (a global function: the
+// loops of lat_push and lat_pop call it without splitting the verifier's
+// paths at its map lookup; inlined, 6.1's verifier gave up on lat_pop
+// after a million instructions).
+__attribute__((noinline)) int lat_stat(__u32 probe, __u32 stat)
 {
 	struct probe_measure *pm = bpf_map_lookup_elem(&probe_measures, &probe);
-	if (pm && stat < LAT_STAT_MAX)
-		__sync_fetch_and_add(&pm->stats[stat], 1);
+	if (!pm || stat >= LAT_STAT_MAX)
+		return 0;
+	// The compiler checks a copy of stat and indexes with another; the
+	// mask after the barrier bounds the index the verifier sees (7 is
+	// still inside the value: hist follows stats).
+	asm volatile("" : "+r"(stat));
+	__sync_fetch_and_add(&pm->stats[stat & 7], 1);
+	return 0;
 }
 
 // probe_add adds one call of value v to its probe's histogram and sums.
@@ -291,7 +301,11 @@ static __always_inline void probe_add(__u32 probe, __u64 v)
 		return;
 	__sync_fetch_and_add(&pm->calls, 1);
 	__sync_fetch_and_add(&pm->total, v);
-	__u32 b = log2_bucket(v) & (HIST_BUCKETS - 1);
+	__u32 b = log2_bucket(v);
+	// Masked where the verifier sees it: 6.1 lost the bound of the
+	// compiler's own mask ("unbounded memory access").
+	asm volatile("" : "+r"(b));
+	b &= HIST_BUCKETS - 1;
 	__sync_fetch_and_add(&pm->hist[b], 1);
 	__sync_fetch_and_add(&pm->hsum[b], v);
 	atomic_max(&pm->max, v);
@@ -330,6 +344,13 @@ static __always_inline void add_measure(struct count_key *k, __u64 v)
 	add_measure_to(m ? (void *)&measures1 : (void *)&measures0, k, v);
 	counts_exit(g, slot, m);
 }
+
+// UNROLLED_PAIRING unrolls the loops that pair calls over the stack of
+// calls in flight. As loops, 6.1's verifier could not prune their paths
+// (states inside a loop being explored are not used for pruning) and gave
+// up on lat_push after a million instructions; unrolled, they are about
+// 1,300 instructions each, verified once per program (global functions).
+#define UNROLLED_PAIRING _Pragma("unroll")
 
 // frame_at is &st->f[i mod LAT_DEPTH], masked where the verifier sees
 // it (the compiler drops a mask it can prove useless).
@@ -370,16 +391,24 @@ __attribute__((noinline)) int lat_push(struct count_key *k, struct lat_pending *
 	if (!st)
 		return 0;
 	__u32 n = st->depth;
-	for (int i = 0; i < LAT_DEPTH && n > 0 && n <= LAT_DEPTH; i++) {
+	UNROLLED_PAIRING
+	for (int i = 0; i < LAT_DEPTH; i++) {
+		if (n == 0 || n > LAT_DEPTH)
+			break;
 		struct lat_frame *top = frame_at(st, n - 1);
 		if (top->height < height)
 			break;
 		if (top->height == height && top->probe != probe)
 			break; // two probes on one function, or a tail call between them
 		// A call at this frame or deeper never returned, unless a Go
-		// function's entry runs again for the same call (go_restart).
-		if (!(p->restart && top->height == height))
-			lat_stat(top->probe, LAT_UNWOUND);
+		// function's entry runs again for the same call (go_restart):
+		// then the stat is out of range and not counted. lat_stat is
+		// called on both paths, so that they join in one state (a
+		// call on one path only doubled 6.1's paths at every frame).
+		__u32 stat = LAT_UNWOUND;
+		if (p->restart && top->height == height)
+			stat = LAT_STAT_MAX;
+		lat_stat(top->probe, stat);
 		n--;
 	}
 	if (n >= LAT_DEPTH) {
@@ -442,7 +471,10 @@ __attribute__((noinline)) int lat_pop(struct lat_key *kp, __u64 height, __u32 pr
 		return 0;
 	}
 	__u32 n = st->depth;
-	for (int i = 0; i < LAT_DEPTH && n > 0 && n <= LAT_DEPTH; i++) {
+	UNROLLED_PAIRING
+	for (int i = 0; i < LAT_DEPTH; i++) {
+		if (n == 0 || n > LAT_DEPTH)
+			break;
 		struct lat_frame *top = frame_at(st, n - 1);
 		if (top->height <= height)
 			break;
