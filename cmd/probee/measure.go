@@ -89,6 +89,8 @@ func measurable(p probeArg, flag string) error {
 	switch {
 	case s.Kind == probespec.Tracepoint:
 		return usagef("%s %s: %s measures functions (--uprobe, --kprobe) from their entry; a tracepoint has no return or arguments to read", p.flag, quote(p.text), flag)
+	case s.Kind == probespec.USDT:
+		return usagef("%s %s: %s measures functions (--uprobe, --kprobe) from their entry; a USDT probe is a point in the code, with no return, and its arguments are not function arguments: measure the function around it with --uprobe", p.flag, quote(p.text), flag)
 	case s.Ret:
 		return usagef("%s %s: %s measures each call from the function's entry: drop ret: (the return is found by itself)", p.flag, quote(p.text), flag)
 	case s.Offset != 0:

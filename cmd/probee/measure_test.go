@@ -72,6 +72,8 @@ func TestMeasureFlags(t *testing.T) {
 		{[]string{"--latency", "--weight", "arg0", "--uprobe", "libc:malloc"}, 0, "--latency and --weight both given"},
 		{[]string{"--latency", "--sample"}, 0, "--sample has no calls"},
 		{[]string{"--latency", "--tracepoint", "sched:sched_switch"}, 0, "a tracepoint has no return"},
+		{[]string{"--latency", "--usdt", "python:function__entry"}, 0, "a USDT probe is a point"},
+		{[]string{"--weight", "arg0", "-e", "usdt:fx:gated"}, 0, "a USDT probe is a point"},
 		{[]string{"--latency", "--uprobe", "ret:libc:malloc"}, 0, "drop ret:"},
 		{[]string{"--weight", "arg0", "--kprobe", "kretprobe:vfs_read"}, 0, "drop ret:"},
 		{[]string{"--latency", "--uprobe", "libc:malloc+0x10"}, 0, "drop +0x10"},
