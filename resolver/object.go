@@ -41,6 +41,7 @@ type Object struct {
 	Runpath   []string
 	Interp    string
 	Go        bool     // linked by the Go toolchain (IsGoBinary)
+	Unwinds   bool     // throws or passes on C++ exceptions or Rust panics (unwinds.go)
 	Funcs     []Symbol // sorted by Addr, then Name
 
 	loads     []safeelf.Segment
@@ -101,6 +102,7 @@ func newObject(path string, f *elf.File) (*Object, error) {
 	o.debuglink = debuglink(f)
 	o.addSymbols(t, elf.SHT_DYNSYM, fromDynsym)
 	o.addSymbols(t, elf.SHT_SYMTAB, fromSymtab)
+	o.Unwinds = o.unwinds()
 	return o, nil
 }
 

@@ -120,7 +120,7 @@ func (t *tracer) withReturns(p probeArg, targets []resolver.Target) ([]resolver.
 			ret.Ret = true
 			out = append(out, tg, ret)
 		case t.cfg.latency:
-			rets, err := t.res.ReturnTargets(tg, true)
+			rets, err := t.res.ReturnTargets(tg, tg.Unwinds)
 			if err != nil {
 				refused = append(refused, err)
 				continue
