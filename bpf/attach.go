@@ -14,11 +14,15 @@ import (
 
 // UprobeTarget is one place to put a uprobe: an instruction in a file.
 type UprobeTarget struct {
-	Path   string // file to probe
-	Offset uint64 // file offset of the instruction
-	Entry  bool   // the instruction is the function's first (not +off, not ret)
-	Ret    bool   // uretprobe
-	Name   string // for messages, e.g. "malloc" or "leaf+0x4"
+	Path    string // file to probe
+	Offset  uint64 // file offset of the instruction
+	Entry   bool   // the instruction is the function's first (not +off, not ret)
+	Ret     bool   // uretprobe
+	RetInsn bool   // a RET instruction: the return of a function, seen before it returns
+	Go      bool   // a Go function (ABIInternal: g in r14; latency.h)
+	Size    uint64 // the function's size, for Go function entries (latency.h's go_restart)
+	Return  bool   // MeasureLatency: the return side of a timed function (ends its call)
+	Name    string // for messages, e.g. "malloc" or "leaf+0x4"
 	// RefCtrOffset, when not 0, is the file offset of a USDT semaphore
 	// (an unsigned short): the kernel raises it in every process the
 	// uprobe is installed in while the uprobe is attached, and lowers it
@@ -79,16 +83,17 @@ func (s *Session) AttachUprobes(probe uint32, targets []UprobeTarget, pid int, n
 	return st, nil
 }
 
-// groupTargets splits targets by (path, ret): one uprobe_multi link each.
+// groupTargets splits targets by (path, ret, return side): one
+// uprobe_multi link each.
 func groupTargets(targets []UprobeTarget) [][]UprobeTarget {
 	type key struct {
-		path string
-		ret  bool
+		path         string
+		ret, retSide bool
 	}
 	idx := map[key]int{}
 	var groups [][]UprobeTarget
 	for _, t := range targets {
-		k := key{t.Path, t.Ret}
+		k := key{t.Path, t.Ret, t.Return}
 		i, ok := idx[k]
 		if !ok {
 			i = len(groups)
@@ -100,10 +105,27 @@ func groupTargets(targets []UprobeTarget) [][]UprobeTarget {
 	return groups
 }
 
+// Cookie bits above the probe id (probee.h, latency.h).
+const (
+	cookieEntry     = 1 << 32 // at a function's first instruction, or a RET: the return address at [rsp]
+	cookieGo        = 2 << 32 // a Go function
+	cookieRetInsn   = 4 << 32 // a RET instruction
+	cookieSizeShift = 40      // bits 40-63: a Go function's size, when it fits
+)
+
 func cookie(probe uint32, t UprobeTarget) uint64 {
 	c := uint64(probe)
-	if t.Entry && !t.Ret {
-		c |= 1 << 32
+	if t.Entry && !t.Ret || t.RetInsn {
+		c |= cookieEntry
+	}
+	if t.Go {
+		c |= cookieGo
+	}
+	if t.RetInsn {
+		c |= cookieRetInsn
+	}
+	if t.Go && t.Size < 1<<(64-cookieSizeShift) {
+		c |= t.Size << cookieSizeShift
 	}
 	return c
 }
@@ -125,7 +147,11 @@ func (s *Session) attachMulti(ex *link.Executable, probe uint32, g []UprobeTarge
 		if part[0].Ret {
 			attach = ex.UretprobeMulti
 		}
-		l, err := attach(nil, s.objs.ProbeeUprobeMulti, opts)
+		prog := s.objs.ProbeeUprobeMulti
+		if part[0].Return {
+			prog = s.objs.ProbeeRetUprobeMulti
+		}
+		l, err := attach(nil, prog, opts)
 		if err == nil {
 			s.addLink(l)
 			st.Attached += len(part)
@@ -177,7 +203,11 @@ func (s *Session) attachSingles(ex *link.Executable, probe uint32, g []UprobeTar
 		if t.Ret {
 			attach = ex.Uretprobe
 		}
-		l, err := attach("", s.objs.ProbeeUprobe, opts)
+		prog := s.objs.ProbeeUprobe
+		if t.Return {
+			prog = s.objs.ProbeeRetUprobe
+		}
+		l, err := attach("", prog, opts)
 		if err != nil {
 			if fatalAttachError(err) {
 				return fmt.Errorf("attach uprobe to %s: %w", t.Path, attachHint(err))

@@ -49,7 +49,8 @@ func (d DropCause) String() string {
 }
 
 // Count is one aggregated stack: how often probe fired in tgid with this
-// user and kernel stack. Pcs are leaf first, as captured.
+// user and kernel stack (in a measure mode: its calls, their total and
+// their maximum). Pcs are leaf first, as captured.
 type Count struct {
 	Probe         uint32
 	TGID          int
@@ -59,6 +60,7 @@ type Count struct {
 	UserLost      bool
 	Kernel        []uint64 // leaf first
 	Count         uint64
+	Total, Max    uint64 // measure modes: nanoseconds or the argument's sum and maximum
 }
 
 // Snapshot is everything drained from the kernel.
@@ -66,6 +68,7 @@ type Snapshot struct {
 	Counts []Count
 	Hits   []uint64 // events per probe id (before any loss)
 	Drops  map[DropCause]uint64
+	Probes []ProbeMeasure // measure modes: per probe id
 }
 
 // Drain reads the aggregation maps for probes 0..nprobes-1, adding every
@@ -86,6 +89,9 @@ func (s *Session) Drain(nprobes int) (*Snapshot, error) {
 		}
 	}
 	if snap.Counts, err = s.readCounts(); err != nil {
+		return nil, err
+	}
+	if snap.Probes, err = s.probeMeasures(nprobes); err != nil {
 		return nil, err
 	}
 	return snap, nil
@@ -116,20 +122,31 @@ func (s *Session) readCounts() ([]Count, error) {
 		if _, err := s.drainCounts(m); err != nil {
 			return nil, err
 		}
-	}
-	out := make([]Count, 0, len(s.acc.counts))
-	for k, n := range s.acc.counts {
-		c := Count{Probe: k.probe, TGID: int(k.tgid), Comm: commString(k.comm), Count: n,
-			Kernel: s.acc.kstacks[k.kstack]}
-		if u, ok := s.acc.ustacks[k.ustack]; ok && k.ustack != 0 {
-			c.User, c.UserTruncated = u.pcs, u.truncated
-		} else {
-			c.UserLost = true
+		if _, err := s.drainMeasures(s.measuresMap(uint32(i))); err != nil {
+			return nil, err
 		}
-		out = append(out, c)
+	}
+	out := make([]Count, 0, len(s.acc.counts)+len(s.acc.measures))
+	for k, n := range s.acc.counts {
+		out = append(out, s.countOf(k, measureVal{calls: n}))
+	}
+	for k, m := range s.acc.measures {
+		out = append(out, s.countOf(k, m))
 	}
 	sort.SliceStable(out, func(i, j int) bool { return lessCount(&out[i], &out[j]) })
 	return out, nil
+}
+
+// countOf is the Count of key k with its stacks.
+func (s *Session) countOf(k countKey, m measureVal) Count {
+	c := Count{Probe: k.probe, TGID: int(k.tgid), Comm: commString(k.comm), Count: m.calls,
+		Total: m.total, Max: m.max, Kernel: s.acc.kstacks[k.kstack]}
+	if u, ok := s.acc.ustacks[k.ustack]; ok && k.ustack != 0 {
+		c.User, c.UserTruncated = u.pcs, u.truncated
+	} else {
+		c.UserLost = true
+	}
+	return c
 }
 
 func commString(c [16]int8) string {

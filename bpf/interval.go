@@ -38,14 +38,15 @@ type userStack struct {
 
 // accumulator holds what has been drained from the kernel so far.
 type accumulator struct {
-	counts  map[countKey]uint64
-	ustacks map[uint64]userStack
-	kstacks map[uint64][]uint64
+	counts   map[countKey]uint64
+	measures map[countKey]measureVal // measure modes (latency.go)
+	ustacks  map[uint64]userStack
+	kstacks  map[uint64][]uint64
 }
 
 func newAccumulator() accumulator {
-	return accumulator{counts: map[countKey]uint64{}, ustacks: map[uint64]userStack{},
-		kstacks: map[uint64][]uint64{}}
+	return accumulator{counts: map[countKey]uint64{}, measures: map[countKey]measureVal{},
+		ustacks: map[uint64]userStack{}, kstacks: map[uint64][]uint64{}}
 }
 
 // DrainStats describes the periodic drains of a session.
@@ -83,6 +84,11 @@ func (s *Session) DrainInterval() error {
 	s.switched = false
 	s.stats.Drains++
 	moved, err := s.drainCounts(s.countsMap(old))
+	s.stats.Moved += moved
+	if err != nil {
+		return err
+	}
+	moved, err = s.drainMeasures(s.measuresMap(old))
 	s.stats.Moved += moved
 	return err
 }
@@ -133,9 +139,21 @@ const drainBatch = 4096
 // (copied; events seen later re-insert them).
 func (s *Session) takeCounts(keys []probeeCountKey, vals []uint64) (moved uint64) {
 	for i, key := range keys {
-		k := countKey{probe: key.Probe, tgid: key.Tgid, comm: key.Comm, ustack: key.Ustack, kstack: key.Kstack}
-		s.acc.counts[k] += vals[i]
+		s.acc.counts[countKeyOf(key)] += vals[i]
 		moved += vals[i]
+	}
+	s.takeStacks(keys)
+	return moved
+}
+
+func countKeyOf(key probeeCountKey) countKey {
+	return countKey{probe: key.Probe, tgid: key.Tgid, comm: key.Comm, ustack: key.Ustack, kstack: key.Kstack}
+}
+
+// takeStacks copies the stacks keys reference to the accumulator and
+// deletes them from ustacks and kstacks.
+func (s *Session) takeStacks(keys []probeeCountKey) {
+	for _, key := range keys {
 		s.copyUser(key.Ustack)
 		s.copyKernel(key.Kstack)
 	}
@@ -147,7 +165,6 @@ func (s *Session) takeCounts(keys []probeeCountKey, vals []uint64) (moved uint64
 			s.objs.Kstacks.Delete(key.Kstack)
 		}
 	}
-	return moved
 }
 
 // copyUser copies user stack id to Go unless it is there already.

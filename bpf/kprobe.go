@@ -18,6 +18,7 @@ type KprobeTarget struct {
 	Module string // "" for vmlinux; for messages
 	Offset uint64 // bytes into the function (not with kprobe_multi)
 	Ret    bool   // kretprobe
+	Return bool   // MeasureLatency: the return side of a timed function (ends its call)
 }
 
 // KprobeSkipped is a function the kernel refused, with its reason.
@@ -64,11 +65,13 @@ func (s *Session) AttachKprobes(probe uint32, targets []KprobeTarget, noMulti bo
 		return st, ErrNoKprobes
 	}
 	var singles []KprobeTarget
-	multi := map[bool][]KprobeTarget{}
+	type side struct{ ret, retSide bool }
+	multi := map[side][]KprobeTarget{}
 	useMulti := !noMulti && HaveKprobeMulti()
 	for _, t := range targets {
 		if useMulti && t.Offset == 0 {
-			multi[t.Ret] = append(multi[t.Ret], t)
+			k := side{t.Ret, t.Return}
+			multi[k] = append(multi[k], t)
 		} else {
 			singles = append(singles, t)
 		}
@@ -79,8 +82,8 @@ func (s *Session) AttachKprobes(probe uint32, targets []KprobeTarget, noMulti bo
 		}
 		st.Multi = true
 	}
-	for _, ret := range []bool{false, true} {
-		if err := s.attachKmulti(probe, multi[ret], &st); err != nil {
+	for _, k := range []side{{false, false}, {true, false}, {true, true}} {
+		if err := s.attachKmulti(probe, multi[k], &st); err != nil {
 			return st, err
 		}
 	}
@@ -105,7 +108,11 @@ func (s *Session) attachKmulti(probe uint32, g []KprobeTarget, st *KprobeStats) 
 		if part[0].Ret {
 			attach = link.KretprobeMulti
 		}
-		l, err := attach(s.objs.ProbeeKprobeMulti, opts)
+		prog := s.objs.ProbeeKprobeMulti
+		if part[0].Return {
+			prog = s.objs.ProbeeRetKprobeMulti
+		}
+		l, err := attach(prog, opts)
 		if err == nil {
 			s.addLink(l)
 			st.Attached += len(part)
@@ -133,7 +140,11 @@ func (s *Session) attachKsingles(probe uint32, g []KprobeTarget, st *KprobeStats
 		if t.Ret {
 			attach = link.Kretprobe
 		}
-		l, err := attach(t.Symbol, s.objs.ProbeeKprobe, opts)
+		prog := s.objs.ProbeeKprobe
+		if t.Return {
+			prog = s.objs.ProbeeRetKprobe
+		}
+		l, err := attach(t.Symbol, prog, opts)
 		if err != nil {
 			if errors.Is(err, os.ErrPermission) {
 				return fmt.Errorf("attach kprobe %s: %w", t.Symbol, attachHint(err))

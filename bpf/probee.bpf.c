@@ -97,16 +97,18 @@ static __always_inline void add_count_to(void *counts, struct count_key *k)
 		count_drop(DROP_COUNTS_FULL);
 }
 
-// add_count counts one event in the active counts map: it marks the map busy
-// in its CPU's slot, then checks the map is still active (user space writes
-// active, then reads busy: Dekker's pattern, ordered by the lock-prefixed
-// add on x86; bpf/gate.go). A second switch during one event is a drop.
-static __always_inline void add_count(struct count_key *k)
+// counts_enter marks the active counts map busy in its CPU's slot and
+// returns its index (0 or 1), then checks the map is still active (user
+// space writes active, then reads busy: Dekker's pattern, ordered by the
+// lock-prefixed add on x86; bpf/gate.go); -1 when the gate is missing or
+// the map switched twice during the event (a drop). counts_exit ends it.
+// The counts maps and the measures maps (latency.h) share the gate.
+static __always_inline int counts_enter(struct counts_gate **gp, __u32 *slotp)
 {
 	__u32 zero = 0;
 	struct counts_gate *g = bpf_map_lookup_elem(&counts_gate, &zero);
 	if (!g)
-		return;
+		return -1;
 	__u32 slot = bpf_get_smp_processor_id() & (COUNTS_SLOTS - 1);
 	__u32 m = g->active & 1;
 	__sync_fetch_and_add(&g->slots[slot].busy[m], 1);
@@ -117,14 +119,33 @@ static __always_inline void add_count(struct count_key *k)
 		if ((*(volatile __u32 *)&g->active & 1) != m) {
 			__sync_fetch_and_add(&g->slots[slot].busy[m], -1);
 			count_drop(DROP_COUNTS_SWITCH);
-			return;
+			return -1;
 		}
 	}
+	*gp = g;
+	*slotp = slot;
+	return m;
+}
+
+static __always_inline void counts_exit(struct counts_gate *g, __u32 slot, int m)
+{
+	__sync_fetch_and_add(&g->slots[slot & (COUNTS_SLOTS - 1)].busy[m & 1], -1);
+}
+
+// add_count counts one event in the active counts map.
+static __always_inline void add_count(struct count_key *k)
+{
+	struct counts_gate *g = NULL;
+	__u32 slot = 0;
+	int m = counts_enter(&g, &slot);
+	if (m < 0 || !g)
+		return;
 	add_count_to(m ? (void *)&counts1 : (void *)&counts0, k);
-	__sync_fetch_and_add(&g->slots[slot].busy[m], -1);
+	counts_exit(g, slot, m);
 }
 
 #include "unwind.h"
+#include "latency.h"
 
 // begin_event handles the filter and the bookkeeping of one event and fills
 // the count key (probe, tgid, comm, kernel stack).
@@ -147,7 +168,7 @@ static __always_inline int begin_event(void *ctx, __u64 cookie, int with_kstack,
 
 // record_fp counts an event with a frame-pointer walk of the user stack.
 static __always_inline int record_fp(struct count_key *k, __u64 ip, __u64 sp,
-				     __u64 bp, int entry)
+				     __u64 bp, int entry, __u32 slot)
 {
 	__u32 zero = 0;
 	struct user_stack *st = bpf_map_lookup_elem(&scratch, &zero);
@@ -162,7 +183,7 @@ static __always_inline int record_fp(struct count_key *k, __u64 ip, __u64 sp,
 		st->hash = 2;
 	}
 	k->ustack = store_user_stack(st);
-	add_count(k);
+	count_event(k, slot);
 	return 0;
 }
 
@@ -177,14 +198,15 @@ static __always_inline struct unwind_state *unwind_begin(void *ctx, __u64 cookie
 
 	if (!begin_event(ctx, cookie, with_kstack, &k))
 		return NULL;
+	lat_prepare(ctx, cookie, slot);
 	if (unwind_mode == UNWIND_FP || !user_pc(ip)) {
-		record_fp(&k, ip, sp, bp, entry);
+		record_fp(&k, ip, sp, bp, entry, slot);
 		return NULL;
 	}
 	struct unwind_state *s = bpf_map_lookup_elem(&unwind_states, &slot);
 	if (!s || (!have_find_vma && !bpf_map_lookup_elem(&proc_maps, &k.tgid))) {
 		count_drop(DROP_NO_TABLES);
-		record_fp(&k, ip, sp, bp, entry);
+		record_fp(&k, ip, sp, bp, entry, slot);
 		return NULL;
 	}
 	s->key = k;
@@ -206,7 +228,7 @@ static __always_inline struct unwind_state *unwind_begin(void *ctx, __u64 cookie
 }
 
 // unwind_finish stores the walked stack and counts the event.
-static __always_inline int unwind_finish(struct unwind_state *s)
+static __always_inline int unwind_finish(struct unwind_state *s, __u32 slot)
 {
 	if (s->partial && defer_stacks && defer_emit(s))
 		return 0; // counted by user space once it has finished the walk
@@ -217,7 +239,7 @@ static __always_inline int unwind_finish(struct unwind_state *s)
 	if (!s->st.hash)
 		s->st.hash = 1;
 	s->key.ustack = store_user_stack(&s->st);
-	add_count(&s->key);
+	count_event(&s->key, slot);
 	return 0;
 }
 
@@ -233,7 +255,7 @@ static __always_inline int unwind_finish(struct unwind_state *s)
 			if (use_tail_calls)                                                \
 				bpf_tail_call(ctx, &steps, idx);                           \
 			unwind_inline(s_); /* no tail calls, or the call failed */         \
-			unwind_finish(s_);                                                 \
+			unwind_finish(s_, slot);                                           \
 		}                                                                          \
 		0;                                                                         \
 	})
@@ -252,7 +274,7 @@ static __always_inline int unwind_finish(struct unwind_state *s)
 			}                                                                  \
 			if (!done_)                                                        \
 				s_->st.flags |= STACK_TRUNCATED;                           \
-			unwind_finish(s_);                                                 \
+			unwind_finish(s_, slot_);                                          \
 		}                                                                          \
 		0;                                                                         \
 	})

@@ -88,6 +88,55 @@ type probeeKernelStack struct {
 	Pcs   [127]uint64
 }
 
+type probeeLatKey struct {
+	_      structs.HostLayout
+	Id     uint64
+	Region uint64
+	Tgid   uint32
+	Space  uint32
+}
+
+type probeeLatPending struct {
+	_       structs.HostLayout
+	Key     probeeLatKey
+	Height  uint64
+	Weight  uint64
+	Go      uint32
+	Restart uint32
+}
+
+type probeeLatStack struct {
+	_     structs.HostLayout
+	Depth uint32
+	Lost  uint32
+	F     [32]struct {
+		_      structs.HostLayout
+		Probe  uint32
+		Pad    uint32
+		Ustack uint64
+		Kstack uint64
+		Height uint64
+		Start  uint64
+	}
+}
+
+type probeeMeasure struct {
+	_     structs.HostLayout
+	Calls uint64
+	Total uint64
+	Max   uint64
+}
+
+type probeeProbeMeasure struct {
+	_     structs.HostLayout
+	Calls uint64
+	Total uint64
+	Max   uint64
+	Stats [5]uint64
+	Hist  [64]uint64
+	Hsum  [64]uint64
+}
+
 type probeeProcInfo struct {
 	_    structs.HostLayout
 	N    uint32
@@ -166,8 +215,14 @@ const (
 	probeeMapHostRoot               = "host_root"
 	probeeMapKscratch               = "kscratch"
 	probeeMapKstacks                = "kstacks"
+	probeeMapLatEmpty               = "lat_empty"
+	probeeMapLatPendings            = "lat_pendings"
+	probeeMapLatStacks              = "lat_stacks"
 	probeeMapLdsoAdding             = "ldso_adding"
+	probeeMapMeasures0              = "measures0"
+	probeeMapMeasures1              = "measures1"
 	probeeMapPids                   = "pids"
+	probeeMapProbeMeasures          = "probe_measures"
 	probeeMapProcMaps               = "proc_maps"
 	probeeMapScratch                = "scratch"
 	probeeMapSeen                   = "seen"
@@ -187,8 +242,13 @@ const (
 	probeeProgProbeeGate            = "probee_gate"
 	probeeProgProbeeKprobe          = "probee_kprobe"
 	probeeProgProbeeKprobeMulti     = "probee_kprobe_multi"
+	probeeProgProbeeLatExit         = "probee_lat_exit"
 	probeeProgProbeeLdsoGate        = "probee_ldso_gate"
 	probeeProgProbeePerf            = "probee_perf"
+	probeeProgProbeeRetKprobe       = "probee_ret_kprobe"
+	probeeProgProbeeRetKprobeMulti  = "probee_ret_kprobe_multi"
+	probeeProgProbeeRetUprobe       = "probee_ret_uprobe"
+	probeeProgProbeeRetUprobeMulti  = "probee_ret_uprobe_multi"
 	probeeProgProbeeRootGate        = "probee_root_gate"
 	probeeProgProbeeStepKprobe      = "probee_step_kprobe"
 	probeeProgProbeeStepKprobeMulti = "probee_step_kprobe_multi"
@@ -204,10 +264,15 @@ const (
 	probeeVarHaveBpfLoop            = "have_bpf_loop"
 	probeeVarHaveFindVma            = "have_find_vma"
 	probeeVarIncludeIdle            = "include_idle"
+	probeeVarMeasureMode            = "measure_mode"
+	probeeVarMinLatency             = "min_latency"
 	probeeVarSampleProbe            = "sample_probe"
 	probeeVarUnusedEvent            = "unused_event"
+	probeeVarUnusedLatStack         = "unused_lat_stack"
+	probeeVarUnusedProbeMeasure     = "unused_probe_measure"
 	probeeVarUnwindMode             = "unwind_mode"
 	probeeVarUseTailCalls           = "use_tail_calls"
+	probeeVarWeightArg              = "weight_arg"
 )
 
 // loadProbee returns the embedded CollectionSpec for probee.
@@ -259,8 +324,13 @@ type probeeProgramSpecs struct {
 	ProbeeGate            *ebpf.ProgramSpec `ebpf:"probee_gate"`
 	ProbeeKprobe          *ebpf.ProgramSpec `ebpf:"probee_kprobe"`
 	ProbeeKprobeMulti     *ebpf.ProgramSpec `ebpf:"probee_kprobe_multi"`
+	ProbeeLatExit         *ebpf.ProgramSpec `ebpf:"probee_lat_exit"`
 	ProbeeLdsoGate        *ebpf.ProgramSpec `ebpf:"probee_ldso_gate"`
 	ProbeePerf            *ebpf.ProgramSpec `ebpf:"probee_perf"`
+	ProbeeRetKprobe       *ebpf.ProgramSpec `ebpf:"probee_ret_kprobe"`
+	ProbeeRetKprobeMulti  *ebpf.ProgramSpec `ebpf:"probee_ret_kprobe_multi"`
+	ProbeeRetUprobe       *ebpf.ProgramSpec `ebpf:"probee_ret_uprobe"`
+	ProbeeRetUprobeMulti  *ebpf.ProgramSpec `ebpf:"probee_ret_uprobe_multi"`
 	ProbeeRootGate        *ebpf.ProgramSpec `ebpf:"probee_root_gate"`
 	ProbeeStepKprobe      *ebpf.ProgramSpec `ebpf:"probee_step_kprobe"`
 	ProbeeStepKprobeMulti *ebpf.ProgramSpec `ebpf:"probee_step_kprobe_multi"`
@@ -277,48 +347,59 @@ type probeeProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type probeeMapSpecs struct {
-	Counts0      *ebpf.MapSpec `ebpf:"counts0"`
-	Counts1      *ebpf.MapSpec `ebpf:"counts1"`
-	CountsGate   *ebpf.MapSpec `ebpf:"counts_gate"`
-	DeferScratch *ebpf.MapSpec `ebpf:"defer_scratch"`
-	Deferred     *ebpf.MapSpec `ebpf:"deferred"`
-	Drops        *ebpf.MapSpec `ebpf:"drops"`
-	Events       *ebpf.MapSpec `ebpf:"events"`
-	FileKeyOut   *ebpf.MapSpec `ebpf:"file_key_out"`
-	FileTables   *ebpf.MapSpec `ebpf:"file_tables"`
-	Hits         *ebpf.MapSpec `ebpf:"hits"`
-	HostRoot     *ebpf.MapSpec `ebpf:"host_root"`
-	Kscratch     *ebpf.MapSpec `ebpf:"kscratch"`
-	Kstacks      *ebpf.MapSpec `ebpf:"kstacks"`
-	LdsoAdding   *ebpf.MapSpec `ebpf:"ldso_adding"`
-	Pids         *ebpf.MapSpec `ebpf:"pids"`
-	ProcMaps     *ebpf.MapSpec `ebpf:"proc_maps"`
-	Scratch      *ebpf.MapSpec `ebpf:"scratch"`
-	Seen         *ebpf.MapSpec `ebpf:"seen"`
-	StepsKmulti  *ebpf.MapSpec `ebpf:"steps_kmulti"`
-	StepsKprobe  *ebpf.MapSpec `ebpf:"steps_kprobe"`
-	StepsMulti   *ebpf.MapSpec `ebpf:"steps_multi"`
-	StepsPerf    *ebpf.MapSpec `ebpf:"steps_perf"`
-	StepsTp      *ebpf.MapSpec `ebpf:"steps_tp"`
-	UnwindRules  *ebpf.MapSpec `ebpf:"unwind_rules"`
-	UnwindShards *ebpf.MapSpec `ebpf:"unwind_shards"`
-	UnwindStates *ebpf.MapSpec `ebpf:"unwind_states"`
-	Ustacks      *ebpf.MapSpec `ebpf:"ustacks"`
+	Counts0       *ebpf.MapSpec `ebpf:"counts0"`
+	Counts1       *ebpf.MapSpec `ebpf:"counts1"`
+	CountsGate    *ebpf.MapSpec `ebpf:"counts_gate"`
+	DeferScratch  *ebpf.MapSpec `ebpf:"defer_scratch"`
+	Deferred      *ebpf.MapSpec `ebpf:"deferred"`
+	Drops         *ebpf.MapSpec `ebpf:"drops"`
+	Events        *ebpf.MapSpec `ebpf:"events"`
+	FileKeyOut    *ebpf.MapSpec `ebpf:"file_key_out"`
+	FileTables    *ebpf.MapSpec `ebpf:"file_tables"`
+	Hits          *ebpf.MapSpec `ebpf:"hits"`
+	HostRoot      *ebpf.MapSpec `ebpf:"host_root"`
+	Kscratch      *ebpf.MapSpec `ebpf:"kscratch"`
+	Kstacks       *ebpf.MapSpec `ebpf:"kstacks"`
+	LatEmpty      *ebpf.MapSpec `ebpf:"lat_empty"`
+	LatPendings   *ebpf.MapSpec `ebpf:"lat_pendings"`
+	LatStacks     *ebpf.MapSpec `ebpf:"lat_stacks"`
+	LdsoAdding    *ebpf.MapSpec `ebpf:"ldso_adding"`
+	Measures0     *ebpf.MapSpec `ebpf:"measures0"`
+	Measures1     *ebpf.MapSpec `ebpf:"measures1"`
+	Pids          *ebpf.MapSpec `ebpf:"pids"`
+	ProbeMeasures *ebpf.MapSpec `ebpf:"probe_measures"`
+	ProcMaps      *ebpf.MapSpec `ebpf:"proc_maps"`
+	Scratch       *ebpf.MapSpec `ebpf:"scratch"`
+	Seen          *ebpf.MapSpec `ebpf:"seen"`
+	StepsKmulti   *ebpf.MapSpec `ebpf:"steps_kmulti"`
+	StepsKprobe   *ebpf.MapSpec `ebpf:"steps_kprobe"`
+	StepsMulti    *ebpf.MapSpec `ebpf:"steps_multi"`
+	StepsPerf     *ebpf.MapSpec `ebpf:"steps_perf"`
+	StepsTp       *ebpf.MapSpec `ebpf:"steps_tp"`
+	UnwindRules   *ebpf.MapSpec `ebpf:"unwind_rules"`
+	UnwindShards  *ebpf.MapSpec `ebpf:"unwind_shards"`
+	UnwindStates  *ebpf.MapSpec `ebpf:"unwind_states"`
+	Ustacks       *ebpf.MapSpec `ebpf:"ustacks"`
 }
 
 // probeeVariableSpecs contains global variables before they are loaded into the kernel.
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type probeeVariableSpecs struct {
-	DeferStacks  *ebpf.VariableSpec `ebpf:"defer_stacks"`
-	FilterPids   *ebpf.VariableSpec `ebpf:"filter_pids"`
-	HaveBpfLoop  *ebpf.VariableSpec `ebpf:"have_bpf_loop"`
-	HaveFindVma  *ebpf.VariableSpec `ebpf:"have_find_vma"`
-	IncludeIdle  *ebpf.VariableSpec `ebpf:"include_idle"`
-	SampleProbe  *ebpf.VariableSpec `ebpf:"sample_probe"`
-	UnusedEvent  *ebpf.VariableSpec `ebpf:"unused_event"`
-	UnwindMode   *ebpf.VariableSpec `ebpf:"unwind_mode"`
-	UseTailCalls *ebpf.VariableSpec `ebpf:"use_tail_calls"`
+	DeferStacks        *ebpf.VariableSpec `ebpf:"defer_stacks"`
+	FilterPids         *ebpf.VariableSpec `ebpf:"filter_pids"`
+	HaveBpfLoop        *ebpf.VariableSpec `ebpf:"have_bpf_loop"`
+	HaveFindVma        *ebpf.VariableSpec `ebpf:"have_find_vma"`
+	IncludeIdle        *ebpf.VariableSpec `ebpf:"include_idle"`
+	MeasureMode        *ebpf.VariableSpec `ebpf:"measure_mode"`
+	MinLatency         *ebpf.VariableSpec `ebpf:"min_latency"`
+	SampleProbe        *ebpf.VariableSpec `ebpf:"sample_probe"`
+	UnusedEvent        *ebpf.VariableSpec `ebpf:"unused_event"`
+	UnusedLatStack     *ebpf.VariableSpec `ebpf:"unused_lat_stack"`
+	UnusedProbeMeasure *ebpf.VariableSpec `ebpf:"unused_probe_measure"`
+	UnwindMode         *ebpf.VariableSpec `ebpf:"unwind_mode"`
+	UseTailCalls       *ebpf.VariableSpec `ebpf:"use_tail_calls"`
+	WeightArg          *ebpf.VariableSpec `ebpf:"weight_arg"`
 }
 
 // probeeObjects contains all objects after they have been loaded into the kernel.
@@ -341,33 +422,39 @@ func (o *probeeObjects) Close() error {
 //
 // It can be passed to loadProbeeObjects or ebpf.CollectionSpec.LoadAndAssign.
 type probeeMaps struct {
-	Counts0      *ebpf.Map `ebpf:"counts0"`
-	Counts1      *ebpf.Map `ebpf:"counts1"`
-	CountsGate   *ebpf.Map `ebpf:"counts_gate"`
-	DeferScratch *ebpf.Map `ebpf:"defer_scratch"`
-	Deferred     *ebpf.Map `ebpf:"deferred"`
-	Drops        *ebpf.Map `ebpf:"drops"`
-	Events       *ebpf.Map `ebpf:"events"`
-	FileKeyOut   *ebpf.Map `ebpf:"file_key_out"`
-	FileTables   *ebpf.Map `ebpf:"file_tables"`
-	Hits         *ebpf.Map `ebpf:"hits"`
-	HostRoot     *ebpf.Map `ebpf:"host_root"`
-	Kscratch     *ebpf.Map `ebpf:"kscratch"`
-	Kstacks      *ebpf.Map `ebpf:"kstacks"`
-	LdsoAdding   *ebpf.Map `ebpf:"ldso_adding"`
-	Pids         *ebpf.Map `ebpf:"pids"`
-	ProcMaps     *ebpf.Map `ebpf:"proc_maps"`
-	Scratch      *ebpf.Map `ebpf:"scratch"`
-	Seen         *ebpf.Map `ebpf:"seen"`
-	StepsKmulti  *ebpf.Map `ebpf:"steps_kmulti"`
-	StepsKprobe  *ebpf.Map `ebpf:"steps_kprobe"`
-	StepsMulti   *ebpf.Map `ebpf:"steps_multi"`
-	StepsPerf    *ebpf.Map `ebpf:"steps_perf"`
-	StepsTp      *ebpf.Map `ebpf:"steps_tp"`
-	UnwindRules  *ebpf.Map `ebpf:"unwind_rules"`
-	UnwindShards *ebpf.Map `ebpf:"unwind_shards"`
-	UnwindStates *ebpf.Map `ebpf:"unwind_states"`
-	Ustacks      *ebpf.Map `ebpf:"ustacks"`
+	Counts0       *ebpf.Map `ebpf:"counts0"`
+	Counts1       *ebpf.Map `ebpf:"counts1"`
+	CountsGate    *ebpf.Map `ebpf:"counts_gate"`
+	DeferScratch  *ebpf.Map `ebpf:"defer_scratch"`
+	Deferred      *ebpf.Map `ebpf:"deferred"`
+	Drops         *ebpf.Map `ebpf:"drops"`
+	Events        *ebpf.Map `ebpf:"events"`
+	FileKeyOut    *ebpf.Map `ebpf:"file_key_out"`
+	FileTables    *ebpf.Map `ebpf:"file_tables"`
+	Hits          *ebpf.Map `ebpf:"hits"`
+	HostRoot      *ebpf.Map `ebpf:"host_root"`
+	Kscratch      *ebpf.Map `ebpf:"kscratch"`
+	Kstacks       *ebpf.Map `ebpf:"kstacks"`
+	LatEmpty      *ebpf.Map `ebpf:"lat_empty"`
+	LatPendings   *ebpf.Map `ebpf:"lat_pendings"`
+	LatStacks     *ebpf.Map `ebpf:"lat_stacks"`
+	LdsoAdding    *ebpf.Map `ebpf:"ldso_adding"`
+	Measures0     *ebpf.Map `ebpf:"measures0"`
+	Measures1     *ebpf.Map `ebpf:"measures1"`
+	Pids          *ebpf.Map `ebpf:"pids"`
+	ProbeMeasures *ebpf.Map `ebpf:"probe_measures"`
+	ProcMaps      *ebpf.Map `ebpf:"proc_maps"`
+	Scratch       *ebpf.Map `ebpf:"scratch"`
+	Seen          *ebpf.Map `ebpf:"seen"`
+	StepsKmulti   *ebpf.Map `ebpf:"steps_kmulti"`
+	StepsKprobe   *ebpf.Map `ebpf:"steps_kprobe"`
+	StepsMulti    *ebpf.Map `ebpf:"steps_multi"`
+	StepsPerf     *ebpf.Map `ebpf:"steps_perf"`
+	StepsTp       *ebpf.Map `ebpf:"steps_tp"`
+	UnwindRules   *ebpf.Map `ebpf:"unwind_rules"`
+	UnwindShards  *ebpf.Map `ebpf:"unwind_shards"`
+	UnwindStates  *ebpf.Map `ebpf:"unwind_states"`
+	Ustacks       *ebpf.Map `ebpf:"ustacks"`
 }
 
 func (m *probeeMaps) Close() error {
@@ -385,8 +472,14 @@ func (m *probeeMaps) Close() error {
 		m.HostRoot,
 		m.Kscratch,
 		m.Kstacks,
+		m.LatEmpty,
+		m.LatPendings,
+		m.LatStacks,
 		m.LdsoAdding,
+		m.Measures0,
+		m.Measures1,
 		m.Pids,
+		m.ProbeMeasures,
 		m.ProcMaps,
 		m.Scratch,
 		m.Seen,
@@ -406,15 +499,20 @@ func (m *probeeMaps) Close() error {
 //
 // It can be passed to loadProbeeObjects or ebpf.CollectionSpec.LoadAndAssign.
 type probeeVariables struct {
-	DeferStacks  *ebpf.Variable `ebpf:"defer_stacks"`
-	FilterPids   *ebpf.Variable `ebpf:"filter_pids"`
-	HaveBpfLoop  *ebpf.Variable `ebpf:"have_bpf_loop"`
-	HaveFindVma  *ebpf.Variable `ebpf:"have_find_vma"`
-	IncludeIdle  *ebpf.Variable `ebpf:"include_idle"`
-	SampleProbe  *ebpf.Variable `ebpf:"sample_probe"`
-	UnusedEvent  *ebpf.Variable `ebpf:"unused_event"`
-	UnwindMode   *ebpf.Variable `ebpf:"unwind_mode"`
-	UseTailCalls *ebpf.Variable `ebpf:"use_tail_calls"`
+	DeferStacks        *ebpf.Variable `ebpf:"defer_stacks"`
+	FilterPids         *ebpf.Variable `ebpf:"filter_pids"`
+	HaveBpfLoop        *ebpf.Variable `ebpf:"have_bpf_loop"`
+	HaveFindVma        *ebpf.Variable `ebpf:"have_find_vma"`
+	IncludeIdle        *ebpf.Variable `ebpf:"include_idle"`
+	MeasureMode        *ebpf.Variable `ebpf:"measure_mode"`
+	MinLatency         *ebpf.Variable `ebpf:"min_latency"`
+	SampleProbe        *ebpf.Variable `ebpf:"sample_probe"`
+	UnusedEvent        *ebpf.Variable `ebpf:"unused_event"`
+	UnusedLatStack     *ebpf.Variable `ebpf:"unused_lat_stack"`
+	UnusedProbeMeasure *ebpf.Variable `ebpf:"unused_probe_measure"`
+	UnwindMode         *ebpf.Variable `ebpf:"unwind_mode"`
+	UseTailCalls       *ebpf.Variable `ebpf:"use_tail_calls"`
+	WeightArg          *ebpf.Variable `ebpf:"weight_arg"`
 }
 
 // probeePrograms contains all programs after they have been loaded into the kernel.
@@ -428,8 +526,13 @@ type probeePrograms struct {
 	ProbeeGate            *ebpf.Program `ebpf:"probee_gate"`
 	ProbeeKprobe          *ebpf.Program `ebpf:"probee_kprobe"`
 	ProbeeKprobeMulti     *ebpf.Program `ebpf:"probee_kprobe_multi"`
+	ProbeeLatExit         *ebpf.Program `ebpf:"probee_lat_exit"`
 	ProbeeLdsoGate        *ebpf.Program `ebpf:"probee_ldso_gate"`
 	ProbeePerf            *ebpf.Program `ebpf:"probee_perf"`
+	ProbeeRetKprobe       *ebpf.Program `ebpf:"probee_ret_kprobe"`
+	ProbeeRetKprobeMulti  *ebpf.Program `ebpf:"probee_ret_kprobe_multi"`
+	ProbeeRetUprobe       *ebpf.Program `ebpf:"probee_ret_uprobe"`
+	ProbeeRetUprobeMulti  *ebpf.Program `ebpf:"probee_ret_uprobe_multi"`
 	ProbeeRootGate        *ebpf.Program `ebpf:"probee_root_gate"`
 	ProbeeStepKprobe      *ebpf.Program `ebpf:"probee_step_kprobe"`
 	ProbeeStepKprobeMulti *ebpf.Program `ebpf:"probee_step_kprobe_multi"`
@@ -451,8 +554,13 @@ func (p *probeePrograms) Close() error {
 		p.ProbeeGate,
 		p.ProbeeKprobe,
 		p.ProbeeKprobeMulti,
+		p.ProbeeLatExit,
 		p.ProbeeLdsoGate,
 		p.ProbeePerf,
+		p.ProbeeRetKprobe,
+		p.ProbeeRetKprobeMulti,
+		p.ProbeeRetUprobe,
+		p.ProbeeRetUprobeMulti,
 		p.ProbeeRootGate,
 		p.ProbeeStepKprobe,
 		p.ProbeeStepKprobeMulti,

@@ -41,6 +41,9 @@ type Options struct {
 	// file's identity (the per-process mapping arrays alone, as on kernels
 	// before 5.17): for tests and comparisons.
 	NoFindVMA bool
+	// Measure makes function probes measure time or an argument instead
+	// of counting hits (latency.go).
+	Measure Measure
 	// NoDefer counts a stack whose walk reaches a file without a loaded
 	// table as partial (frame pointers from there) instead of handing it
 	// to user space to finish (Deferred): for tests and comparisons.
@@ -110,6 +113,10 @@ func Open(opts Options) (*Session, error) {
 		s.Close()
 		return nil, err
 	}
+	if err := s.attachLatencyExit(); err != nil {
+		s.Close()
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -123,7 +130,9 @@ func configure(spec *ebpf.CollectionSpec, opts Options) error {
 		"sample_probe": opts.SampleProbe, "include_idle": 0, "have_find_vma": 0, "defer_stacks": 0}
 	if HaveFindVMA() && !opts.NoFindVMA {
 		vars["have_find_vma"] = 1
-		if opts.DWARF && !opts.NoDefer {
+		// Measured stacks are kept at the entry until the return: a stack
+		// handed to user space to finish would lose its measure.
+		if opts.DWARF && !opts.NoDefer && opts.Measure.Mode == MeasureCount {
 			vars["defer_stacks"] = 1
 		}
 	}
@@ -144,6 +153,9 @@ func configure(spec *ebpf.CollectionSpec, opts Options) error {
 			return fmt.Errorf("set %s: %w", name, err)
 		}
 	}
+	if err := configureMeasure(spec, opts.Measure); err != nil {
+		return err
+	}
 	if b := tableBudget(opts); b > MaxTableBudget {
 		return fmt.Errorf("unwind table budget of %s is past the %s the table storage addresses", byteSize(b), byteSize(MaxTableBudget))
 	}
@@ -151,6 +163,8 @@ func configure(spec *ebpf.CollectionSpec, opts Options) error {
 	if n := opts.MaxStacks; n > 0 {
 		spec.Maps["counts0"].MaxEntries = uint32(n)
 		spec.Maps["counts1"].MaxEntries = uint32(n)
+		spec.Maps["measures0"].MaxEntries = uint32(n)
+		spec.Maps["measures1"].MaxEntries = uint32(n)
 		spec.Maps["ustacks"].MaxEntries = uint32(n)
 		spec.Maps["kstacks"].MaxEntries = uint32(max(n/4, 1))
 	}

@@ -32,23 +32,25 @@ type stack struct {
 }
 
 // collapse turns the samples accepted by keep into merged stacks sorted by
-// key. Samples with a zero count are left out.
+// key, each counting the samples' weights (Profile.weight). Samples
+// weighing zero are left out.
 func collapse(p *Profile, opts Options, keep func(*Sample) bool) []stack {
 	idx := map[string]int{}
 	var out []stack
 	for i := range p.Samples {
 		s := &p.Samples[i]
-		if s.Count == 0 || (keep != nil && !keep(s)) {
+		w := p.weight(s)
+		if w == 0 || (keep != nil && !keep(s)) {
 			continue
 		}
 		frames := sampleFrames(s, opts)
 		key := joinNames(frames)
 		if j, ok := idx[key]; ok {
-			out[j].count += s.Count
+			out[j].count += w
 			continue
 		}
 		idx[key] = len(out)
-		out = append(out, stack{key: key, frames: frames, count: s.Count})
+		out = append(out, stack{key: key, frames: frames, count: w})
 	}
 	slices.SortFunc(out, func(a, b stack) int { return strings.Compare(a.key, b.key) })
 	return out
@@ -98,6 +100,10 @@ func joinNames(frames []node) string {
 // WriteCollapsed writes p as collapsed stacks, one line per distinct stack:
 //
 //	[probe;]comm;user frames root..leaf;kernel frames root..leaf_[k] COUNT
+//
+// COUNT is the stack's hits or samples; for KindLatency the nanoseconds
+// its calls took from entry to return, summed; for KindWeight the sum of
+// the argument over its calls.
 //
 // Identical lines are merged (counts summed) and lines are sorted bytewise.
 // The probe label is the root frame when opts.WithProbe is set. Frame names

@@ -16,6 +16,8 @@ import (
 const (
 	KindHits    = "hits"    // event-triggered probes: one count per hit
 	KindSamples = "samples" // --sample: one count per CPU-clock sample
+	KindLatency = "latency" // --latency: Count calls, Value their nanoseconds from entry to return
+	KindWeight  = "weight"  // --weight: Count calls, Value the sum of an argument (ValueType)
 )
 
 // Frame is one symbolized (or not) stack frame. All fields are optional; the
@@ -41,7 +43,8 @@ type Sample struct {
 	Comm   string  // process name
 	User   []Frame // user stack, root..leaf
 	Kernel []Frame // kernel stack, root..leaf (above the user stack)
-	Count  uint64  // hits or samples
+	Count  uint64  // hits or samples; calls for KindLatency and KindWeight
+	Value  uint64  // KindLatency: nanoseconds; KindWeight: the argument's sum
 	// Container is where the process ran (--group-by container); zero
 	// when not asked for. When set, collapsed stacks and flamegraphs get
 	// its frame ("[container ID]", else "[cgroup PATH]") above comm, and
@@ -51,8 +54,10 @@ type Sample struct {
 
 // Profile is everything one run produced. Output writers never modify it.
 type Profile struct {
-	Kind        string            // KindHits or KindSamples
+	Kind        string            // KindHits, KindSamples, KindLatency or KindWeight
 	PeriodNanos int64             // sampling period, for KindSamples
+	ValueType   string            // KindWeight: what Value sums, e.g. "arg0"
+	ValueUnit   string            // KindWeight: its unit, e.g. "bytes"
 	Probes      []string          // labels in command-line order, including probes with 0 hits
 	Samples     []Sample          // in any order; writers sort
 	Drops       map[string]uint64 // cause -> count, informational
@@ -180,20 +185,49 @@ func probeLabels(p *Profile) []string {
 	return append(out, extra...)
 }
 
-// unit is the word for counts of this profile's kind.
+// unit is the word for what a sample weighs in this profile's kind.
 func (p *Profile) unit() string {
-	if p.Kind == KindSamples {
+	switch p.Kind {
+	case KindSamples:
 		return "samples"
+	case KindLatency:
+		return "ns"
+	case KindWeight:
+		return p.ValueUnit
 	}
 	return "hits"
 }
 
-// total returns the sum of counts of the samples accepted by keep (nil: all).
+// weighted reports whether samples weigh their Value, not their Count.
+func (p *Profile) weighted() bool { return p.Kind == KindLatency || p.Kind == KindWeight }
+
+// weight is what s weighs in stacks, flamegraphs and totals: its Value
+// for KindLatency and KindWeight, else its Count.
+func (p *Profile) weight(s *Sample) uint64 {
+	if p.weighted() {
+		return s.Value
+	}
+	return s.Count
+}
+
+// calls returns the sum of the counts of the samples accepted by keep.
+func (p *Profile) calls(keep func(*Sample) bool) uint64 {
+	var n uint64
+	for i := range p.Samples {
+		if keep(&p.Samples[i]) {
+			n += p.Samples[i].Count
+		}
+	}
+	return n
+}
+
+// total returns the sum of the weights of the samples accepted by keep
+// (nil: all).
 func (p *Profile) total(keep func(*Sample) bool) uint64 {
 	var n uint64
 	for i := range p.Samples {
 		if keep == nil || keep(&p.Samples[i]) {
-			n += p.Samples[i].Count
+			n += p.weight(&p.Samples[i])
 		}
 	}
 	return n

@@ -18,7 +18,10 @@ const kernelMapping = "[kernel.kallsyms]"
 // WritePprof writes p as a gzipped pprof profile (profile.proto) that `go
 // tool pprof` reads:
 //   - sample types hits/count for probes; samples/count and cpu/nanoseconds
-//     (count times PeriodNanos) for sampling;
+//     (count times PeriodNanos) for sampling; calls/count and
+//     time/nanoseconds (the calls' summed time from entry to return) for
+//     KindLatency; calls/count and ValueType/ValueUnit (e.g. arg0/bytes)
+//     for KindWeight, the second type being the default;
 //   - labels probe and comm (strings, control characters made spaces) and pid (numeric, unit "pid");
 //     with --group-by container also container (the full id, when known) and cgroup;
 //   - one mapping per module, build-id and load bias; kernel frames map to
@@ -59,13 +62,26 @@ func newPprofBuilder(p *Profile) *pprofBuilder {
 		PeriodType: &profile.ValueType{Type: "hits", Unit: "count"},
 		Period:     1,
 	}
-	if p.Kind == KindSamples {
+	switch p.Kind {
+	case KindSamples:
 		prof.SampleType = []*profile.ValueType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}}
 		prof.PeriodType = &profile.ValueType{Type: "cpu", Unit: "nanoseconds"}
 		prof.Period = p.PeriodNanos
+	case KindLatency, KindWeight:
+		vt := &profile.ValueType{Type: "time", Unit: "nanoseconds"}
+		if p.Kind == KindWeight {
+			vt = &profile.ValueType{Type: cleanName(p.ValueType), Unit: cleanName(p.ValueUnit)}
+		}
+		prof.SampleType = []*profile.ValueType{{Type: "calls", Unit: "count"}, vt}
+		prof.DefaultSampleType = vt.Type
+		prof.PeriodType, prof.Period = vt, 1
 	}
 	for _, l := range probeLabels(p) {
-		prof.Comments = append(prof.Comments, fmt.Sprintf("probe %s: %d %s", cleanName(l), p.total(forProbe(l)), p.unit()))
+		c := fmt.Sprintf("probe %s: %d %s", cleanName(l), p.total(forProbe(l)), cleanName(p.unit()))
+		if p.weighted() {
+			c += fmt.Sprintf(" over %d calls", p.calls(forProbe(l)))
+		}
+		prof.Comments = append(prof.Comments, c)
 	}
 	if d := p.dropSummary(); d != "" {
 		prof.Comments = append(prof.Comments, d)
@@ -94,7 +110,7 @@ func sortedSamples(p *Profile) []int {
 // add appends one sample, merged with an earlier one of the same probe,
 // process and stack.
 func (b *pprofBuilder) add(s *Sample) {
-	if s.Count == 0 {
+	if s.Count == 0 && b.p.weight(s) == 0 {
 		return
 	}
 	var locs []*profile.Location // leaf first
@@ -115,8 +131,11 @@ func (b *pprofBuilder) add(s *Sample) {
 	b.scratch = kb
 	key := string(kb)
 	values := []int64{int64(s.Count)}
-	if b.p.Kind == KindSamples {
+	switch {
+	case b.p.Kind == KindSamples:
 		values = append(values, int64(s.Count)*b.p.PeriodNanos)
+	case b.p.weighted():
+		values = append(values, int64(s.Value))
 	}
 	if prev, ok := b.samples[key]; ok {
 		for i, v := range values {

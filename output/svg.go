@@ -66,19 +66,29 @@ func probeDoc(p *Profile, label string, opts Options) svgDoc {
 }
 
 // heading names one probe in a title: "probe LABEL" for probes, the bare
-// label for sampling.
+// label for sampling, "time in LABEL" for latency, "ARG of LABEL" for
+// weights.
 func (p *Profile) heading(label string) string {
-	if p.Kind == KindSamples {
+	switch p.Kind {
+	case KindSamples:
 		return label
+	case KindLatency:
+		return "time in " + label
+	case KindWeight:
+		return p.ValueType + " of " + label
 	}
 	return "probe " + label
 }
 
-// amount renders a total with its unit, and the CPU time for samples.
+// amount renders a total with its unit, and the CPU time for samples and
+// the time in seconds for latency.
 func (p *Profile) amount(n uint64) string {
 	s := thousands(n) + " " + p.unit()
-	if p.Kind == KindSamples && p.PeriodNanos > 0 {
+	switch {
+	case p.Kind == KindSamples && p.PeriodNanos > 0:
 		s += fmt.Sprintf(" (≈ %.3g s CPU)", float64(n)*float64(p.PeriodNanos)/1e9)
+	case p.Kind == KindLatency:
+		s += " (" + valueText(n, KindLatency, "") + ")"
 	}
 	return s
 }

@@ -52,6 +52,10 @@ func IsGoBinary(path string) bool {
 		return false
 	}
 	defer f.Close()
+	return isGoFile(f.File)
+}
+
+func isGoFile(f *elf.File) bool {
 	return f.Section(".go.buildinfo") != nil || f.Section(".note.go.buildid") != nil
 }
 

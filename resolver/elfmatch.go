@@ -109,7 +109,7 @@ func (o *Object) target(group []Symbol, best int, spec probespec.Spec) Target {
 	t := Target{
 		Kind: probespec.Uprobe, Ret: spec.Ret, Path: o.Path, BuildID: o.BuildID,
 		Symbol: s.Name, Address: s.Addr, Offset: spec.Offset,
-		SymbolFrom: o.Path,
+		SymbolFrom: o.Path, Go: o.Go, Unwinds: o.Unwinds,
 	}
 	if s.from == fromDebug {
 		t.SymbolFrom = o.DebugFile

@@ -40,12 +40,15 @@ type Object struct {
 	Rpath     []string
 	Runpath   []string
 	Interp    string
+	Go        bool     // linked by the Go toolchain (IsGoBinary)
+	Unwinds   bool     // throws or passes on C++ exceptions or Rust panics (unwinds.go)
 	Funcs     []Symbol // sorted by Addr, then Name
 
 	loads     []safeelf.Segment
 	debuglink string
 	dwarf     *lazyDWARF // read on first use; shared by the copies Index makes
 	names     *nameCache // demangled Funcs names, filled on demand; shared too
+	frags     *fragIndex // .cold parts by function name, built on demand; shared too
 }
 
 // ErrNotELF is returned for files that are not ELF objects (linker
@@ -93,12 +96,13 @@ func readObject(name string, f *elf.File, debugRoot string) (*Object, error) {
 
 func newObject(path string, f *elf.File) (*Object, error) {
 	o := &Object{Path: path, BuildID: elfnote.BuildID(f), loads: safeelf.Loads(f), Interp: interpOf(f),
-		dwarf: &lazyDWARF{}, names: &nameCache{}}
+		Go: isGoFile(f), dwarf: &lazyDWARF{}, names: &nameCache{}, frags: &fragIndex{}}
 	t := newSectionTables(f)
 	o.readDynamic(t)
 	o.debuglink = debuglink(f)
 	o.addSymbols(t, elf.SHT_DYNSYM, fromDynsym)
 	o.addSymbols(t, elf.SHT_SYMTAB, fromSymtab)
+	o.Unwinds = o.unwinds()
 	return o, nil
 }
 

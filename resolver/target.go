@@ -33,6 +33,9 @@ type Target struct {
 	SourceFile string   `json:"file,omitempty"`
 	Line       int      `json:"line,omitempty"`
 	SymbolFrom string   `json:"symbol_from,omitempty"` // file the symbol was read from (a debug file, say)
+	Go         bool     `json:"go,omitempty"`          // in a Go binary: returns are probed at RET instructions (ReturnSites)
+	Unwinds    bool     `json:"-"`                     // in an object that unwinds (Object.Unwinds): returns are best probed at RET instructions
+	RetInsn    bool     `json:"ret_insn,omitempty"`    // a RET instruction of the function (Offset): its return, before it happens
 
 	// Kernel.
 	Module string `json:"module,omitempty"` // kprobe: "" for vmlinux

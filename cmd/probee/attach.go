@@ -35,7 +35,7 @@ func (t *tracer) attachAll() error {
 		// No kernel pid filter (it would exclude the children the process
 		// forks): the in-kernel pids map keeps -p to the process and its
 		// children, as it does for -- CMD.
-		ups := uprobeTargets(targets)
+		ups := t.uprobeTargets(targets)
 		if p.spec.Kind == probespec.USDT {
 			ups = usdtTargets(targets)
 		}
@@ -124,7 +124,7 @@ func (t *tracer) warnSkipped(p probeArg, skipped []bpf.Skipped) {
 	}
 }
 
-func uprobeTargets(targets []resolver.Target) []bpf.UprobeTarget {
+func (t *tracer) uprobeTargets(targets []resolver.Target) []bpf.UprobeTarget {
 	out := make([]bpf.UprobeTarget, 0, len(targets))
 	for _, tg := range targets {
 		name := tg.Symbol
@@ -132,11 +132,15 @@ func uprobeTargets(targets []resolver.Target) []bpf.UprobeTarget {
 			name = fmt.Sprintf("%s+0x%x", name, tg.Offset)
 		}
 		out = append(out, bpf.UprobeTarget{
-			Path:   tg.Path,
-			Offset: tg.FileOffset + tg.Offset, // FileOffset is the function's start
-			Entry:  tg.Offset == 0,            // a line probe at offset 0 is the entry too
-			Ret:    tg.Ret,
-			Name:   name,
+			Path:    tg.Path,
+			Offset:  tg.FileOffset + tg.Offset,     // FileOffset is the function's start
+			Entry:   tg.Offset == 0 && !tg.RetInsn, // a line probe at offset 0 is the entry too
+			Ret:     tg.Ret,
+			RetInsn: tg.RetInsn,
+			Go:      tg.Go,
+			Size:    tg.Size,
+			Return:  t.returnSide(tg),
+			Name:    name,
 		})
 	}
 	return out

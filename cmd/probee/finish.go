@@ -32,6 +32,9 @@ func (t *tracer) finish(stdout io.Writer) error {
 	t.sym.SetInline(!t.cfg.noInline)
 	prof := t.profile(snap)
 	t.report(snap)
+	if prof.Kind == output.KindLatency || prof.Kind == output.KindWeight {
+		t.reportMeasures(snap, prof.Kind, prof.ValueUnit)
+	}
 	return output.Write(prof, t.cfg.outputs, output.Options{Stdout: stdout, Lines: t.cfg.lines})
 }
 
@@ -40,6 +43,7 @@ func (t *tracer) profile(snap *bpf.Snapshot) *output.Profile {
 	if t.cfg.sample && len(t.cfg.probes) == 0 {
 		prof.Kind, prof.PeriodNanos = output.KindSamples, int64(1e9/t.cfg.freq)
 	}
+	t.measureProfile(prof)
 	labels := t.labels()
 	prof.Probes = labels
 	for cause, n := range snap.Drops {
@@ -56,6 +60,7 @@ func (t *tracer) profile(snap *bpf.Snapshot) *output.Profile {
 			User:   t.userFrames(c),
 			Kernel: toOutput(t.sym.KernelFrames(lookupPCs(c.Kernel)), true),
 			Count:  c.Count,
+			Value:  c.Total,
 			// Zero without --group-by container.
 			Container: t.procs.Container(c.TGID),
 		})

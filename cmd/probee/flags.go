@@ -54,16 +54,19 @@ type config struct {
 	noUprobeMulti  bool // --no-uprobe-multi: one uprobe link per function
 	noKprobeMulti  bool // --no-kprobe-multi: one kprobe link per function
 	maxStacks      int
-	noTail         bool     // --no-tail-calls: DWARF unwinding with the inline loop only
-	unwindBudget   byteSize // --unwind-budget: bytes of unwind tables in the kernel (0: default)
-	noTableCache   bool     // --no-table-cache: build every table, read and write no cache file
-	tableCacheDir  string   // --table-cache-dir: the on-disk table cache ("": the default place)
-	tableCacheSize byteSize // --table-cache-size: bound of the on-disk table cache (0: default)
-	idle           bool     // --include-idle: keep idle samples with --sample
-	lines          bool     // --lines: append :file:line to frames
-	noInline       bool     // --no-inline: no inline frames from DWARF
-	groupBy        string   // --group-by: "container", or "" (no grouping)
-	command        []string // what follows "--"
+	noTail         bool          // --no-tail-calls: DWARF unwinding with the inline loop only
+	unwindBudget   byteSize      // --unwind-budget: bytes of unwind tables in the kernel (0: default)
+	noTableCache   bool          // --no-table-cache: build every table, read and write no cache file
+	tableCacheDir  string        // --table-cache-dir: the on-disk table cache ("": the default place)
+	tableCacheSize byteSize      // --table-cache-size: bound of the on-disk table cache (0: default)
+	idle           bool          // --include-idle: keep idle samples with --sample
+	lines          bool          // --lines: append :file:line to frames
+	noInline       bool          // --no-inline: no inline frames from DWARF
+	groupBy        string        // --group-by: "container", or "" (no grouping)
+	latency        bool          // --latency: time function probes from entry to return
+	minLatency     time.Duration // --min-latency: stacks of slower calls only
+	weight         weightArg     // --weight: sum an argument per stack
+	command        []string      // what follows "--"
 	help           bool
 }
 
@@ -112,6 +115,9 @@ func newFlagSet(cfg *config, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&cfg.idle, "include-idle", false, "")
 	fs.BoolVar(&cfg.lines, "lines", false, "")
 	fs.BoolVar(&cfg.noInline, "no-inline", false, "")
+	fs.BoolVar(&cfg.latency, "latency", false, "")
+	fs.DurationVar(&cfg.minLatency, "min-latency", 0, "")
+	fs.Var(&cfg.weight, "weight", "")
 	fs.Func("group-by", "", func(s string) error {
 		if s != groupContainer {
 			return fmt.Errorf("want %s", groupContainer)
@@ -277,7 +283,7 @@ func (cfg *config) validate() error {
 	if cfg.freq <= 0 || cfg.freq > 10000 {
 		return usagef("-F %d: want a sampling frequency between 1 and 10000 Hz", cfg.freq)
 	}
-	return nil
+	return cfg.validateMeasure()
 }
 
 // defaultInterval checks --interval. Its default, 1s, keeps the kernel's

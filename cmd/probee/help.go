@@ -13,6 +13,8 @@ Examples:
   probee --uprobe 'libc:malloc*' -- ./app        stacks of every malloc* call, per probe
   probee --uprobe ./app:leaf -o out/ -- ./app     per-probe out/<label>.folded and .svg
   probee --uprobe 'ret:libc:free' -p 1234 -d 5s   return probe in a running process
+  probee --latency --uprobe ./app:handle -o lat.svg -- ./app   time in handle, per caller
+  probee --weight arg0 --uprobe libc:malloc -- ./app   bytes malloc'd, per call stack
   probee --tracepoint syscalls:sys_enter_openat -d 2s -o opens.svg
   probee --sample -F 499 -o cpu.svg -o cpu.pb.gz -- ./app   CPU profile, no frame pointers needed
   probee --uprobe './app:hot.c:42' --lines -- ./app         a source line, with file:line frames
@@ -30,6 +32,16 @@ Probes (repeatable; each spec is one probe with its own output):
   -e, --event SPEC    any kind, with a kind prefix (uprobe:, uretprobe:, kprobe:, tracepoint:, usdt:)
   MATCHER is exact (malloc), glob (malloc*), regex:RE or /RE/, demangle:ns::K::f, exact:NAME.
   TARGET is a path (/usr/lib/..., ./app) or a library name (libc, c, pthread, libssl.so.3).
+
+How much (function entries of --uprobe and --kprobe specs, not ret:, +OFF or lines):
+  --latency           time each call from entry to return, per entry stack: folded
+                      stacks and flamegraphs weigh nanoseconds, pprof gets calls/count
+                      and time/nanoseconds; per probe a summary (calls, p50, p90, p99,
+                      max, log2 histogram) on stderr
+  --min-latency D     with --latency: only calls of at least D keep their stacks (e.g. 5ms)
+  --weight ARG[:UNIT] sum an integer argument per stack (arg0-arg5, e.g. arg0 for
+                      malloc's size) instead of counting hits; UNIT names it in pprof
+                      (default bytes)
 
 Scope and duration:
   -p, --pid PID       trace one running process and the children it forks from now on

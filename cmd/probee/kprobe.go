@@ -10,7 +10,7 @@ import (
 
 // attachKprobes attaches one kprobe/kretprobe spec's functions.
 func (t *tracer) attachKprobes(id uint32, p probeArg, targets []resolver.Target, kp *linkCount) error {
-	st, err := t.sess.AttachKprobes(id, kprobeTargets(targets), t.cfg.noKprobeMulti)
+	st, err := t.sess.AttachKprobes(id, t.kprobeTargets(targets), t.cfg.noKprobeMulti)
 	if errors.Is(err, bpf.ErrNoKprobes) {
 		return kprobeUnavailable(p)
 	}
@@ -30,10 +30,11 @@ func (t *tracer) attachKprobes(id uint32, p probeArg, targets []resolver.Target,
 	return nil
 }
 
-func kprobeTargets(targets []resolver.Target) []bpf.KprobeTarget {
+func (t *tracer) kprobeTargets(targets []resolver.Target) []bpf.KprobeTarget {
 	out := make([]bpf.KprobeTarget, 0, len(targets))
 	for _, tg := range targets {
-		out = append(out, bpf.KprobeTarget{Symbol: tg.Symbol, Module: tg.Module, Offset: tg.Offset, Ret: tg.Ret})
+		out = append(out, bpf.KprobeTarget{Symbol: tg.Symbol, Module: tg.Module, Offset: tg.Offset, Ret: tg.Ret,
+			Return: t.returnSide(tg)})
 	}
 	return out
 }

@@ -149,8 +149,37 @@ func TestUprobeTargetsOffset(t *testing.T) {
 		{Path: "/x", Offset: 0x1013, Name: "f+0x13"},
 		{Path: "/x", Offset: 0x2000, Entry: true, Ret: true, Name: "g"},
 	}
-	if got := uprobeTargets(in); !slices.Equal(got, want) {
+	tr := &tracer{cfg: &config{}}
+	if got := tr.uprobeTargets(in); !slices.Equal(got, want) {
 		t.Errorf("got %d targets:\n%+v\nwant %d:\n%+v", len(got), got, len(want), want)
+	}
+}
+
+// Under --latency the returns (uretprobes, RET instructions) go to the
+// return programs; a RET instruction is not a function entry, but its
+// cookie says the return address is at [rsp] (bpf.cookie).
+func TestUprobeTargetsLatency(t *testing.T) {
+	in := []resolver.Target{
+		{Path: "/x", Symbol: "f", FileOffset: 0x1000},
+		{Path: "/x", Symbol: "f", FileOffset: 0x1000, Ret: true},
+		{Path: "/go", Symbol: "main.g", FileOffset: 0x2000, Go: true},
+		{Path: "/go", Symbol: "main.g", FileOffset: 0x2000, Offset: 0x2a, Go: true, RetInsn: true},
+	}
+	want := []bpf.UprobeTarget{
+		{Path: "/x", Offset: 0x1000, Entry: true, Name: "f"},
+		{Path: "/x", Offset: 0x1000, Entry: true, Ret: true, Return: true, Name: "f"},
+		{Path: "/go", Offset: 0x2000, Entry: true, Go: true, Name: "main.g"},
+		{Path: "/go", Offset: 0x202a, RetInsn: true, Go: true, Return: true, Name: "main.g+0x2a"},
+	}
+	tr := &tracer{cfg: &config{latency: true}}
+	if got := tr.uprobeTargets(in); !slices.Equal(got, want) {
+		t.Errorf("got %d targets:\n%+v\nwant %d:\n%+v", len(got), got, len(want), want)
+	}
+	// Without --latency a RET instruction probe is an ordinary probe.
+	want[3].Return, want[1].Return = false, false
+	tr.cfg.latency = false
+	if got := tr.uprobeTargets(in); !slices.Equal(got, want) {
+		t.Errorf("without --latency got:\n%+v\nwant:\n%+v", got, want)
 	}
 }
 

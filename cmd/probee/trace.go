@@ -132,6 +132,9 @@ func (t *tracer) resolveAll() error {
 		if err != nil {
 			return &exitError{1, fmt.Errorf("%s %s: %w", p.flag, quote(p.text), err)}
 		}
+		if targets, err = t.withReturns(p, targets); err != nil {
+			return err
+		}
 		t.targets = append(t.targets, targets)
 	}
 	return nil
@@ -143,7 +146,9 @@ func (t *tracer) open() error {
 		FilterPIDs: filter, MaxStacks: t.cfg.maxStacks, DWARF: t.dwarfOn(),
 		NoTailCalls: t.cfg.noTail, TableBudget: uint64(t.cfg.unwindBudget), SampleProbe: uint32(len(t.cfg.probes)), IncludeIdle: t.cfg.idle,
 		NoFindVMA: os.Getenv("PROBEE_NO_FIND_VMA") == "1", // hidden: tests/bench/65-system-wide.sh compares
-		NoDefer:   os.Getenv("PROBEE_NO_DEFER") == "1",    // hidden: likewise
+		Measure: bpf.Measure{Mode: t.cfg.measureMode(), WeightArg: t.cfg.weight.arg,
+			MinLatency: t.cfg.minLatency, Probes: len(t.cfg.probes)},
+		NoDefer: os.Getenv("PROBEE_NO_DEFER") == "1", // hidden: likewise
 	})
 	if err != nil {
 		return err

@@ -183,3 +183,27 @@ func TestKprobeAndUprobe(t *testing.T) {
 		}
 	}
 }
+
+// Acceptance: kprobe latency (a kprobe at the entry, a kretprobe at the
+// return): every vfs_read under read_all is timed, with its user and
+// kernel stack, and every return pairs with its entry.
+func TestKprobeLatency(t *testing.T) {
+	needKprobes(t)
+	bin, file, per := readFixture(t)
+	m := measure(t, "--latency", "--kprobe", "vfs_read", "--", bin, file, "20")
+	var calls, ns uint64
+	for s, n := range m.calls {
+		if strings.Contains(s, ";main;read_all;") && strings.HasSuffix(s, ";vfs_read_[k]") {
+			calls += n
+			ns += m.folded[s]
+		}
+	}
+	if calls != 20*per || ns == 0 {
+		t.Errorf("%d calls of vfs_read under main;read_all taking %d ns, want %d calls", calls, ns, 20*per)
+	}
+	s := m.summary["vfs_read"]
+	if s.calls < 20*per || len(s.untimed) != 0 {
+		t.Errorf("summary %+v: want at least %d calls, all timed", s, 20*per)
+	}
+	checkLatencyPprof(t, m)
+}

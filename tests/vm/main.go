@@ -21,10 +21,12 @@ import (
 // under emulation its processes often exit while probee reads their
 // mappings, the case the mmap records are for (and procmaps.File, which
 // tries the path itself before anything under /proc/PID).
-const vmTests = `^(TestKprobe.*|TestUprobeChainExact|TestTwoProbesPerProbeFiles|TestUretprobe|TestShortLivedProcesses)$`
+// TestLatencyCallers times uprobes through single uprobe and uretprobe
+// links there (TestKprobeLatency, kretprobes).
+const vmTests = `^(TestKprobe.*|TestUprobeChainExact|TestTwoProbesPerProbeFiles|TestUretprobe|TestShortLivedProcesses|TestLatencyCallers)$`
 
 // vmFixtures are the fixture binaries those tests use.
-var vmFixtures = []string{"chain-fp", "chain-nopie-fp", "readfile-fp"}
+var vmFixtures = []string{"chain-fp", "chain-nopie-fp", "readfile-fp", "latency-fp"}
 
 // vmTools are host programs the tests start inside the VM.
 var vmTools = []string{"/bin/sh", "/usr/bin/seq", "/usr/bin/cat"}
