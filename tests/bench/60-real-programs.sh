@@ -23,7 +23,8 @@
 #   python3   a recursive function and dict work for SECS seconds
 # A workload whose tool is missing is skipped with a message.
 # Knobs: SECS (default 3), XZ_MB (default 28), PROBEE (default bin/probee),
-# TOP=N (also print the N caller chains whose shares differ most).
+# TOP=N (also print the N caller chains whose shares differ most),
+# ONLY="NAME ..." (run only these workloads).
 set -e
 cd "$(dirname "$0")/../.."
 PROBEE=${PROBEE:-$PWD/bin/probee}
@@ -63,6 +64,10 @@ probee_notes() {
 measure() {
 	name=$1 cg=$2 flags=$3
 	shift 4
+	if [ -n "${ONLY:-}" ] && ! echo " $ONLY " | grep -qF " $name "; then
+		echo "  (not in ONLY)"
+		return 0
+	fi
 	"$PROBEE" --sample -F 999 -o "$tmp/$name.folded" -- "$@" >/dev/null 2>"$tmp/$name.probee.err" ||
 		echo "  (the command exited with status $? under probee)"
 	drop_perf_maps

@@ -98,6 +98,23 @@ func Share(part, whole uint64) float64 {
 // frames without the leaf. With from set, a chain holding a frame named
 // from starts at that frame (the first one).
 func callerChains(p Profile, from string) map[string]float64 {
+	return chainShares(p, func(t []string) []string {
+		if i := slices.Index(t, from); from != "" && i > 0 {
+			return t[i:]
+		}
+		return t
+	})
+}
+
+// innerChains is the share of samples per chain of the leaf's n innermost
+// callers (comm and those frames).
+func innerChains(p Profile, n int) map[string]float64 {
+	return chainShares(p, func(t []string) []string { return t[max(0, len(t)-n):] })
+}
+
+// chainShares is the share of samples per comm and cut(frames without the
+// leaf).
+func chainShares(p Profile, cut func([]string) []string) map[string]float64 {
 	counts := map[string]uint64{}
 	var total uint64
 	for _, s := range p {
@@ -105,10 +122,7 @@ func callerChains(p Profile, from string) map[string]float64 {
 		if len(t) > 0 {
 			t = t[:len(t)-1]
 		}
-		if i := slices.Index(t, from); from != "" && i > 0 {
-			t = t[i:]
-		}
-		counts[s.Comm+";"+strings.Join(t, ";")] += s.Count
+		counts[s.Comm+";"+strings.Join(cut(t), ";")] += s.Count
 		total += s.Count
 	}
 	shares := make(map[string]float64, len(counts))
@@ -118,16 +132,31 @@ func callerChains(p Profile, from string) map[string]float64 {
 	return shares
 }
 
-// Overlap is the sum over caller chains of the smaller of the two shares:
-// 1 for the same distribution, 0 for disjoint ones. from is as for
-// callerChains.
-func Overlap(a, b Profile, from string) float64 {
-	sa, sb := callerChains(a, from), callerChains(b, from)
+// InnerCallers is how many callers of the leaf InnerOverlap compares.
+const InnerCallers = 8
+
+// InnerOverlap is Overlap over chains of the leaf's n innermost callers:
+// what the top of a flamegraph shows. It does not depend on where a walk
+// ended toward the root (perf's 32 KiB stack copy cuts the outer frames
+// of deep stacks), and it settles with fewer samples than whole chains,
+// dozens of frames deep, which two runs of one tool rarely sample alike.
+func InnerOverlap(a, b Profile, n int) float64 {
+	return sumMin(innerChains(a, n), innerChains(b, n))
+}
+
+func sumMin(sa, sb map[string]float64) float64 {
 	sum := 0.0
 	for k, x := range sa {
 		sum += min(x, sb[k])
 	}
 	return sum
+}
+
+// Overlap is the sum over caller chains of the smaller of the two shares:
+// 1 for the same distribution, 0 for disjoint ones. from is as for
+// callerChains.
+func Overlap(a, b Profile, from string) float64 {
+	return sumMin(callerChains(a, from), callerChains(b, from))
 }
 
 // ChainDiff is one caller chain with its share in each profile.

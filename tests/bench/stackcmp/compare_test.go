@@ -111,6 +111,29 @@ func TestOverlap(t *testing.T) {
 	}
 }
 
+// InnerOverlap compares only the leaf's n innermost callers: chains cut
+// at different depths toward the root agree, different callers do not.
+func TestInnerOverlap(t *testing.T) {
+	tests := []struct {
+		name string
+		a, b []string
+		n    int
+		want float64
+	}{
+		{name: "root cut", a: []string{"x;_start;__libc_start_main;main;a;b;f 1"}, b: []string{"x;main;a;b;f 1"}, n: 2, want: 1},
+		{name: "deeper than n differs", a: []string{"x;_start;m;a;b;f 1"}, b: []string{"x;_start;z;a;b;f 1"}, n: 2, want: 1},
+		{name: "within n differs", a: []string{"x;_start;m;a;b;f 1"}, b: []string{"x;_start;m;z;b;f 1"}, n: 2, want: 0},
+		{name: "short chains whole", a: []string{"x;b;f 1", "x;_start;c;b;f 1"}, b: []string{"x;b;f 1", "x;c;b;f 1"}, n: 3, want: 0.5},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := InnerOverlap(prof(t, tt.a...), prof(t, tt.b...), tt.n); math.Abs(got-tt.want) > 1e-9 {
+				t.Errorf("InnerOverlap = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
 func TestTopDiffs(t *testing.T) {
 	a := prof(t, "x;a;f 3", "x;b;f 1")
 	b := prof(t, "x;a;f 1", "x;c;f 1")

@@ -36,8 +36,11 @@
 // A stack reaches the outermost frame when its root is _start,
 // _dl_start_user, or a thread entry (start_thread, clone3, clone). The
 // overlap is the sum, over caller chains (comm and the frames without the
-// leaf), of the smaller of the two shares of samples. With -perf2 (a second
-// perf run of the command) it also prints the overlap of the two perf
+// leaf), of the smaller of the two shares of samples. It also prints the overlap
+// over the leaf's 8 innermost callers only (InnerOverlap: what the top of a
+// flamegraph shows), which neither depends on where perf's 32 KiB stack copy
+// cut a deep stack nor needs as many samples to settle. With -perf2 (a second
+// perf run of the command) it also prints both overlaps of the two perf
 // runs: deep, varied stacks (a compiler's) make many chains rare, and two
 // runs of one tool differ by sampling alone; that figure is the ceiling
 // any overlap with perf can reach.

@@ -67,6 +67,7 @@ func compareCmd(args []string, stdout io.Writer) error {
 			return err
 		}
 		r.PerfSelf, r.HasPerfSelf = Overlap(perf, perf2, o.From), true
+		r.PerfSelfInner = InnerOverlap(perf, perf2, InnerCallers)
 	}
 	r.WriteTable(stdout)
 	for _, d := range TopDiffs(probee, perf, o.From, *top) {

@@ -40,13 +40,17 @@ type Result struct {
 	// by itself, the ceiling of any overlap with perf.
 	PerfSelf    float64
 	HasPerfSelf bool
+	// Inner and PerfSelfInner are the same two overlaps over the leaf's
+	// InnerCallers innermost callers (InnerOverlap).
+	Inner, PerfSelfInner float64
 }
 
 // Compare computes the Result of one workload; probee's unnamed frames take
 // perf's names (LendNames).
 func Compare(name string, probee, perf Profile, o Options) Result {
 	LendNames(probee, perf)
-	return Result{Name: name, Options: o, Probee: Measure(probee), Perf: Measure(perf), Overlap: Overlap(probee, perf, o.From)}
+	return Result{Name: name, Options: o, Probee: Measure(probee), Perf: Measure(perf), Overlap: Overlap(probee, perf, o.From),
+		Inner: InnerOverlap(probee, perf, InnerCallers)}
 }
 
 func pct(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }
@@ -75,6 +79,10 @@ func (r Result) WriteTable(w io.Writer) {
 	row("caller-chain overlap", pct(r.Overlap), "", ">= 85%")
 	if r.HasPerfSelf {
 		row("  perf against a second perf run", "", pct(r.PerfSelf), "(the noise ceiling)")
+	}
+	row(fmt.Sprintf("  innermost %d callers only", InnerCallers), pct(r.Inner), "", "")
+	if r.HasPerfSelf {
+		row("  perf against a second perf run", "", pct(r.PerfSelfInner), "")
 	}
 	if r.Options.From != "" {
 		fmt.Fprintf(w, "    (caller chains compared from %s on, where they hold it)\n", r.Options.From)
