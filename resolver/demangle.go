@@ -131,3 +131,14 @@ func isFragment(raw string) bool {
 	}
 	return strings.Contains(raw, ".part.")
 }
+
+// Demangle returns the name a frame of symbol raw gets: its full
+// demangled form, or raw when it is not a C++ or Rust symbol. Tools that
+// compare probee's stacks with another profiler's (tests/bench/stackcmp)
+// demangle the other's raw names with it, so that both are spelled alike.
+func Demangle(raw string) string {
+	if full, _ := demangleName(raw); full != "" {
+		return full
+	}
+	return raw
+}

@@ -74,13 +74,13 @@ measure() {
 	# shellcheck disable=SC2086
 	perf record -q -N -F 999 $cg -o "$tmp/$name.data" -- "$@" >/dev/null 2>"$tmp/$name.perf.err" ||
 		echo "  (the command exited with status $? under perf)"
-	perf script -i "$tmp/$name.data" -F comm,tid,ip,sym,dso --no-inline >"$tmp/$name.perf" 2>/dev/null
+	perf script -i "$tmp/$name.data" -F comm,tid,ip,sym,dso --no-inline --no-demangle >"$tmp/$name.perf" 2>/dev/null
 	drop_perf_maps
 	# A second perf run: the overlap of two runs of one tool is the noise
 	# ceiling of the overlap.
 	# shellcheck disable=SC2086
 	perf record -q -N -F 999 $cg -o "$tmp/$name.data" -- "$@" >/dev/null 2>&1 || true
-	perf script -i "$tmp/$name.data" -F comm,tid,ip,sym,dso --no-inline >"$tmp/$name.perf2" 2>/dev/null
+	perf script -i "$tmp/$name.data" -F comm,tid,ip,sym,dso --no-inline --no-demangle >"$tmp/$name.perf2" 2>/dev/null
 	drop_perf_maps
 	rm -f "$tmp/$name.data"
 	# shellcheck disable=SC2086

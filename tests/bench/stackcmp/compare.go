@@ -187,3 +187,55 @@ func TopDiffs(probee, perf Profile, from string, n int) []ChainDiff {
 	})
 	return d[:min(n, len(d))]
 }
+
+// NameDiff is one frame name with the share of samples holding it in
+// each profile.
+type NameDiff struct {
+	Name         string
+	Probee, Perf float64
+}
+
+// TopNames are the n frame names whose shares of samples differ most,
+// largest difference first: where the tools name frames differently, or
+// one of them misses a frame.
+func TopNames(probee, perf Profile, n int) []NameDiff {
+	sa, sb := nameShares(probee), nameShares(perf)
+	var d []NameDiff
+	for k, x := range sa {
+		d = append(d, NameDiff{k, x, sb[k]})
+	}
+	for k, y := range sb {
+		if _, ok := sa[k]; !ok {
+			d = append(d, NameDiff{k, 0, y})
+		}
+	}
+	sort.Slice(d, func(i, j int) bool {
+		di, dj := math.Abs(d[i].Probee-d[i].Perf), math.Abs(d[j].Probee-d[j].Perf)
+		if di != dj {
+			return di > dj
+		}
+		return d[i].Name < d[j].Name
+	})
+	return d[:min(n, len(d))]
+}
+
+// nameShares is the share of samples holding each frame name.
+func nameShares(p Profile) map[string]float64 {
+	counts := map[string]uint64{}
+	var total uint64
+	for _, s := range p {
+		seen := map[string]bool{}
+		for _, t := range tokens(s) {
+			if !seen[t] {
+				seen[t] = true
+				counts[t] += s.Count
+			}
+		}
+		total += s.Count
+	}
+	shares := make(map[string]float64, len(counts))
+	for k, n := range counts {
+		shares[k] = Share(n, total)
+	}
+	return shares
+}

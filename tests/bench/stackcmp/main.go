@@ -9,7 +9,7 @@ import (
 )
 
 // errUsage marks command-line mistakes (exit code 2).
-var errUsage = errors.New("usage: stackcmp compare -name NAME -probee OUT.folded -perf PERF.txt [-perf2 PERF2.txt] [-js] [-from FRAME] [-verdicts FILE] [-top N] | stackcmp summary FILE")
+var errUsage = errors.New("usage: stackcmp compare -name NAME -probee OUT.folded -perf PERF.txt [-perf2 PERF2.txt] [-js] [-from FRAME] [-verdicts FILE] [-top N] [-top-names N] | stackcmp summary FILE")
 
 func main() {
 	err := run(os.Args[1:], os.Stdout)
@@ -49,6 +49,7 @@ func compareCmd(args []string, stdout io.Writer) error {
 	fs.StringVar(&o.From, "from", "", "compare caller chains from this frame on, where they hold it")
 	verdicts := fs.String("verdicts", "", "append the verdicts to this file")
 	top := fs.Int("top", 0, "also print the N caller chains whose shares differ most")
+	topNames := fs.Int("top-names", 0, "also print the N frame names whose shares of samples differ most")
 	if err := fs.Parse(args); err != nil || *probeePath == "" || *perfPath == "" || fs.NArg() != 0 {
 		return errUsage
 	}
@@ -72,6 +73,9 @@ func compareCmd(args []string, stdout io.Writer) error {
 	r.WriteTable(stdout)
 	for _, d := range TopDiffs(probee, perf, o.From, *top) {
 		fmt.Fprintf(stdout, "  %6.2f%% %6.2f%%  %s\n", 100*d.Probee, 100*d.Perf, d.Chain)
+	}
+	for _, d := range TopNames(probee, perf, *topNames) {
+		fmt.Fprintf(stdout, "  %6.2f%% %6.2f%%  frame %s\n", 100*d.Probee, 100*d.Perf, d.Name)
 	}
 	if *verdicts == "" {
 		return nil

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"github.com/probee/probee/resolver"
 	"io"
 	"path"
 	"regexp"
@@ -44,7 +45,20 @@ var (
 // demangler styles): see aliasName and unbracket.
 func normName(s string) string {
 	s = symOffRE.ReplaceAllString(s, "")
-	return unbracket(aliasName(stripParams(versionRE.ReplaceAllString(s, ""))))
+	s = resolver.Demangle(versionRE.ReplaceAllString(s, ""))
+	return unbracket(aliasName(spelling(stripParams(s))))
+}
+
+// spelling writes the same name one way where the tools' demanglers or
+// formats differ: "; " in names (Rust's [u8; 24]) is ", " in collapsed
+// stacks, which separate frames with ';'; perf closes nested C++
+// templates with ">>", probee's demangler with "> >".
+func spelling(s string) string {
+	s = strings.ReplaceAll(s, ";", ",")
+	for strings.Contains(s, "> >") {
+		s = strings.ReplaceAll(s, "> >", ">>")
+	}
+	return s
 }
 
 // aliases are symbols of one address that perf (reading the debug
@@ -59,6 +73,10 @@ func aliasName(s string) string {
 	}
 	if t, ok := strings.CutPrefix(s, "__GI_"); ok && t != "" {
 		return t
+	}
+	// glibc's memcpy variants are aliases of the memmove ones.
+	if t, ok := strings.CutPrefix(s, "__memcpy_"); ok && t != "" {
+		return "__memmove_" + t
 	}
 	return s
 }

@@ -145,6 +145,13 @@ func TestNormName(t *testing.T) {
 		{"<std::sys::thread::unix::Thread>::new::thread_start", "std::sys::thread::unix::Thread::new::thread_start"},
 		{"<alloc::sync::Arc<dyn core::marker::Sync>>::drop_slow", "alloc::sync::Arc<dyn core::marker::Sync>::drop_slow"},
 		{"<rustc_lint::Foo as core::ops::Drop>::drop", "<rustc_lint::Foo as core::ops::Drop>::drop"},
+		{"try_execute_query::<SingleCache<ErasedData<[u8; 24]>>, false>", "try_execute_query::<SingleCache<ErasedData<[u8, 24]>>, false>"},
+		{"llvm::PassManager<llvm::Module, llvm::AnalysisManager<llvm::Module> >::run(llvm::Module&)", "llvm::PassManager<llvm::Module, llvm::AnalysisManager<llvm::Module>>::run"},
+		{"a<b<c<int> > >::f", "a<b<c<int>>>::f"},
+		{"__memcpy_avx512_unaligned_erms", "__memmove_avx512_unaligned_erms"},
+		// perf script --no-demangle: demangled as probee does.
+		{"_ZN4llvm11PassManagerINS_6ModuleENS_15AnalysisManagerIS1_JEEEJEE3runERS1_RS3_", "llvm::PassManager<llvm::Module, llvm::AnalysisManager<llvm::Module>>::run"},
+		{"_RINvC1a1fNCNvC1b1g0uE+0x10", "a::f::<b::g::{closure#0}, ()>"},
 	}
 	for _, tt := range tests {
 		if got := normName(tt.in); got != tt.want {
