@@ -34,6 +34,9 @@ func TestParseProbee(t *testing.T) {
 		{"launcher samples dropped, blank lines skipped",
 			"sample;probee;0x40a96e 1\n\nsample;lto cgu.0;clone3 4\n",
 			Profile{{Comm: "lto cgu.0", Frames: named("clone3"), Count: 4}}},
+		{"exit tear-down samples dropped",
+			"sample;xz;[truncated];_Exit;do_exit_[k];__mmput_[k];exit_mmap_[k];unmap_vmas_[k] 8\nsample;xz;_start;main 2\n",
+			Profile{{Comm: "xz", Frames: named("_start", "main"), Count: 2}}},
 		{"no frames", "sample;xz 5\n", Profile{{Comm: "xz", Count: 5}}},
 	}
 	for _, tt := range tests {
