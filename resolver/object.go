@@ -49,6 +49,7 @@ type Object struct {
 	dwarf     *lazyDWARF // read on first use; shared by the copies Index makes
 	names     *nameCache // demangled Funcs names, filled on demand; shared too
 	frags     *fragIndex // .cold parts by function name, built on demand; shared too
+	plt       []Symbol   // "name@plt" stubs (plt.go), by address: frame names only
 }
 
 // ErrNotELF is returned for files that are not ELF objects (linker
@@ -103,6 +104,7 @@ func newObject(path string, f *elf.File) (*Object, error) {
 	o.addSymbols(t, elf.SHT_DYNSYM, fromDynsym)
 	o.addSymbols(t, elf.SHT_SYMTAB, fromSymtab)
 	o.Unwinds = o.unwinds()
+	o.plt = pltStubs(t)
 	return o, nil
 }
 

@@ -271,6 +271,10 @@ func (p *procMaps) mappingAt(addr uint64) (Mapping, bool) {
 
 // symbolize fills f's function from the virtual address va.
 func (o *Object) symbolize(f *Frame, va uint64) {
+	if s := o.pltAt(va); s != nil {
+		f.Symbol, f.Function, f.Offset = s.Name, s.Name, va-s.Addr
+		return
+	}
 	if i := o.funcAt(va); i >= 0 {
 		s := &o.Funcs[i]
 		f.Symbol, f.Function, f.Offset = s.Name, s.Name, va-s.Addr
