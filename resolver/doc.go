@@ -33,7 +33,10 @@
 //     names from one copy of the string table. It checks every offset and
 //     index the file gives, and a malformed table yields no symbols, as
 //     debug/elf's error did (FuzzSymbolTables compares the two on
-//     arbitrary input, from a committed seed corpus).
+//     arbitrary input, from a committed seed corpus);
+//   - PLT stub names (plt.go): debug/elf gives relocations per section but
+//     no stub addresses; frames in a stub are named "function@plt" as perf
+//     and objdump name them, and stubs are never probe targets.
 //
 // ELF headers, sections and DWARF come from the standard library
 // (debug/elf, debug/dwarf), always opened and read behind
