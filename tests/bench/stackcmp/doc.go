@@ -22,9 +22,9 @@
 //     (" (inlined)"), probee's "[truncated]" and perf's end-of-chain marker
 //     (ip ffffffffffffffff) are dropped;
 //   - samples of the tools' own launchers before exec (comm "probee" or
-//     "perf-exec") are dropped, and so are probee's samples in a process's
-//     exit while it unmaps its memory (exit_mmap), which perf does not
-//     sample and whose user stack is gone;
+//     "perf-exec") are dropped, and so are probee's samples in a task's
+//     exit (do_exit), which perf does not sample (and where a process
+//     unmapping its memory has no user stack left);
 //   - symbol versions ("@@GLIBC_2.34") and "+0x.." offsets are stripped
 //     from names;
 //   - an unnamed probee frame (module+0xOFF) takes the name perf gave the

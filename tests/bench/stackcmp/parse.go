@@ -33,12 +33,11 @@ type Profile []Stack
 // command; their samples are not the workload's.
 var launchers = map[string]bool{"probee": true, "perf-exec": true}
 
-// exitTeardown marks probee's samples taken while a process's exit tears
-// down its address space: perf has none of those (xz: no sample in
-// exit_mmap in perf's run, 20 in probee's), and probee's have no user
-// stack left to walk (the stack's pages are being unmapped), so they are
-// dropped from both the comparison and the reach.
-const exitTeardown = "exit_mmap_[k]"
+// exitTeardown marks probee's samples taken in a task's exit (do_exit):
+// perf samples none there (xz: none in perf's run, 13 in probee's, all
+// unmapping the address space, where the user stack's pages are gone), so
+// they are dropped from both the comparison and the shares.
+const exitTeardown = "do_exit_[k]"
 
 var (
 	moduleOffRE = regexp.MustCompile(`^(\S+)\+0x([0-9a-f]+)$`)
