@@ -125,11 +125,7 @@ func chainShares(p Profile, cut func([]string) []string) map[string]float64 {
 		counts[s.Comm+";"+strings.Join(cut(t), ";")] += s.Count
 		total += s.Count
 	}
-	shares := make(map[string]float64, len(counts))
-	for k, n := range counts {
-		shares[k] = Share(n, total)
-	}
-	return shares
+	return shares(counts, total)
 }
 
 // InnerCallers is how many callers of the leaf InnerOverlap compares.
@@ -159,23 +155,28 @@ func Overlap(a, b Profile, from string) float64 {
 	return sumMin(callerChains(a, from), callerChains(b, from))
 }
 
-// ChainDiff is one caller chain with its share in each profile.
-type ChainDiff struct {
-	Chain        string
+// ShareDiff is one caller chain or frame name (Key) with its share of
+// samples in each profile.
+type ShareDiff struct {
+	Key          string
 	Probee, Perf float64
 }
 
 // TopDiffs are the n caller chains whose shares differ most, largest
 // difference first (ties by chain, for a stable order).
-func TopDiffs(probee, perf Profile, from string, n int) []ChainDiff {
-	sa, sb := callerChains(probee, from), callerChains(perf, from)
-	var d []ChainDiff
+func TopDiffs(probee, perf Profile, from string, n int) []ShareDiff {
+	return topShares(callerChains(probee, from), callerChains(perf, from), n)
+}
+
+// topShares are the n keys whose shares in sa and sb differ most.
+func topShares(sa, sb map[string]float64, n int) []ShareDiff {
+	var d []ShareDiff
 	for k, x := range sa {
-		d = append(d, ChainDiff{k, x, sb[k]})
+		d = append(d, ShareDiff{k, x, sb[k]})
 	}
 	for k, y := range sb {
 		if _, ok := sa[k]; !ok {
-			d = append(d, ChainDiff{k, 0, y})
+			d = append(d, ShareDiff{k, 0, y})
 		}
 	}
 	sort.Slice(d, func(i, j int) bool {
@@ -183,40 +184,16 @@ func TopDiffs(probee, perf Profile, from string, n int) []ChainDiff {
 		if di != dj {
 			return di > dj
 		}
-		return d[i].Chain < d[j].Chain
+		return d[i].Key < d[j].Key
 	})
 	return d[:min(n, len(d))]
-}
-
-// NameDiff is one frame name with the share of samples holding it in
-// each profile.
-type NameDiff struct {
-	Name         string
-	Probee, Perf float64
 }
 
 // TopNames are the n frame names whose shares of samples differ most,
 // largest difference first: where the tools name frames differently, or
 // one of them misses a frame.
-func TopNames(probee, perf Profile, n int) []NameDiff {
-	sa, sb := nameShares(probee), nameShares(perf)
-	var d []NameDiff
-	for k, x := range sa {
-		d = append(d, NameDiff{k, x, sb[k]})
-	}
-	for k, y := range sb {
-		if _, ok := sa[k]; !ok {
-			d = append(d, NameDiff{k, 0, y})
-		}
-	}
-	sort.Slice(d, func(i, j int) bool {
-		di, dj := math.Abs(d[i].Probee-d[i].Perf), math.Abs(d[j].Probee-d[j].Perf)
-		if di != dj {
-			return di > dj
-		}
-		return d[i].Name < d[j].Name
-	})
-	return d[:min(n, len(d))]
+func TopNames(probee, perf Profile, n int) []ShareDiff {
+	return topShares(nameShares(probee), nameShares(perf), n)
 }
 
 // nameShares is the share of samples holding each frame name.
@@ -233,9 +210,14 @@ func nameShares(p Profile) map[string]float64 {
 		}
 		total += s.Count
 	}
-	shares := make(map[string]float64, len(counts))
+	return shares(counts, total)
+}
+
+// shares divides each count by total.
+func shares(counts map[string]uint64, total uint64) map[string]float64 {
+	out := make(map[string]float64, len(counts))
 	for k, n := range counts {
-		shares[k] = Share(n, total)
+		out[k] = Share(n, total)
 	}
-	return shares
+	return out
 }

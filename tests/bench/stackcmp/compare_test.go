@@ -137,7 +137,7 @@ func TestInnerOverlap(t *testing.T) {
 func TestTopDiffs(t *testing.T) {
 	a := prof(t, "x;a;f 3", "x;b;f 1")
 	b := prof(t, "x;a;f 1", "x;c;f 1")
-	want := []ChainDiff{{"x;c", 0, 0.5}, {"x;a", 0.75, 0.5}, {"x;b", 0.25, 0}}
+	want := []ShareDiff{{"x;c", 0, 0.5}, {"x;a", 0.75, 0.5}, {"x;b", 0.25, 0}}
 	if got := TopDiffs(a, b, "", 5); !reflect.DeepEqual(got, want) {
 		t.Errorf("TopDiffs = %+v, want %+v", got, want)
 	}

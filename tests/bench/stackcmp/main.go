@@ -72,10 +72,10 @@ func compareCmd(args []string, stdout io.Writer) error {
 	}
 	r.WriteTable(stdout)
 	for _, d := range TopDiffs(probee, perf, o.From, *top) {
-		fmt.Fprintf(stdout, "  %6.2f%% %6.2f%%  %s\n", 100*d.Probee, 100*d.Perf, d.Chain)
+		fmt.Fprintf(stdout, "  %6.2f%% %6.2f%%  %s\n", 100*d.Probee, 100*d.Perf, d.Key)
 	}
 	for _, d := range TopNames(probee, perf, *topNames) {
-		fmt.Fprintf(stdout, "  %6.2f%% %6.2f%%  frame %s\n", 100*d.Probee, 100*d.Perf, d.Name)
+		fmt.Fprintf(stdout, "  %6.2f%% %6.2f%%  frame %s\n", 100*d.Probee, 100*d.Perf, d.Key)
 	}
 	if *verdicts == "" {
 		return nil
