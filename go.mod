@@ -10,6 +10,7 @@ require (
 	github.com/ianlancetaylor/demangle v0.0.0-20260724033716-83e58baca724
 	golang.org/x/arch v0.32.0
 	golang.org/x/sys v0.43.0
+	google.golang.org/protobuf v1.36.11
 )
 
 require github.com/alecthomas/repr v0.5.2 // indirect

@@ -126,6 +126,27 @@ func (s *Session) readCounts() ([]Count, error) {
 			return nil, err
 		}
 	}
+	return s.accCounts(), nil
+}
+
+// Drained is a Snapshot of what periodic drains (DrainInterval) have moved
+// to Go so far, with the kernel's hit and drop counters; no map is
+// drained, so it is safe while probes are attached. Counts only grow from
+// one call to the next (package push sends the differences).
+func (s *Session) Drained(nprobes int) (*Snapshot, error) {
+	snap := &Snapshot{Drops: map[DropCause]uint64{}}
+	var err error
+	if snap.Hits, err = s.perCPUSums(s.objs.Hits, nprobes); err != nil {
+		return nil, fmt.Errorf("read hits: %w", err)
+	}
+	s.dmu.Lock()
+	defer s.dmu.Unlock()
+	snap.Counts = s.accCounts()
+	return snap, nil
+}
+
+// accCounts are the counts in Go, sorted. Call with dmu held.
+func (s *Session) accCounts() []Count {
 	out := make([]Count, 0, len(s.acc.counts)+len(s.acc.measures))
 	for k, n := range s.acc.counts {
 		out = append(out, s.countOf(k, measureVal{calls: n}))
@@ -134,7 +155,7 @@ func (s *Session) readCounts() ([]Count, error) {
 		out = append(out, s.countOf(k, m))
 	}
 	sort.SliceStable(out, func(i, j int) bool { return lessCount(&out[i], &out[j]) })
-	return out, nil
+	return out
 }
 
 // countOf is the Count of key k with its stacks.

@@ -39,7 +39,7 @@ func collapse(p *Profile, opts Options, keep func(*Sample) bool) []stack {
 	var out []stack
 	for i := range p.Samples {
 		s := &p.Samples[i]
-		w := p.weight(s)
+		w := p.Weight(s)
 		if w == 0 || (keep != nil && !keep(s)) {
 			continue
 		}

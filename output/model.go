@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/probee/probee/internal/container"
@@ -61,6 +62,11 @@ type Profile struct {
 	Probes      []string          // labels in command-line order, including probes with 0 hits
 	Samples     []Sample          // in any order; writers sort
 	Drops       map[string]uint64 // cause -> count, informational
+	// Start and Duration are the time the counts cover (pprof time_nanos
+	// and duration_nanos); zero: not written. Backends (package push)
+	// place a profile in time by them.
+	Start    time.Time
+	Duration time.Duration
 }
 
 // Options tune the writers.
@@ -201,9 +207,9 @@ func (p *Profile) unit() string {
 // weighted reports whether samples weigh their Value, not their Count.
 func (p *Profile) weighted() bool { return p.Kind == KindLatency || p.Kind == KindWeight }
 
-// weight is what s weighs in stacks, flamegraphs and totals: its Value
+// Weight is what s weighs in stacks, flamegraphs and totals: its Value
 // for KindLatency and KindWeight, else its Count.
-func (p *Profile) weight(s *Sample) uint64 {
+func (p *Profile) Weight(s *Sample) uint64 {
 	if p.weighted() {
 		return s.Value
 	}
@@ -227,7 +233,7 @@ func (p *Profile) total(keep func(*Sample) bool) uint64 {
 	var n uint64
 	for i := range p.Samples {
 		if keep == nil || keep(&p.Samples[i]) {
-			n += p.weight(&p.Samples[i])
+			n += p.Weight(&p.Samples[i])
 		}
 	}
 	return n

@@ -31,7 +31,8 @@ const kernelMapping = "[kernel.kallsyms]"
 //     frame it was inlined into, innermost first as profile.proto wants;
 //   - unsymbolized frames get a function named like the collapsed frame
 //     ("libfoo.so+0x1234") so reports show them by module and offset;
-//   - comments with the hits per probe (zero included) and the drops.
+//   - comments with the hits per probe (zero included) and the drops;
+//   - time_nanos and duration_nanos from Start and Duration, when set.
 //
 // opts is accepted for symmetry; pprof always carries files and lines.
 func WritePprof(w io.Writer, p *Profile, opts Options) error {
@@ -76,6 +77,9 @@ func newPprofBuilder(p *Profile) *pprofBuilder {
 		prof.DefaultSampleType = vt.Type
 		prof.PeriodType, prof.Period = vt, 1
 	}
+	if !p.Start.IsZero() {
+		prof.TimeNanos, prof.DurationNanos = p.Start.UnixNano(), p.Duration.Nanoseconds()
+	}
 	for _, l := range probeLabels(p) {
 		c := fmt.Sprintf("probe %s: %d %s", cleanName(l), p.total(forProbe(l)), cleanName(p.unit()))
 		if p.weighted() {
@@ -110,7 +114,7 @@ func sortedSamples(p *Profile) []int {
 // add appends one sample, merged with an earlier one of the same probe,
 // process and stack.
 func (b *pprofBuilder) add(s *Sample) {
-	if s.Count == 0 && b.p.weight(s) == 0 {
+	if s.Count == 0 && b.p.Weight(s) == 0 {
 		return
 	}
 	var locs []*profile.Location // leaf first

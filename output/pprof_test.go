@@ -140,6 +140,26 @@ func TestPprofSamples(t *testing.T) {
 	}
 }
 
+// Start and Duration become time_nanos and duration_nanos; unset, both stay 0.
+func TestPprofTime(t *testing.T) {
+	start := time.Date(2025, 6, 7, 8, 9, 10, 11, time.UTC)
+	for _, tc := range []struct {
+		start    time.Time
+		dur      time.Duration
+		time, ns int64
+	}{
+		{time.Time{}, 0, 0, 0},
+		{start, 15 * time.Second, start.UnixNano(), 15e9},
+	} {
+		p := &Profile{Kind: KindHits, Probes: []string{"a"}, Start: tc.start, Duration: tc.dur,
+			Samples: []Sample{{Probe: "a", Comm: "x", User: []Frame{{Name: "f"}}, Count: 1}}}
+		prof := writePprof(t, p)
+		if prof.TimeNanos != tc.time || prof.DurationNanos != tc.ns {
+			t.Errorf("start %v: time %d duration %d, want %d %d", tc.start, prof.TimeNanos, prof.DurationNanos, tc.time, tc.ns)
+		}
+	}
+}
+
 // TestGoToolPprof checks that `go tool pprof -top` and `-traces` accept the
 // output (the first run builds pprof into the Go cache).
 func TestGoToolPprof(t *testing.T) {

@@ -67,6 +67,7 @@ type config struct {
 	minLatency     time.Duration // --min-latency: stacks of slower calls only
 	weight         weightArg     // --weight: sum an argument per stack
 	command        []string      // what follows "--"
+	push           pushArgs      // --push and its flags (pushflags.go)
 	help           bool
 }
 
@@ -125,6 +126,7 @@ func newFlagSet(cfg *config, stderr io.Writer) *flag.FlagSet {
 		cfg.groupBy = s
 		return nil
 	})
+	addPushFlags(fs, &cfg.push)
 	fs.BoolVar(&cfg.help, "h", false, "")
 	fs.BoolVar(&cfg.help, "help", false, "")
 	return fs
@@ -257,6 +259,9 @@ func (cfg *config) validate() error {
 		return usagef("-p and -- CMD both given: trace either a running process (-p PID) or a new command (-- CMD ARGS), not both")
 	}
 	if cfg.list {
+		if cfg.push.url != "" {
+			return usagef("--push only applies to tracing, not to --list-probes")
+		}
 		if cfg.groupBy != "" {
 			return usagef("--group-by only applies to tracing, not to --list-probes")
 		}
@@ -282,6 +287,9 @@ func (cfg *config) validate() error {
 	}
 	if cfg.freq <= 0 || cfg.freq > 10000 {
 		return usagef("-F %d: want a sampling frequency between 1 and 10000 Hz", cfg.freq)
+	}
+	if err := cfg.validatePush(); err != nil {
+		return err
 	}
 	return cfg.validateMeasure()
 }

@@ -19,6 +19,7 @@ Examples:
   probee --sample -F 499 -o cpu.svg -o cpu.pb.gz -- ./app   CPU profile, no frame pointers needed
   probee --uprobe './app:hot.c:42' --lines -- ./app         a source line, with file:line frames
   probee --usdt /usr/bin/python3.11:python:function__entry -p 1234   a USDT probe (semaphores set)
+  probee --sample --push pyroscope://127.0.0.1:4040 --label env=dev   CPU profiles to Pyroscope
   probee --list-probes 'libc:regex:^mem(cpy|set)$'
   probee -l -v 'usdt:*' -p 1234                       USDT probes of every file pid 1234 maps
   probee -l --json 'demangle:ns::Klass::*' -- ./app   listing what ./app would load
@@ -84,6 +85,23 @@ Sampling:
   --sample            sample on-CPU stacks on every CPU (cpu-clock), probe label "sample"
   -F, --frequency HZ  samples per second per CPU (default 99)
   --include-idle      keep samples of the idle task
+
+Fleet (push per-probe delta profiles to a profiling server while tracing):
+  --push URL          pyroscope://HOST:4040 or parca://HOST:7070 (pyroscope+https://,
+                      parca+https://; or http(s):// with --push-backend); with --push,
+                      no -d runs until Ctrl-C or SIGTERM
+  --push-backend B    pyroscope or parca, for an http:// or https:// URL
+  --push-interval D   one profile per probe every D, and at the end (default 15s)
+  --push-queue N      profiles that wait while the server is down or slow (default 64);
+                      past N the oldest is dropped, counted and reported
+  --push-flush-timeout D
+                      at the end, how long to keep sending what waits (default 10s)
+  --service-name NAME label service_name (default: CMD's name, else the host name)
+  --label NAME=VALUE  another label on every profile (repeatable)
+  --push-basic-auth USER:PASSWORD
+                      basic auth (or $PROBEE_PUSH_BASIC_AUTH)
+  --push-token TOKEN  bearer token (or $PROBEE_PUSH_TOKEN)
+  --push-tenant ID    X-Scope-OrgID header (or $PROBEE_PUSH_TENANT)
 
 Listing (nothing is attached):
   -l, --list-probes   print the targets the SPEC arguments resolve to, one per line,

@@ -6,8 +6,9 @@ import (
 )
 
 // drainEvery moves the kernel's counts into probee every d (--interval) in
-// its own goroutine, so a slow drain never delays Ctrl-C, -d expiry or the
-// traced command's exit. The returned stop waits for a drain in progress.
+// its own goroutine, and pushes them when --push-interval is due (push.go),
+// so a slow drain or push never delays Ctrl-C, -d expiry or the traced
+// command's exit. The returned stop waits for a drain in progress.
 func (t *tracer) drainEvery(d time.Duration) (stop func()) {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
@@ -24,6 +25,7 @@ func (t *tracer) drainEvery(d time.Duration) (stop func()) {
 					t.status.warnf("periodic drain: %v (counts stay in the kernel until the end)", err)
 					warned = true
 				}
+				t.pushDue(time.Now())
 			}
 		}
 	})

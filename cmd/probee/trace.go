@@ -36,6 +36,7 @@ type tracer struct {
 	deferred proctrack.DeferredStats // what became of the stacks the kernel handed over
 	tables   *unwind.Cache           // builds or loads the unwind tables (--unwind dwarf, auto)
 	tableDir *diskcache.Dir          // the on-disk table cache; nil: none
+	push     *pushState              // --push; nil: none
 }
 
 func trace(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
@@ -69,6 +70,9 @@ func trace(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 		return err
 	}
 	if err := t.attachAll(); err != nil {
+		return err
+	}
+	if err := t.startPush(); err != nil {
 		return err
 	}
 	exited := t.wait(ctx)
@@ -240,7 +244,7 @@ func (t *tracer) wait(ctx context.Context) bool {
 		exited = watchPID(ctx, t.cfg.pid)
 	}
 	if t.cfg.interval > 0 {
-		defer t.drainEvery(t.cfg.interval)()
+		defer t.drainEvery(t.drainPeriod())()
 	}
 	prune := time.NewTicker(proctrack.PruneEvery)
 	defer prune.Stop()

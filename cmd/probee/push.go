@@ -1,0 +1,106 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/probee/probee/output"
+	"github.com/probee/probee/push"
+)
+
+// pushState is a run's --push: the pusher and when the current interval began.
+type pushState struct {
+	p    *push.Pusher
+	last time.Time // end of the last interval pushed
+}
+
+// startPush starts the pusher when --push was given.
+func (t *tracer) startPush() error {
+	pa := &t.cfg.push
+	if pa.url == "" {
+		return nil
+	}
+	host, _ := os.Hostname()
+	labels := append([]push.Label{{Name: push.LabelService, Value: t.serviceName(host)},
+		{Name: push.LabelHost, Value: host}}, pa.labels...)
+	p, err := push.New(push.Config{Target: pa.target, Labels: labels, Queue: pa.queue,
+		Backoff: push.DefaultBackoff, Logf: t.status.warnf})
+	if err != nil {
+		return err
+	}
+	t.sym.SetInline(!t.cfg.noInline)
+	t.push = &pushState{p: p, last: time.Now()}
+	t.status.infof("pushing to %s %s every %v (queue %d profiles), service_name %s",
+		pa.target.Backend, pa.target.URL.Redacted(), pa.interval, pa.queue, labels[0].Value)
+	return nil
+}
+
+// serviceName is --service-name, else the traced command's base name, else host.
+func (t *tracer) serviceName(host string) string {
+	switch {
+	case t.cfg.push.serviceName != "":
+		return t.cfg.push.serviceName
+	case len(t.cfg.command) > 0:
+		return filepath.Base(t.cfg.command[0])
+	case host != "":
+		return host
+	}
+	return "probee"
+}
+
+// drainPeriod is how often the drain goroutine wakes: --interval, or
+// --push-interval when that is shorter.
+func (t *tracer) drainPeriod() time.Duration {
+	if t.push != nil {
+		return min(t.cfg.interval, t.cfg.push.interval)
+	}
+	return t.cfg.interval
+}
+
+// pushDue pushes what the periodic drains moved since the last push, once
+// --push-interval has passed. It runs on the drain goroutine (interval.go).
+func (t *tracer) pushDue(now time.Time) {
+	// Half a drain period early: the ticks drift around the interval.
+	if t.push == nil || now.Sub(t.push.last) < t.cfg.push.interval-t.drainPeriod()/2 {
+		return
+	}
+	snap, err := t.sess.Drained(len(t.labels()))
+	if err != nil {
+		t.status.warnf("push: read counts: %v (they go with the next push)", err)
+		return
+	}
+	t.push.p.Push(t.profile(snap), t.push.last, now)
+	t.push.last = now
+}
+
+// finishPush pushes the final profile and flushes within --push-flush-timeout.
+func (t *tracer) finishPush(prof *output.Profile) {
+	if t.push == nil {
+		return
+	}
+	now := time.Now()
+	t.push.p.Push(prof, t.push.last, now)
+	st := t.push.p.Close(t.cfg.push.flushTimeout)
+	t.push = nil
+	t.reportPush(st)
+}
+
+// reportPush prints what was sent and every drop, per probe.
+func (t *tracer) reportPush(st push.Stats) {
+	sent, dropped := st.Sent(), st.Dropped()
+	t.status.infof("push: %s sent (%d events), %d retries", plural(sent.Profiles, "profile"), sent.Events, st.Retries)
+	for _, label := range st.ProbeLabels() {
+		ps := st.Probes[label]
+		for _, reason := range []string{push.DropQueueFull, push.DropRejected, push.DropUnsent, push.DropEncode} {
+			if d := ps.Dropped[reason]; d.Profiles > 0 {
+				t.status.warnf("push: dropped %s of %s (%d events): %s", plural(d.Profiles, "profile"), label, d.Events, reason)
+			}
+		}
+	}
+	if dropped.Profiles == 0 {
+		t.status.infof("push: no drops")
+	} else if st.LastErr != "" {
+		t.status.warnf("push: last error: %s", st.LastErr)
+	}
+}
