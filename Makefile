@@ -3,7 +3,7 @@ GO       ?= go
 BIN      := bin/probee
 export CGO_ENABLED := 0
 
-.PHONY: all build test deps fixtures generate generate-check lint bench fuzz clean vmtest
+.PHONY: all build test deps fixtures generate generate-check lint bench fuzz clean vmtest backends backends-background
 
 all: build
 
@@ -30,10 +30,22 @@ lint:
 		echo "gofmt needed: run 'gofmt -w' on the files above" >&2; exit 1; fi
 	$(GO) vet ./...
 
+# Pyroscope v1.21.1 and Parca v0.28.0 for the push e2e tests, built from
+# Go modules into ~/.cache/probee/backends (PROBEE_BACKENDS_DIR), once:
+# about 4 + 7 minutes on 2 cores. See tests/backends/build.sh.
+backends:
+	@nice -n 10 tests/backends/build.sh
+
+# Under PROBEE_REQUIRE_KERNEL=1 (CI) make test starts the backend build in
+# the background first; the push e2e tests wait for it. Elsewhere they skip
+# when the backends were not built (make backends).
+backends-background:
+	@if [ "$$PROBEE_REQUIRE_KERNEL" = 1 ]; then tests/backends/build.sh --background; fi
+
 # Unit and root e2e tests, then the kernel-probe tests in a VM (make vmtest)
 # when this user can run it (root installs qemu; otherwise qemu must be
 # there). Under PROBEE_REQUIRE_KERNEL=1 (CI) the VM tests always run.
-test: generate-check lint fixtures build
+test: backends-background generate-check lint fixtures build
 	$(GO) test -count=1 -timeout 25m ./...
 	@if [ "$$(id -u)" = 0 ] || [ "$$PROBEE_REQUIRE_KERNEL" = 1 ] || command -v qemu-system-x86_64 >/dev/null; then \
 		$(MAKE) --no-print-directory vmtest; \
