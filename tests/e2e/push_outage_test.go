@@ -1,0 +1,95 @@
+package e2e
+
+import (
+	"bytes"
+	"fmt"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The backend stopped for more than 2 intervals and restarted: with room
+// in the queue nothing is lost (the stacks equal the local ones); with a
+// queue of 1 drops are reported, and pushed plus dropped events equal the
+// local total.
+func TestPushOutage(t *testing.T) {
+	srv := startPyroscope(t)
+	q := func(pt, sel string, from, to time.Time) (map[string]uint64, error) {
+		return pyroscopeStacks(srv, pt, sel, from, to)
+	}
+	load := fixture(t, "load-fp")
+	for _, c := range []struct {
+		name, queue string
+		drops       bool
+	}{
+		{"queue64", "64", false},
+		{"queue1", "1", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			pr := outageRun(t, srv, "--push-queue", c.queue, "--push-flush-timeout", "60s",
+				"--uprobe", load+":hit", "--", load, "4500", "1", "500")
+			if !c.drops {
+				if len(pr.dropEvents) > 0 {
+					t.Errorf("drops %v within the queue bound", pr.dropEvents)
+				}
+				checkPushed(t, q, pr, typeHits)
+				return
+			}
+			checkDropsAddUp(t, q, pr)
+		})
+	}
+}
+
+// outageRun runs probee pushing to srv, stops srv 2.5s in (SIGTERM: a
+// killed server loses what it had not written, which is not probee's
+// loss), keeps it down 2.5s (more than 2 intervals) and restarts it.
+func outageRun(t *testing.T, srv *server, args ...string) *pushRun {
+	dir := t.TempDir()
+	pr := &pushRun{service: fmt.Sprintf("e2e-%s-%d", strings.ReplaceAll(t.Name(), "/", "-"), time.Now().UnixNano()), from: time.Now()}
+	cmd := exec.Command(probee, pushArgs("pyroscope", srv, pr.service, dir, args...)...)
+	isolateMounts(cmd)
+	var out, errb bytes.Buffer
+	cmd.Dir, cmd.Stdout, cmd.Stderr = dir, &out, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2500 * time.Millisecond)
+	srv.stop(syscall.SIGTERM)
+	down := time.Now()
+	time.Sleep(2500 * time.Millisecond)
+	srv.start("/ready")
+	t.Logf("backend down for %v", time.Since(down).Round(time.Millisecond))
+	err := cmd.Wait()
+	pr.r = result{out.String(), errb.String(), cmd.ProcessState.ExitCode()}
+	t.Logf("probee %s\nexit %d (%v)\nstderr:\n%s", strings.Join(cmd.Args[1:], " "), pr.r.code, err, pr.r.stderr)
+	finishPush(t, pr, dir)
+	return pr
+}
+
+// checkDropsAddUp wants drops reported, and per probe the events queried
+// back plus the events of the dropped profiles equal the local total.
+func checkDropsAddUp(t *testing.T, q stackQuery, pr *pushRun) {
+	t.Helper()
+	if len(pr.dropEvents) == 0 {
+		t.Fatalf("no drops reported with a queue of 1")
+	}
+	for probe, local := range pr.local {
+		want := total(local)
+		var got uint64
+		for end := time.Now().Add(30 * time.Second); time.Now().Before(end); time.Sleep(time.Second) {
+			stacks, err := q(typeHits, selector(pr.service, probe), pr.from.Add(-time.Minute), pr.to.Add(time.Minute))
+			if err != nil {
+				t.Fatalf("query %s: %v", probe, err)
+			}
+			if got = total(stacks); got+pr.dropEvents[probe] == want {
+				break
+			}
+		}
+		t.Logf("%s: local %d, pushed %d, reported dropped %d", probe, want, got, pr.dropEvents[probe])
+		if got+pr.dropEvents[probe] != want || pr.dropEvents[probe] == 0 {
+			t.Errorf("%s: pushed %d + dropped %d != local %d", probe, got, pr.dropEvents[probe], want)
+		}
+	}
+}
