@@ -19,6 +19,8 @@ type Config struct {
 	Client  *http.Client // nil: one with a 10s timeout per request
 	// Logf reports the backend going down and coming back (nil: silent).
 	Logf func(format string, args ...any)
+	// after waits between attempts (nil: time.After); tests record the waits.
+	after func(time.Duration) <-chan time.Time
 }
 
 // Backoff is the wait between attempts: Initial, doubled after every failed
@@ -67,6 +69,9 @@ func New(cfg Config) (*Pusher, error) {
 	}
 	if cfg.Backoff.Initial <= 0 || cfg.Backoff.Max < cfg.Backoff.Initial {
 		cfg.Backoff = DefaultBackoff
+	}
+	if cfg.after == nil {
+		cfg.after = time.After
 	}
 	if cfg.Client == nil {
 		cfg.Client = &http.Client{Timeout: 10 * time.Second}

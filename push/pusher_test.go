@@ -2,6 +2,7 @@ package push
 
 import (
 	"net/url"
+	"slices"
 	"testing"
 	"time"
 
@@ -170,18 +171,22 @@ func waitFor(t *testing.T, cond func() bool) {
 func TestPushBackoff(t *testing.T) {
 	f := newFake(t, Pyroscope)
 	f.fail = func(n int) int { return map[bool]int{true: 503}[n < 5] }
-	p := newPusher(t, f, 4, func(c *Config) { c.Backoff = Backoff{Initial: 20 * time.Millisecond, Max: 80 * time.Millisecond} })
+	var waits []time.Duration // only the sender goroutine appends
+	p := newPusher(t, f, 4, func(c *Config) {
+		c.Backoff = Backoff{Initial: 20 * time.Millisecond, Max: 80 * time.Millisecond}
+		c.after = func(d time.Duration) <-chan time.Time {
+			waits = append(waits, d)
+			return time.After(0)
+		}
+	})
 	pushN(p, 1, 0)
 	st := p.Close(5 * time.Second)
-	at := f.attemptTimes()
-	if len(at) != 6 || st.Retries != 5 || st.Sent().Profiles != 1 {
-		t.Fatalf("%d attempts, stats %+v; want 6 attempts, 5 retries, 1 sent", len(at), st)
+	if n := len(f.attemptTimes()); n != 6 || st.Retries != 5 || st.Sent().Profiles != 1 {
+		t.Fatalf("%d attempts, stats %+v; want 6 attempts, 5 retries, 1 sent", n, st)
 	}
-	for i, want := range []time.Duration{20, 40, 80, 80, 80} {
-		want *= time.Millisecond
-		if gap := at[i+1].Sub(at[i]); gap < want || gap > want+time.Second {
-			t.Errorf("wait before attempt %d: %v, want %v", i+2, gap, want)
-		}
+	ms := time.Millisecond
+	if want := []time.Duration{20 * ms, 40 * ms, 80 * ms, 80 * ms, 80 * ms}; !slices.Equal(waits, want) {
+		t.Errorf("waits %v, want %v", waits, want)
 	}
 }
 

@@ -2,7 +2,6 @@ package push
 
 import (
 	"errors"
-	"time"
 )
 
 // run sends queued profiles one at a time until Close.
@@ -50,7 +49,7 @@ func (p *Pusher) deliver(it *item) {
 			return
 		}
 		select {
-		case <-time.After(wait):
+		case <-p.cfg.after(wait):
 		case <-p.ctx.Done():
 			p.mu.Lock()
 			p.stats.drop(it, DropUnsent)
