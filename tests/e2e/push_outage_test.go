@@ -29,7 +29,7 @@ func TestPushOutage(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			pr := outageRun(t, srv, "--push-queue", c.queue, "--push-flush-timeout", "60s",
-				"--uprobe", load+":hit", "--", load, "4500", "1", "500")
+				"--uprobe", load+":hit", "--", load, "40000", "1", "5000") // 8s
 			if !c.drops {
 				if len(pr.dropEvents) > 0 {
 					t.Errorf("drops %v within the queue bound", pr.dropEvents)

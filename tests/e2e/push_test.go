@@ -72,7 +72,8 @@ func readFile(t *testing.T, path string) string {
 
 // byProbe splits combined collapsed stacks by their probe root frame and
 // names them as the backends do: pprof keeps comm as a label, not a frame,
-// and kernel functions without the _[k] suffix.
+// and names kernel functions without the _[k] suffix and inline frames
+// without " (inlined)".
 func byProbe(t *testing.T, text string) map[string]map[string]uint64 {
 	out := map[string]map[string]uint64{}
 	for stack, n := range folded(t, text) {
@@ -81,7 +82,8 @@ func byProbe(t *testing.T, text string) map[string]map[string]uint64 {
 			t.Fatalf("stack %q has no frames below probe and comm", stack)
 		}
 		for i, f := range frames {
-			frames[i] = strings.TrimSuffix(f, "_[k]")
+			// pprof has inline frames as lines of a location, not names.
+			frames[i] = strings.TrimSuffix(strings.TrimSuffix(f, "_[k]"), " (inlined)")
 		}
 		probe := frames[0]
 		if out[probe] == nil {
@@ -154,7 +156,8 @@ func pushCases(t *testing.T) []struct {
 		name, profileType string
 		args              []string
 	}{
-		{"uprobe", typeHits, []string{"--uprobe", load + ":hit", "--", load, "2000", "1", "500"}},
+		// 1000 calls every 0.2s (load paces by the thousand) for 4s.
+		{"uprobe", typeHits, []string{"--uprobe", load + ":hit", "--", load, "20000", "1", "5000"}},
 		{"sample", typeSamples, []string{"--sample", "-F", "199", "--", spin, "4"}},
 	}
 }
