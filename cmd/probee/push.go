@@ -86,15 +86,31 @@ func (t *tracer) finishPush(prof *output.Profile) {
 	t.reportPush(st)
 }
 
-// reportPush prints what was sent and every drop, per probe.
+// pushUnit is what the events of pushed profiles are: what the local
+// outputs count.
+func (t *tracer) pushUnit() string {
+	switch {
+	case t.cfg.latency:
+		return "ns"
+	case t.cfg.weight.set:
+		return t.cfg.weight.unit
+	case t.cfg.sample && len(t.cfg.probes) == 0:
+		return "samples"
+	}
+	return "hits"
+}
+
+// reportPush prints what was sent and every drop, per probe, with the
+// events (hits, samples, ns or weight) the profiles held: pushed plus
+// dropped events are the local outputs' totals.
 func (t *tracer) reportPush(st push.Stats) {
-	sent, dropped := st.Sent(), st.Dropped()
-	t.status.infof("push: %s sent (%d events), %d retries", plural(sent.Profiles, "profile"), sent.Events, st.Retries)
+	sent, dropped, unit := st.Sent(), st.Dropped(), t.pushUnit()
+	t.status.infof("push: %s sent (%d %s), %d retries", plural(sent.Profiles, "profile"), sent.Events, unit, st.Retries)
 	for _, label := range st.ProbeLabels() {
 		ps := st.Probes[label]
 		for _, reason := range []string{push.DropQueueFull, push.DropRejected, push.DropUnsent, push.DropEncode} {
 			if d := ps.Dropped[reason]; d.Profiles > 0 {
-				t.status.warnf("push: dropped %s of %s (%d events): %s", plural(d.Profiles, "profile"), label, d.Events, reason)
+				t.status.warnf("push: dropped %s of %s (%d %s): %s", plural(d.Profiles, "profile"), label, d.Events, unit, reason)
 			}
 		}
 	}

@@ -107,3 +107,21 @@ func TestServiceName(t *testing.T) {
 		}
 	}
 }
+
+func TestPushUnit(t *testing.T) {
+	for _, c := range []struct {
+		cfg  config
+		want string
+	}{
+		{config{sample: true}, "samples"},
+		{config{sample: true, probes: []probeArg{{}}}, "hits"},
+		{config{probes: []probeArg{{}}}, "hits"},
+		{config{probes: []probeArg{{}}, latency: true}, "ns"},
+		{config{probes: []probeArg{{}}, weight: weightArg{set: true, unit: "bytes"}}, "bytes"},
+	} {
+		tr := &tracer{cfg: &c.cfg}
+		if got := tr.pushUnit(); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.cfg, got, c.want)
+		}
+	}
+}

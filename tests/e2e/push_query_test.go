@@ -20,6 +20,7 @@ import (
 const (
 	typeHits    = "probee_hits:hits:count:hits:count"
 	typeSamples = "process_cpu:samples:count:cpu:nanoseconds"
+	typeLatency = "probee_latency:time:nanoseconds:time:nanoseconds"
 )
 
 // selector is a label selector for one probe of one service.

@@ -45,7 +45,7 @@ func finishPush(t *testing.T, pr *pushRun, dir string) {
 	}
 	pr.sent, _ = strconv.Atoi(m[1])
 	pr.dropEvents = map[string]uint64{}
-	for _, d := range regexp.MustCompile(`push: dropped \d+ profiles? of (.*) \((\d+) events\)`).FindAllStringSubmatch(pr.r.stderr, -1) {
+	for _, d := range regexp.MustCompile(`push: dropped \d+ profiles? of (.*) \((\d+) [^)]*\)`).FindAllStringSubmatch(pr.r.stderr, -1) {
 		n, _ := strconv.ParseUint(d[2], 10, 64)
 		pr.dropEvents[d[1]] += n
 	}
@@ -145,13 +145,13 @@ func stackDiff(want, got map[string]uint64) string {
 	return b.String()
 }
 
-// pushCases are the runs both backends get: a uprobe on a -- CMD and
-// --sample, each running about 4 intervals.
+// pushCases are the runs both backends get, each about 4 intervals long:
+// a uprobe on a -- CMD, --sample, and --latency (nanoseconds per stack).
 func pushCases(t *testing.T) []struct {
 	name, profileType string
 	args              []string
 } {
-	load, spin := fixture(t, "load-fp"), fixture(t, "spin-nofp")
+	load, spin, lat := fixture(t, "load-fp"), fixture(t, "spin-nofp"), fixture(t, "latency-fp")
 	return []struct {
 		name, profileType string
 		args              []string
@@ -159,6 +159,8 @@ func pushCases(t *testing.T) []struct {
 		// 1000 calls every 0.2s (load paces by the thousand) for 4s.
 		{"uprobe", typeHits, []string{"--uprobe", load + ":hit", "--", load, "20000", "1", "5000"}},
 		{"sample", typeSamples, []string{"--sample", "-F", "199", "--", spin, "4"}},
+		// 200 calls of 20ms, then 100 of 10ms.
+		{"latency", typeLatency, []string{"--latency", "--uprobe", lat + ":nap", "--", lat, "sleep", "100", "20"}},
 	}
 }
 
