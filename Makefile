@@ -3,7 +3,7 @@ GO       ?= go
 BIN      := bin/probee
 export CGO_ENABLED := 0
 
-.PHONY: all build test deps fixtures generate generate-check lint bench fuzz clean vmtest backends backends-background
+.PHONY: all build test deps fixtures generate generate-check lint bench fuzz clean vmtest backends backends-background test-push
 
 all: build
 
@@ -37,16 +37,22 @@ backends:
 	@nice -n 10 tests/backends/build.sh
 
 # Under PROBEE_REQUIRE_KERNEL=1 (CI) make test starts the backend build in
-# the background first; the push e2e tests wait for it. Elsewhere they skip
+# the background first, runs every other test meanwhile, then waits for
+# the build and runs the push e2e tests (test-push). Elsewhere they skip
 # when the backends were not built (make backends).
 backends-background:
 	@if [ "$$PROBEE_REQUIRE_KERNEL" = 1 ]; then tests/backends/build.sh --background; fi
+
+test-push: fixtures
+	@if [ "$$PROBEE_REQUIRE_KERNEL" = 1 ]; then nice -n 10 tests/backends/build.sh; fi
+	$(GO) test -count=1 -timeout 10m -run '^TestPush' ./tests/e2e
 
 # Unit and root e2e tests, then the kernel-probe tests in a VM (make vmtest)
 # when this user can run it (root installs qemu; otherwise qemu must be
 # there). Under PROBEE_REQUIRE_KERNEL=1 (CI) the VM tests always run.
 test: backends-background generate-check lint fixtures build
-	$(GO) test -count=1 -timeout 25m ./...
+	PROBEE_PUSH_TESTS=later $(GO) test -count=1 -timeout 25m ./...
+	@$(MAKE) --no-print-directory test-push
 	@if [ "$$(id -u)" = 0 ] || [ "$$PROBEE_REQUIRE_KERNEL" = 1 ] || command -v qemu-system-x86_64 >/dev/null; then \
 		$(MAKE) --no-print-directory vmtest; \
 	else echo "skipping make vmtest: needs qemu-system-x86 (apt-get install qemu-system-x86) or root" >&2; fi
