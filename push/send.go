@@ -86,7 +86,7 @@ func (p *Pusher) settle(it *item, err error) bool {
 	}
 	p.stats.Retries++
 	if !p.failing {
-		p.logf("push: %v (retrying, up to every %v, while up to %d new profiles wait)", err, p.cfg.Backoff.Max, p.cfg.Queue)
+		p.logf("push: %v (retrying, up to every %v; new profiles wait in a queue of %d)", err, p.cfg.Backoff.Max, p.cfg.Queue)
 	}
 	p.failing = true
 	return false
