@@ -46,6 +46,36 @@ func TestPushOutage(t *testing.T) {
 // killed server loses what it had not written, which is not probee's
 // loss), keeps it down 2.5s (more than 2 intervals) and restarts it.
 func outageRun(t *testing.T, srv *server, args ...string) *pushRun {
+	return backgroundRun(t, srv, func(*exec.Cmd) {
+		time.Sleep(2500 * time.Millisecond)
+		srv.stop(syscall.SIGTERM)
+		down := time.Now()
+		time.Sleep(2500 * time.Millisecond)
+		srv.start("/ready")
+		t.Logf("backend down for %v", time.Since(down).Round(time.Millisecond))
+	}, args...)
+}
+
+// Without -d, probee pushes until SIGTERM, then flushes: the backend has
+// every stack of the local output.
+func TestPushUntilStopped(t *testing.T) {
+	srv := startPyroscope(t)
+	load := fixture(t, "load-fp")
+	pr := backgroundRun(t, srv, func(cmd *exec.Cmd) {
+		time.Sleep(4 * time.Second)
+		cmd.Process.Signal(syscall.SIGTERM)
+	}, "--uprobe", load+":hit", "--", load, "100000", "1", "5000")
+	if pr.sent < 3 || len(pr.dropEvents) > 0 {
+		t.Errorf("%d profiles sent, drops %v; want at least 3 sent, no drops", pr.sent, pr.dropEvents)
+	}
+	checkPushed(t, func(pt, sel string, from, to time.Time) (map[string]uint64, error) {
+		return pyroscopeStacks(srv, pt, sel, from, to)
+	}, pr, typeHits)
+}
+
+// backgroundRun starts probee pushing to srv, calls during while it runs,
+// waits for it and reads its outputs.
+func backgroundRun(t *testing.T, srv *server, during func(*exec.Cmd), args ...string) *pushRun {
 	dir := t.TempDir()
 	pr := &pushRun{service: fmt.Sprintf("e2e-%s-%d", strings.ReplaceAll(t.Name(), "/", "-"), time.Now().UnixNano()), from: time.Now()}
 	cmd := exec.Command(probee, pushArgs("pyroscope", srv, pr.service, dir, args...)...)
@@ -55,12 +85,7 @@ func outageRun(t *testing.T, srv *server, args ...string) *pushRun {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(2500 * time.Millisecond)
-	srv.stop(syscall.SIGTERM)
-	down := time.Now()
-	time.Sleep(2500 * time.Millisecond)
-	srv.start("/ready")
-	t.Logf("backend down for %v", time.Since(down).Round(time.Millisecond))
+	during(cmd)
 	err := cmd.Wait()
 	pr.r = result{out.String(), errb.String(), cmd.ProcessState.ExitCode()}
 	t.Logf("probee %s\nexit %d (%v)\nstderr:\n%s", strings.Join(cmd.Args[1:], " "), pr.r.code, err, pr.r.stderr)
