@@ -41,7 +41,13 @@ func addPushFlags(fs *flag.FlagSet, pa *pushArgs) {
 	str("push-token", &pa.token)
 	str("push-tenant", &pa.tenant)
 	str("service-name", &pa.serviceName)
-	fs.Func("push", "", func(s string) error { pa.url = s; return nil })
+	fs.Func("push", "", func(s string) error {
+		if s == "" {
+			return errWant("a server URL such as pyroscope://127.0.0.1:4040")
+		}
+		pa.url = s
+		return nil
+	})
 	dur := func(name string, dst *time.Duration) {
 		fs.Func(name, "", func(s string) error {
 			pa.given = append(pa.given, "--"+name)

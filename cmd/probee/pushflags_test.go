@@ -39,6 +39,7 @@ func TestPushUsageErrors(t *testing.T) {
 		{[]string{"--push", "pyroscope://h", "--push-basic-auth", "nocolon"}, "--push-basic-auth (or PROBEE_PUSH_BASIC_AUTH): want USER:PASSWORD"},
 		{[]string{"--push", "pyroscope://h", "--push-basic-auth", "u:p", "--push-token", "t"}, "give one"},
 		{[]string{"--push"}, "--push needs a value"},
+		{[]string{"--push", ""}, `invalid value "" for --push: want a server URL`},
 	} {
 		args := append(append([]string{}, base...), c.args...)
 		out, errs, code := probee(t, args...)
