@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -23,9 +24,12 @@ const (
 	typeLatency = "probee_latency:time:nanoseconds:time:nanoseconds"
 )
 
-// selector is a label selector for one probe of one service.
+// selector is a label selector for one probe of one service, with the
+// labels every push run sets (pushArgs): the host name and run="e2e".
 func selector(service, probe string) string {
-	return fmt.Sprintf(`{service_name=%s,probe=%s}`, strconv.Quote(service), strconv.Quote(probe))
+	host, _ := os.Hostname()
+	return fmt.Sprintf(`{service_name=%s,probe=%s,hostname=%s,run="e2e"}`,
+		strconv.Quote(service), strconv.Quote(probe), strconv.Quote(host))
 }
 
 // postJSON posts req as JSON to url and decodes the answer into resp.

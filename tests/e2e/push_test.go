@@ -27,7 +27,7 @@ type pushRun struct {
 // combined folded output in dir.
 func pushArgs(backend string, srv *server, service, dir string, args ...string) []string {
 	u := strings.Replace(srv.url(), "http", backend, 1)
-	return append([]string{"--push", u, "--push-interval", "1s", "--service-name", service,
+	return append([]string{"--push", u, "--push-interval", "1s", "--service-name", service, "--label", "run=e2e",
 		"-o", filepath.Join(dir, "out.folded")}, args...)
 }
 
