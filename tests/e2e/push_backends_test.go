@@ -169,7 +169,7 @@ func tail(s string, n int) string {
 // startPyroscope runs Pyroscope (all components in one process, filesystem
 // storage in a temporary directory), every address on 127.0.0.1: it
 // otherwise advertises the host's interface address.
-func startPyroscope(t *testing.T) *server {
+func startPyroscope(t *testing.T, extra ...string) *server {
 	bin := backendBinary(t, "pyroscope")
 	dir := t.TempDir()
 	p := freePorts(t, 3)
@@ -190,6 +190,7 @@ func startPyroscope(t *testing.T) *server {
 		"-store-gateway.sharding-ring.instance-addr=" + addr, "-compactor.ring.instance-addr=" + addr,
 		"-ingester.lifecycler.addr=" + addr, "-ingester.min-ready-duration=0",
 	}}
+	s.args = append(s.args, extra...)
 	s.start("/ready")
 	t.Cleanup(func() { s.stop(syscall.SIGTERM) })
 	return s

@@ -118,3 +118,25 @@ func checkDropsAddUp(t *testing.T, q stackQuery, pr *pushRun) {
 		}
 	}
 }
+
+// With multitenancy on, --push-tenant (here from PROBEE_PUSH_TENANT) puts
+// the profiles in that tenant: queried as it they equal the local output,
+// another tenant sees none of them.
+func TestPushTenant(t *testing.T) {
+	srv := startPyroscope(t, "-auth.multitenancy-enabled=true")
+	load := fixture(t, "load-fp")
+	t.Setenv("PROBEE_PUSH_TENANT", "team-a")
+	pr := runPush(t, "pyroscope", srv, "--uprobe", load+":hit", "--", load, "20000", "1", "5000")
+	as := func(tenant string) stackQuery {
+		return func(pt, sel string, from, to time.Time) (map[string]uint64, error) {
+			return pyroscopeTenantStacks(srv, tenant, pt, sel, from, to)
+		}
+	}
+	checkPushed(t, as("team-a"), pr, typeHits)
+	for probe := range pr.local {
+		other, err := as("team-b")(typeHits, selector(pr.service, probe), pr.from.Add(-time.Minute), pr.to.Add(time.Minute))
+		if err != nil || len(other) > 0 {
+			t.Errorf("tenant team-b sees %v, %v; want nothing", other, err)
+		}
+	}
+}

@@ -32,10 +32,19 @@ func selector(service, probe string) string {
 		strconv.Quote(service), strconv.Quote(probe), strconv.Quote(host))
 }
 
-// postJSON posts req as JSON to url and decodes the answer into resp.
-func postJSON(url string, req, resp any) error {
+// postJSON posts req as JSON to url, as tenant when not "", and decodes
+// the answer into resp.
+func postJSON(url, tenant string, req, resp any) error {
 	body, _ := json.Marshal(req)
-	r, err := http.Post(url, "application/json", bytes.NewReader(body))
+	hr, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	hr.Header.Set("Content-Type", "application/json")
+	if tenant != "" {
+		hr.Header.Set("X-Scope-OrgID", tenant)
+	}
+	r, err := http.DefaultClient.Do(hr)
 	if err != nil {
 		return err
 	}
@@ -75,12 +84,17 @@ type flamegraph struct {
 // pyroscopeStacks queries Pyroscope's SelectMergeStacktraces and returns
 // the merged stacks (root;...;leaf -> total) from its flame graph.
 func pyroscopeStacks(s *server, profileType, sel string, from, to time.Time) (map[string]uint64, error) {
+	return pyroscopeTenantStacks(s, "", profileType, sel, from, to)
+}
+
+// pyroscopeTenantStacks is pyroscopeStacks as a tenant (X-Scope-OrgID).
+func pyroscopeTenantStacks(s *server, tenant, profileType, sel string, from, to time.Time) (map[string]uint64, error) {
 	req := map[string]any{"profileTypeID": profileType, "labelSelector": sel,
 		"start": from.UnixMilli(), "end": to.UnixMilli(), "maxNodes": 1 << 20}
 	var resp struct {
 		Flamegraph flamegraph `json:"flamegraph"`
 	}
-	if err := postJSON(s.url()+"/querier.v1.QuerierService/SelectMergeStacktraces", req, &resp); err != nil {
+	if err := postJSON(s.url()+"/querier.v1.QuerierService/SelectMergeStacktraces", tenant, req, &resp); err != nil {
 		return nil, err
 	}
 	return resp.Flamegraph.stacks()
