@@ -142,10 +142,12 @@ func (fg flamegraph) stacks() (map[string]uint64, error) {
 }
 
 // parcaStacks queries Parca's merged profile of a selector as pprof and
-// folds it into root;...;leaf -> total of the first sample type.
+// folds it into root;...;leaf -> total of the first sample type. Parca
+// keeps profiles with a duration (probee's deltas) as the profile type
+// with the suffix ":delta".
 func parcaStacks(s *server, profileType, sel string, from, to time.Time) (map[string]uint64, error) {
 	q := url.Values{"mode": {"MODE_MERGE"}, "reportType": {"REPORT_TYPE_PPROF"},
-		"merge.query": {profileType + sel}, "merge.start": {from.UTC().Format(time.RFC3339Nano)},
+		"merge.query": {profileType + ":delta" + sel}, "merge.start": {from.UTC().Format(time.RFC3339Nano)},
 		"merge.end": {to.UTC().Format(time.RFC3339Nano)}}
 	r, err := http.Get(s.url() + "/api/profiles/query?" + q.Encode())
 	if err != nil {

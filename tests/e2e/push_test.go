@@ -145,6 +145,21 @@ func stackDiff(want, got map[string]uint64) string {
 	return b.String()
 }
 
+// samplingHz is the -F of the --sample push runs.
+const samplingHz = 199
+
+// perPeriod divides every stack's value by period, which must divide it.
+func perPeriod(stacks map[string]uint64, period int64) (map[string]uint64, error) {
+	out := map[string]uint64{}
+	for k, v := range stacks {
+		if v%uint64(period) != 0 {
+			return nil, fmt.Errorf("%s: %d is not a multiple of the period %d", k, v, period)
+		}
+		out[k] = v / uint64(period)
+	}
+	return out, nil
+}
+
 // pushCases are the runs both backends get, each about 4 intervals long:
 // a uprobe on a -- CMD, --sample, and --latency (nanoseconds per stack).
 func pushCases(t *testing.T) []struct {
@@ -158,7 +173,7 @@ func pushCases(t *testing.T) []struct {
 	}{
 		// 1000 calls every 0.2s (load paces by the thousand) for 4s.
 		{"uprobe", typeHits, []string{"--uprobe", load + ":hit", "--", load, "20000", "1", "5000"}},
-		{"sample", typeSamples, []string{"--sample", "-F", "199", "--", spin, "4"}},
+		{"sample", typeSamples, []string{"--sample", "-F", strconv.Itoa(samplingHz), "--", spin, "4"}},
 		// 200 calls of 20ms, then 100 of 10ms.
 		{"latency", typeLatency, []string{"--latency", "--uprobe", lat + ":nap", "--", lat, "sleep", "100", "20"}},
 	}
@@ -186,7 +201,13 @@ func TestPushPyroscope(t *testing.T) {
 func TestPushParca(t *testing.T) {
 	srv := startParca(t)
 	q := func(pt, sel string, from, to time.Time) (map[string]uint64, error) {
-		return parcaStacks(srv, pt, sel, from, to)
+		stacks, err := parcaStacks(srv, pt, sel, from, to)
+		if err != nil || pt != typeSamples {
+			return stacks, err
+		}
+		// Parca answers a samples/count query in samples times the period
+		// (CPU nanoseconds, pkg/parcacol/querier.go): back to samples.
+		return perPeriod(stacks, 1_000_000_000/samplingHz) // integer division, as probee computes it
 	}
 	for _, c := range pushCases(t) {
 		t.Run(c.name, func(t *testing.T) {
