@@ -79,14 +79,15 @@ func building() bool {
 
 // server is a backend process on 127.0.0.1 with its own temporary storage.
 type server struct {
-	t    *testing.T
-	name string
-	bin  string
-	args []string
-	port int // HTTP
-	dir  string
-	cmd  *exec.Cmd
-	log  *os.File
+	t     *testing.T
+	name  string
+	bin   string
+	args  []string
+	port  int    // HTTP
+	ready string // the path that answers 200 once the server is ready
+	dir   string
+	cmd   *exec.Cmd
+	log   *os.File
 }
 
 func (s *server) url() string { return fmt.Sprintf("http://127.0.0.1:%d", s.port) }
@@ -111,7 +112,7 @@ func freePorts(t *testing.T, n int) []int {
 }
 
 // start runs the server and waits until its readiness URL answers 200.
-func (s *server) start(ready string) {
+func (s *server) start() {
 	s.t.Helper()
 	var err error
 	s.log, err = os.OpenFile(filepath.Join(s.dir, s.name+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
@@ -126,7 +127,7 @@ func (s *server) start(ready string) {
 		s.t.Fatal(err)
 	}
 	for time.Since(begin) < 2*time.Minute {
-		resp, err := http.Get(s.url() + ready)
+		resp, err := http.Get(s.url() + s.ready)
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == 200 {
@@ -174,7 +175,7 @@ func startPyroscope(t *testing.T, extra ...string) *server {
 	dir := t.TempDir()
 	p := freePorts(t, 3)
 	const addr = "127.0.0.1"
-	s := &server{t: t, name: "pyroscope", bin: bin, port: p[0], dir: dir, args: []string{
+	s := &server{t: t, name: "pyroscope", bin: bin, port: p[0], ready: "/ready", dir: dir, args: []string{
 		"-target=all", "-storage.backend=filesystem",
 		"-storage.filesystem.dir=" + filepath.Join(dir, "shared"),
 		"-pyroscopedb.data-path=" + filepath.Join(dir, "data"),
@@ -191,7 +192,7 @@ func startPyroscope(t *testing.T, extra ...string) *server {
 		"-ingester.lifecycler.addr=" + addr, "-ingester.min-ready-duration=0",
 	}}
 	s.args = append(s.args, extra...)
-	s.start("/ready")
+	s.start()
 	t.Cleanup(func() { s.stop(syscall.SIGTERM) })
 	return s
 }
@@ -205,21 +206,23 @@ const parcaConfig = `object_storage:
       directory: "./data"
 `
 
-// startParca runs Parca on 127.0.0.1 with in-memory profile storage and
-// no upstream debuginfod (it calls a public one by default).
-func startParca(t *testing.T) *server {
+// startParca runs Parca on 127.0.0.1 with in-memory profile storage
+// (extra: --enable-persistence to keep them across a restart) and no
+// upstream debuginfod (it calls a public one by default).
+func startParca(t *testing.T, extra ...string) *server {
 	bin := backendBinary(t, "parca")
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "parca.yaml"), []byte(parcaConfig), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	p := freePorts(t, 1)
-	s := &server{t: t, name: "parca", bin: bin, port: p[0], dir: dir, args: []string{
+	s := &server{t: t, name: "parca", bin: bin, port: p[0], ready: "/metrics", dir: dir, args: []string{
 		"--config-path=" + filepath.Join(dir, "parca.yaml"),
 		fmt.Sprintf("--http-address=127.0.0.1:%d", p[0]),
 		"--debuginfod-upstream-servers=", "--storage-path=" + filepath.Join(dir, "storage"),
 	}}
-	s.start("/metrics")
+	s.args = append(s.args, extra...)
+	s.start()
 	t.Cleanup(func() { s.stop(syscall.SIGTERM) })
 	return s
 }

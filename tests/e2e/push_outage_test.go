@@ -13,32 +13,35 @@ import (
 // The backend stopped for more than 2 intervals and restarted: with room
 // in the queue nothing is lost (the stacks equal the local ones); with a
 // queue of 1 drops are reported, and pushed plus dropped events equal the
-// local total.
+// local total. Parca keeps profiles in memory unless told to persist them.
 func TestPushOutage(t *testing.T) {
-	srv := startPyroscope(t)
-	q := func(pt, sel string, from, to time.Time) (map[string]uint64, error) {
-		return pyroscopeStacks(srv, pt, sel, from, to)
-	}
 	load := fixture(t, "load-fp")
-	for _, c := range []struct {
-		name, queue string
-		drops       bool
-	}{
-		{"queue64", "64", false},
-		{"queue1", "1", true},
+	for _, start := range []func(t *testing.T) *server{
+		func(t *testing.T) *server { return startPyroscope(t) },
+		func(t *testing.T) *server { return startParca(t, "--enable-persistence") },
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			pr := outageRun(t, srv, "--push-queue", c.queue, "--push-flush-timeout", "60s",
-				"--uprobe", load+":hit", "--", load, "40000", "1", "5000") // 8s
-			if !c.drops {
-				if len(pr.dropEvents) > 0 {
-					t.Errorf("drops %v within the queue bound", pr.dropEvents)
+		srv := start(t)
+		q := backendQuery(srv)
+		for _, c := range []struct {
+			name, queue string
+			drops       bool
+		}{
+			{"queue64", "64", false},
+			{"queue1", "1", true},
+		} {
+			t.Run(srv.name+"/"+c.name, func(t *testing.T) {
+				pr := outageRun(t, srv, "--push-queue", c.queue, "--push-flush-timeout", "60s",
+					"--uprobe", load+":hit", "--", load, "40000", "1", "5000") // 8s
+				if !c.drops {
+					if len(pr.dropEvents) > 0 {
+						t.Errorf("drops %v within the queue bound", pr.dropEvents)
+					}
+					checkPushed(t, q, pr, typeHits)
+					return
 				}
-				checkPushed(t, q, pr, typeHits)
-				return
-			}
-			checkDropsAddUp(t, q, pr)
-		})
+				checkDropsAddUp(t, q, pr)
+			})
+		}
 	}
 }
 
@@ -51,7 +54,7 @@ func outageRun(t *testing.T, srv *server, args ...string) *pushRun {
 		srv.stop(syscall.SIGTERM)
 		down := time.Now()
 		time.Sleep(2500 * time.Millisecond)
-		srv.start("/ready")
+		srv.start()
 		t.Logf("backend down for %v", time.Since(down).Round(time.Millisecond))
 	}, args...)
 }
@@ -68,9 +71,7 @@ func TestPushUntilStopped(t *testing.T) {
 	if pr.sent < 3 || len(pr.dropEvents) > 0 {
 		t.Errorf("%d profiles sent, drops %v; want at least 3 sent, no drops", pr.sent, pr.dropEvents)
 	}
-	checkPushed(t, func(pt, sel string, from, to time.Time) (map[string]uint64, error) {
-		return pyroscopeStacks(srv, pt, sel, from, to)
-	}, pr, typeHits)
+	checkPushed(t, backendQuery(srv), pr, typeHits)
 }
 
 // backgroundRun starts probee pushing to srv, calls during while it runs,
@@ -78,7 +79,7 @@ func TestPushUntilStopped(t *testing.T) {
 func backgroundRun(t *testing.T, srv *server, during func(*exec.Cmd), args ...string) *pushRun {
 	dir := t.TempDir()
 	pr := &pushRun{service: fmt.Sprintf("e2e-%s-%d", strings.ReplaceAll(t.Name(), "/", "-"), time.Now().UnixNano()), from: time.Now()}
-	cmd := exec.Command(probee, pushArgs("pyroscope", srv, pr.service, dir, args...)...)
+	cmd := exec.Command(probee, pushArgs(srv, pr.service, dir, args...)...)
 	isolateMounts(cmd)
 	var out, errb bytes.Buffer
 	cmd.Dir, cmd.Stdout, cmd.Stderr = dir, &out, &errb
@@ -126,7 +127,7 @@ func TestPushTenant(t *testing.T) {
 	srv := startPyroscope(t, "-auth.multitenancy-enabled=true")
 	load := fixture(t, "load-fp")
 	t.Setenv("PROBEE_PUSH_TENANT", "team-a")
-	pr := runPush(t, "pyroscope", srv, "--uprobe", load+":hit", "--", load, "20000", "1", "5000")
+	pr := runPush(t, srv, "--uprobe", load+":hit", "--", load, "20000", "1", "5000")
 	as := func(tenant string) stackQuery {
 		return func(pt, sel string, from, to time.Time) (map[string]uint64, error) {
 			return pyroscopeTenantStacks(srv, tenant, pt, sel, from, to)

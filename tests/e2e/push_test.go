@@ -25,8 +25,8 @@ type pushRun struct {
 
 // pushArgs are the arguments of a run pushing to srv every second, with a
 // combined folded output in dir.
-func pushArgs(backend string, srv *server, service, dir string, args ...string) []string {
-	u := strings.Replace(srv.url(), "http", backend, 1)
+func pushArgs(srv *server, service, dir string, args ...string) []string {
+	u := strings.Replace(srv.url(), "http", srv.name, 1) // pyroscope://, parca://
 	return append([]string{"--push", u, "--push-interval", "1s", "--service-name", service, "--label", "run=e2e",
 		"-o", filepath.Join(dir, "out.folded")}, args...)
 }
@@ -52,11 +52,11 @@ func finishPush(t *testing.T, pr *pushRun, dir string) {
 }
 
 // runPush runs probee pushing to srv and reads its outputs.
-func runPush(t *testing.T, backend string, srv *server, args ...string) *pushRun {
+func runPush(t *testing.T, srv *server, args ...string) *pushRun {
 	t.Helper()
 	dir := t.TempDir()
 	pr := &pushRun{service: fmt.Sprintf("e2e-%s-%d", strings.ReplaceAll(t.Name(), "/", "-"), time.Now().UnixNano()), from: time.Now()}
-	pr.r = run(t, dir, pushArgs(backend, srv, pr.service, dir, args...)...)
+	pr.r = run(t, dir, pushArgs(srv, pr.service, dir, args...)...)
 	finishPush(t, pr, dir)
 	return pr
 }
@@ -181,14 +181,16 @@ func pushCases(t *testing.T) []struct {
 
 // Stacks and totals queried back from Pyroscope equal the local output,
 // per probe, after at least 3 pushes.
-func TestPushPyroscope(t *testing.T) {
-	srv := startPyroscope(t)
-	q := func(pt, sel string, from, to time.Time) (map[string]uint64, error) {
-		return pyroscopeStacks(srv, pt, sel, from, to)
-	}
+func TestPushPyroscope(t *testing.T) { testPush(t, startPyroscope(t)) }
+
+// The same against Parca.
+func TestPushParca(t *testing.T) { testPush(t, startParca(t)) }
+
+func testPush(t *testing.T, srv *server) {
+	q := backendQuery(srv)
 	for _, c := range pushCases(t) {
 		t.Run(c.name, func(t *testing.T) {
-			pr := runPush(t, "pyroscope", srv, c.args...)
+			pr := runPush(t, srv, c.args...)
 			if pr.sent < 3 || len(pr.dropEvents) > 0 {
 				t.Errorf("%d profiles sent, drops %v; want at least 3 sent, no drops", pr.sent, pr.dropEvents)
 			}
@@ -197,10 +199,14 @@ func TestPushPyroscope(t *testing.T) {
 	}
 }
 
-// The same against Parca.
-func TestPushParca(t *testing.T) {
-	srv := startParca(t)
-	q := func(pt, sel string, from, to time.Time) (map[string]uint64, error) {
+// backendQuery is the stack query of srv's kind.
+func backendQuery(srv *server) stackQuery {
+	if srv.name == "pyroscope" {
+		return func(pt, sel string, from, to time.Time) (map[string]uint64, error) {
+			return pyroscopeStacks(srv, pt, sel, from, to)
+		}
+	}
+	return func(pt, sel string, from, to time.Time) (map[string]uint64, error) {
 		stacks, err := parcaStacks(srv, pt, sel, from, to)
 		if err != nil || pt != typeSamples {
 			return stacks, err
@@ -208,14 +214,5 @@ func TestPushParca(t *testing.T) {
 		// Parca answers a samples/count query in samples times the period
 		// (CPU nanoseconds, pkg/parcacol/querier.go): back to samples.
 		return perPeriod(stacks, 1_000_000_000/samplingHz) // integer division, as probee computes it
-	}
-	for _, c := range pushCases(t) {
-		t.Run(c.name, func(t *testing.T) {
-			pr := runPush(t, "parca", srv, c.args...)
-			if pr.sent < 3 || len(pr.dropEvents) > 0 {
-				t.Errorf("%d profiles sent, drops %v; want at least 3 sent, no drops", pr.sent, pr.dropEvents)
-			}
-			checkPushed(t, q, pr, c.profileType)
-		})
 	}
 }
