@@ -161,7 +161,8 @@ func perPeriod(stacks map[string]uint64, period int64) (map[string]uint64, error
 }
 
 // pushCases are the runs both backends get, each about 4 intervals long:
-// a uprobe on a -- CMD, --sample, and --latency (nanoseconds per stack).
+// a uprobe on a -- CMD, --sample, a tracepoint, and --latency
+// (nanoseconds per stack). Kprobes take the same path; this kernel has none.
 func pushCases(t *testing.T) []struct {
 	name, profileType string
 	args              []string
@@ -174,6 +175,8 @@ func pushCases(t *testing.T) []struct {
 		// 1000 calls every 0.2s (load paces by the thousand) for 4s.
 		{"uprobe", typeHits, []string{"--uprobe", load + ":hit", "--", load, "20000", "1", "5000"}},
 		{"sample", typeSamples, []string{"--sample", "-F", strconv.Itoa(samplingHz), "--", spin, "4"}},
+		// load sleeps (clock_nanosleep) after every 1000 calls: 20 times.
+		{"tracepoint", typeHits, []string{"--tracepoint", "syscalls:sys_enter_clock_nanosleep", "--", load, "20000", "1", "5000"}},
 		// 200 calls of 20ms, then 100 of 10ms.
 		{"latency", typeLatency, []string{"--latency", "--uprobe", lat + ":nap", "--", lat, "sleep", "100", "20"}},
 	}
