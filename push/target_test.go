@@ -98,3 +98,18 @@ func FuzzParseTarget(f *testing.F) {
 		}
 	})
 }
+
+func FuzzParseBasicAuth(f *testing.F) {
+	for _, s := range []string{"u:p", "u:p:q", ":", "u", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		a, err := ParseBasicAuth(s)
+		if err != nil {
+			return
+		}
+		if a.User == "" || strings.Contains(a.User, ":") || a.User+":"+a.Password != s {
+			t.Fatalf("ParseBasicAuth(%q) = %+v", s, a)
+		}
+	})
+}

@@ -27,6 +27,7 @@ func (t *tracer) finish(stdout io.Writer) error {
 	t.deferred = t.procs.FinishDeferred() // needs the mapping records
 	snap, err := t.sess.Drain(len(t.labels()))
 	if err != nil {
+		t.finishPush(nil) // what earlier intervals queued still goes out
 		return err
 	}
 	t.sym.SetInline(!t.cfg.noInline)

@@ -74,13 +74,15 @@ func (t *tracer) pushDue(now time.Time) {
 	t.push.last = now
 }
 
-// finishPush pushes the final profile and flushes within --push-flush-timeout.
+// finishPush pushes the final profile (nil: none) and flushes within
+// --push-flush-timeout.
 func (t *tracer) finishPush(prof *output.Profile) {
 	if t.push == nil {
 		return
 	}
-	now := time.Now()
-	t.push.p.Push(prof, t.push.last, now)
+	if prof != nil {
+		t.push.p.Push(prof, t.push.last, time.Now())
+	}
 	st := t.push.p.Close(t.cfg.push.flushTimeout)
 	t.push = nil
 	t.reportPush(st)
