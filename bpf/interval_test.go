@@ -65,7 +65,8 @@ func TestDrainDeferred(t *testing.T) {
 }
 
 // Drains every millisecond while two threads hit a probe: every call is
-// counted exactly once.
+// counted exactly once, and Drained, between drains, holds exactly what
+// the drains moved so far (it only grows).
 func TestDrainUnderLoad(t *testing.T) {
 	testgate.Root(t)
 	bin := testgate.PrivateFixture(t, filepath.Join(fixtures, "load-fp"))
@@ -76,6 +77,7 @@ func TestDrainUnderLoad(t *testing.T) {
 	}
 	done := make(chan struct{})
 	var wg sync.WaitGroup
+	var drained uint64
 	wg.Go(func() {
 		for {
 			select {
@@ -84,6 +86,9 @@ func TestDrainUnderLoad(t *testing.T) {
 			case <-time.After(time.Millisecond):
 				if err := s.DrainInterval(); err != nil {
 					t.Error(err)
+					return
+				}
+				if !checkDrained(t, s, &drained) {
 					return
 				}
 			}
@@ -113,4 +118,24 @@ func TestDrainUnderLoad(t *testing.T) {
 	if ds.Drains < 10 || ds.Moved == 0 {
 		t.Errorf("drains %+v: want periodic drains that moved counts", ds)
 	}
+}
+
+// checkDrained checks that Drained's counts sum to the events the drains
+// moved, and are no fewer than at the last call (*last).
+func checkDrained(t *testing.T, s *Session, last *uint64) bool {
+	snap, err := s.Drained(4)
+	if err != nil {
+		t.Error(err)
+		return false
+	}
+	var sum uint64
+	for _, c := range snap.Counts {
+		sum += c.Count
+	}
+	if moved := s.DrainStats().Moved; sum != moved || sum < *last {
+		t.Errorf("Drained: %d counted, drains moved %d, %d at the last call", sum, moved, *last)
+		return false
+	}
+	*last = sum
+	return true
 }
