@@ -36,10 +36,16 @@ if [ "${1:-}" = --background ]; then
 	echo "building the push backends in the background (pid $!, log $DIR/bin/build.out)"
 	exit 0
 fi
-if [ -f "$PIDFILE" ] && kill -0 "$(cat "$PIDFILE")" 2>/dev/null; then
+# running: whether the pid in PIDFILE is a live process.
+running() {
+	pid=$(cat "$PIDFILE" 2>/dev/null) || return 1
+	[ -n "$pid" ] && kill -0 "$pid" 2>/dev/null
+}
+
+if running; then
 	missing "$@" || exit 0
-	echo "a backend build is already running (pid $(cat "$PIDFILE")); waiting for it" >&2
-	while kill -0 "$(cat "$PIDFILE" 2>/dev/null || echo 0)" 2>/dev/null; do sleep 5; done
+	echo "a backend build is already running (pid $pid); waiting for it" >&2
+	while running; do sleep 2; done
 	missing "$@" || exit 0
 fi
 echo $$ > "$PIDFILE"
@@ -53,7 +59,7 @@ wrapper() {
 
 build_pyroscope() {
 	w="$DIR/src/pyroscope"
-	wrapper "$w" probee.local/backends/pyroscope
+	wrapper "$w" probee.local/backends/pyroscope || return
 	cat >> "$w/go.mod" <<MOD
 
 require (
@@ -68,15 +74,17 @@ replace (
 )
 MOD
 	# Seed go.sum with Pyroscope's own (otherwise ~29 checksum lookups fail).
+	# (set -e does not apply inside "if ! build_NAME": every step says || return.)
 	src=$(cd "$w" && "$GO" mod download -json "github.com/grafana/pyroscope@$PYROSCOPE_VERSION" |
-		sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
-	cp "$src/go.sum" "$w/go.sum" && chmod u+w "$w/go.sum"
+		sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p') || return
+	[ -n "$src" ] || { echo "go mod download found no module directory" >&2; return 1; }
+	cp "$src/go.sum" "$w/go.sum" && chmod u+w "$w/go.sum" || return
 	(cd "$w" && "$GO" build -trimpath -o "$DIR/bin/pyroscope.tmp" github.com/grafana/pyroscope/cmd/pyroscope)
 }
 
 build_parca() {
 	w="$DIR/src/parca"
-	wrapper "$w" probee.local/backends/parca
+	wrapper "$w" probee.local/backends/parca || return
 	(cd "$w" && "$GO" get "github.com/parca-dev/parca/cmd/parca@$PARCA_VERSION" &&
 		"$GO" build -trimpath -o "$DIR/bin/parca.tmp" github.com/parca-dev/parca/cmd/parca)
 }
