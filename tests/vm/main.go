@@ -36,7 +36,7 @@ const marker = "PROBEE-VMTEST-EXIT="
 func main() {
 	cache := flag.String("cache", "tests/vm/cache", "directory for the downloaded kernels")
 	run := flag.String("run", vmTests, "regexp of the e2e tests to run in the VM")
-	timeout := flag.Duration("timeout", 10*time.Minute, "limit for boot plus tests, per kernel")
+	timeout := flag.Duration("timeout", 15*time.Minute, "limit for boot plus tests, per kernel")
 	count := flag.Int("count", 1, "run each test this many times (to hunt flaky tests)")
 	kernels := flag.String("kernels", os.Getenv("VMTEST_KERNELS"), "kernels of the matrix to boot, e.g. 5.10,6.12 (default $VMTEST_KERNELS, else all: "+versions(matrix)+")")
 	parallel := flag.Int("parallel", 2, "VMs run at once (each emulates on one host thread)")
