@@ -56,7 +56,7 @@ func HaveUprobeMulti() bool { return haveMulti() == nil }
 // about single addresses (missing file, no permission, no such process).
 func (s *Session) AttachUprobes(probe uint32, targets []UprobeTarget, pid int, noMulti bool) (AttachStats, error) {
 	var st AttachStats
-	multi := !noMulti && HaveUprobeMulti()
+	multi := !noMulti && HaveUprobeMulti() && s.haveCookies() // a multi link passes each target its cookie
 	st.Multi = multi
 	targets, st.Skipped = prefilter(targets)
 	for _, g := range groupTargets(targets) {
@@ -198,15 +198,19 @@ func splitRefused[T any](group []T, try func([]T) error, stop func([]T, error) (
 
 func (s *Session) attachSingles(ex *link.Executable, probe uint32, g []UprobeTarget, pid int, st *AttachStats) error {
 	for _, t := range g {
-		opts := &link.UprobeOptions{Address: t.Offset, Cookie: cookie(probe, t), PID: pid, RefCtrOffset: t.RefCtrOffset}
 		attach := ex.Uprobe
 		if t.Ret {
 			attach = ex.Uretprobe
 		}
-		prog := s.objs.ProbeeUprobe
+		name, prog := "probee_uprobe", s.objs.ProbeeUprobe
 		if t.Return {
-			prog = s.objs.ProbeeRetUprobe
+			name, prog = "probee_ret_uprobe", s.objs.ProbeeRetUprobe
 		}
+		prog, c, err := s.cookieProgram(name, prog, cookie(probe, t))
+		if err != nil {
+			return err
+		}
+		opts := &link.UprobeOptions{Address: t.Offset, Cookie: c, PID: pid, RefCtrOffset: t.RefCtrOffset}
 		l, err := attach("", prog, opts)
 		if err != nil {
 			if fatalAttachError(err) {
@@ -241,8 +245,11 @@ func attachHint(err error) error {
 
 // AttachTracepoint attaches probe to the tracepoint category:name.
 func (s *Session) AttachTracepoint(probe uint32, category, name string) error {
-	opts := &link.TracepointOptions{Cookie: uint64(probe)}
-	l, err := link.Tracepoint(category, name, s.objs.ProbeeTracepoint, opts)
+	prog, c, err := s.cookieProgram("probee_tracepoint", s.objs.ProbeeTracepoint, uint64(probe))
+	if err != nil {
+		return err
+	}
+	l, err := link.Tracepoint(category, name, prog, &link.TracepointOptions{Cookie: c})
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("tracepoint %s:%s does not exist: list them with probee --list-probes 'tracepoint:%s:*'", category, name, category)

@@ -40,11 +40,13 @@ static __always_inline void defer_mark(struct unwind_state *s)
 	s->dn = s->st.len > 0 ? s->st.len - 1 : 0;
 }
 
+#ifndef PROBEE_LEGACY
 static long stack_end_cb(struct task_struct *task, struct vm_area_struct *vma, void *data)
 {
 	*(__u64 *)data = BPF_CORE_READ(vma, vm_end);
 	return 0;
 }
+#endif
 
 // stack_len is how many bytes above sp hold frames: up to the main
 // stack's first frame (mm->start_stack), else the end of the stack's
@@ -53,14 +55,18 @@ static long stack_end_cb(struct task_struct *task, struct vm_area_struct *vma, v
 // must.
 static __always_inline __u64 stack_len(__u64 sp)
 {
-	struct task_struct *task = (struct task_struct *)bpf_get_current_task_btf();
+	struct task_struct *task = current_task();
 	__u64 top = BPF_CORE_READ(task, mm, start_stack);
 	__u64 end = 0;
 
 	if (top > sp)
 		return top - sp;
+#ifdef PROBEE_LEGACY
+	return DEFER_STACK_MAX; // no bpf_find_vma (compat.h)
+#else
 	if (bpf_find_vma(task, sp, stack_end_cb, &end, 0) || end <= sp)
 		return DEFER_STACK_MAX;
+#endif
 	return end - sp;
 }
 
@@ -98,7 +104,7 @@ static __always_inline int defer_emit(struct unwind_state *s)
 	d->bp = s->dbp;
 	d->exact = s->dexact;
 	d->len = len;
-	d->ppid = BPF_CORE_READ((struct task_struct *)bpf_get_current_task_btf(), real_parent, tgid);
+	d->ppid = BPF_CORE_READ(current_task(), real_parent, tgid);
 	__u64 size = __builtin_offsetof(struct deferred_stack, data) + len;
 	if (bpf_ringbuf_output(&deferred, d, size, 0)) {
 		count_drop(DROP_DEFER_LOST);

@@ -23,7 +23,8 @@
 // is counted per CPU by cause (see DropCause) and reported; nothing is
 // dropped silently.
 //
-// Map sizes (Options.MaxStacks, --max-stacks N; default N = 65536): two
+// Map sizes (Options.MaxStacks, --max-stacks N; default N = 65536, 16384
+// where maps are preallocated, see Older kernels): two
 // counts maps (counts0/1) of N keys each, ustacks of N user stacks (~2.1
 // KiB each: up to ~140 MiB if all 65536 are used) and kstacks of N/4 kernel
 // stacks (16384, ~1 KiB each), all allocated on demand. 50K distinct user
@@ -34,6 +35,20 @@
 // (DrainInterval, interval.go) flip the active counts map, wait until no
 // event counts in the other one (the counts gate, gate.go), and move its
 // counts and the stacks they name into Go.
+//
+// # Older kernels
+//
+// compat.h and compat.go adapt to what the kernel offers, probed once:
+// kernels without BPF callbacks (before 5.13) get the legacy build of the
+// same programs (probee_legacy: no bpf_loop, no bpf_find_vma, no BTF task
+// pointer, no cmpxchg, static instead of global subprograms); kernels
+// without BPF cookies (before 5.15) get one copy of a program per cookie,
+// its fixed_cookie set in its own rodata, sharing every other map with the
+// session (Session.cookieProgram); without bpf_task_pt_regs the user
+// registers are read at the top of the task's kernel stack; before 6.1 the
+// hash maps are preallocated (perf_event programs need it) and smaller.
+// Options.Compat turns these on here for the e2e tests (PROBEE_COMPAT).
+// The README's requirements table says what each costs the user.
 //
 // # Attaching
 //

@@ -29,7 +29,7 @@ int probee_file_key(struct bpf_raw_tracepoint_args *ctx)
 
 	if (!have_find_vma)
 		return 1;
-	if (bpf_find_vma(bpf_get_current_task_btf(), ctx->args[0], vma_cb, &v, 0) || v.kind != VMA_FILE)
+	if (find_vma(ctx->args[0], &v) || v.kind != VMA_FILE)
 		return 1;
 	bpf_map_update_elem(&file_key_out, &zero, &v.key, BPF_ANY);
 	return 0;

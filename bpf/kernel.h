@@ -23,6 +23,7 @@ struct task_struct {
 	struct mm_struct *mm;
 	struct uprobe_task *utask;
 	struct task_struct *real_parent;
+	void *stack; // the kernel stack (compat.h)
 } __attribute__((preserve_access_index));
 
 // The mapping of an address (vma.h).

@@ -67,7 +67,7 @@ func (s *Session) AttachKprobes(probe uint32, targets []KprobeTarget, noMulti bo
 	var singles []KprobeTarget
 	type side struct{ ret, retSide bool }
 	multi := map[side][]KprobeTarget{}
-	useMulti := !noMulti && HaveKprobeMulti()
+	useMulti := !noMulti && HaveKprobeMulti() && s.haveCookies()
 	for _, t := range targets {
 		if useMulti && t.Offset == 0 {
 			k := side{t.Ret, t.Return}
@@ -135,16 +135,19 @@ func (s *Session) attachKmulti(probe uint32, g []KprobeTarget, st *KprobeStats) 
 
 func (s *Session) attachKsingles(probe uint32, g []KprobeTarget, st *KprobeStats) error {
 	for _, t := range g {
-		opts := &link.KprobeOptions{Cookie: uint64(probe), Offset: t.Offset}
 		attach := link.Kprobe
 		if t.Ret {
 			attach = link.Kretprobe
 		}
-		prog := s.objs.ProbeeKprobe
+		name, prog := "probee_kprobe", s.objs.ProbeeKprobe
 		if t.Return {
-			prog = s.objs.ProbeeRetKprobe
+			name, prog = "probee_ret_kprobe", s.objs.ProbeeRetKprobe
 		}
-		l, err := attach(t.Symbol, prog, opts)
+		prog, c, err := s.cookieProgram(name, prog, uint64(probe))
+		if err != nil {
+			return err
+		}
+		l, err := attach(t.Symbol, prog, &link.KprobeOptions{Cookie: c, Offset: t.Offset})
 		if err != nil {
 			if errors.Is(err, os.ErrPermission) {
 				return fmt.Errorf("attach kprobe %s: %w", t.Symbol, attachHint(err))

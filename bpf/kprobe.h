@@ -19,7 +19,7 @@ ONE_STEP_ARRAY(steps_kmulti);
 // user_regs copies the current task's user registers into regs.
 static __always_inline int user_regs(struct pt_regs *regs)
 {
-	struct pt_regs *uregs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	struct pt_regs *uregs = task_user_regs();
 
 	return bpf_probe_read_kernel(regs, sizeof(*regs), uregs);
 }
@@ -29,7 +29,7 @@ SEC("kprobe")
 int probee_kprobe(struct pt_regs *ctx)
 {
 	struct pt_regs regs = {};
-	__u64 cookie = bpf_get_attach_cookie(ctx) & 0xffffffffULL;
+	__u64 cookie = probe_cookie(ctx) & 0xffffffffULL;
 
 	if (user_regs(&regs))
 		return 0;
@@ -41,7 +41,7 @@ SEC("kprobe.multi")
 int probee_kprobe_multi(struct pt_regs *ctx)
 {
 	struct pt_regs regs = {};
-	__u64 cookie = bpf_get_attach_cookie(ctx) & 0xffffffffULL;
+	__u64 cookie = probe_cookie(ctx) & 0xffffffffULL;
 
 	if (user_regs(&regs))
 		return 0;

@@ -271,8 +271,15 @@ static __always_inline void atomic_max(__u64 *p, __u64 v)
 {
 	for (int i = 0; i < 4; i++) {
 		__u64 old = *(volatile __u64 *)p;
-		if (v <= old || __sync_val_compare_and_swap(p, old, v) == old)
+		if (v <= old)
 			return;
+#ifdef PROBEE_LEGACY
+		*p = v; // no BPF_CMPXCHG before 5.12: a racing larger value may be lost
+		return;
+#else
+		if (__sync_val_compare_and_swap(p, old, v) == old)
+			return;
+#endif
 	}
 }
 
@@ -380,7 +387,7 @@ static __always_inline struct lat_stack *lat_open(struct lat_key *key, int creat
 
 // lat_push records the entry of a call whose stacks k names (a global
 // function: the verifier checks it once, not in every entry program).
-__attribute__((noinline)) int lat_push(struct count_key *k, struct lat_pending *p)
+VERIFIED_ONCE int lat_push(struct count_key *k, struct lat_pending *p)
 {
 	if (!k || !p)
 		return 0;
@@ -460,7 +467,7 @@ static __always_inline void lat_found(struct lat_frame *f, __u32 probe, __u32 tg
 
 // lat_pop pairs the return of probe at height with its entry (a global
 // function, like lat_push).
-__attribute__((noinline)) int lat_pop(struct lat_key *kp, __u64 height, __u32 probe, __u64 now)
+VERIFIED_ONCE int lat_pop(struct lat_key *kp, __u64 height, __u32 probe, __u64 now)
 {
 	if (!kp)
 		return 0;
@@ -517,7 +524,7 @@ __attribute__((noinline)) int lat_pop(struct lat_key *kp, __u64 height, __u32 pr
 static __always_inline int lat_return(struct pt_regs *r, int kernel)
 {
 	__u64 now = bpf_ktime_get_ns();
-	__u64 cookie = bpf_get_attach_cookie(r);
+	__u64 cookie = probe_cookie(r);
 	struct lat_key k = {};
 	__u64 height = 0;
 

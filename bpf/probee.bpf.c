@@ -31,6 +31,7 @@
 #include <bpf/bpf_tracing.h>
 #include "probee.h"
 #include "kernel.h"
+#include "compat.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -74,7 +75,7 @@ static __always_inline void announce(__u32 tgid, __u32 pid)
 	e->type = EVENT_NEW_PROCESS;
 	e->tgid = tgid;
 	e->pid = pid;
-	e->ppid = BPF_CORE_READ((struct task_struct *)bpf_get_current_task_btf(), real_parent, tgid);
+	e->ppid = BPF_CORE_READ(current_task(), real_parent, tgid);
 	bpf_ringbuf_submit(e, 0);
 }
 
@@ -281,7 +282,7 @@ static __always_inline int unwind_finish(struct unwind_state *s, __u32 slot)
 
 static __always_inline int on_uprobe(struct pt_regs *regs, __u32 slot)
 {
-	__u64 cookie = bpf_get_attach_cookie(regs);
+	__u64 cookie = probe_cookie(regs);
 
 	if (slot == SLOT_UPROBE_MULTI)
 		return record(regs, cookie, PT_REGS_IP(regs), PT_REGS_SP(regs),
@@ -325,8 +326,8 @@ SEC("tracepoint")
 int probee_tracepoint(void *ctx)
 {
 	struct pt_regs regs = {};
-	struct pt_regs *uregs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
-	__u64 cookie = bpf_get_attach_cookie(ctx);
+	struct pt_regs *uregs = task_user_regs();
+	__u64 cookie = probe_cookie(ctx);
 
 	if (bpf_probe_read_kernel(&regs, sizeof(regs), uregs))
 		return 0;
@@ -358,7 +359,7 @@ int probee_perf(struct bpf_perf_event_data *ctx)
 	if (user) {
 		regs = ctx->regs;
 	} else {
-		struct pt_regs *uregs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+		struct pt_regs *uregs = task_user_regs();
 		if (bpf_probe_read_kernel(&regs, sizeof(regs), uregs))
 			return 0;
 	}

@@ -261,8 +261,11 @@ const (
 	probeeProgProbeeUprobeMulti     = "probee_uprobe_multi"
 	probeeVarDeferStacks            = "defer_stacks"
 	probeeVarFilterPids             = "filter_pids"
+	probeeVarFixedCookie            = "fixed_cookie"
 	probeeVarHaveBpfLoop            = "have_bpf_loop"
+	probeeVarHaveCookie             = "have_cookie"
 	probeeVarHaveFindVma            = "have_find_vma"
+	probeeVarHaveTaskRegs           = "have_task_regs"
 	probeeVarIncludeIdle            = "include_idle"
 	probeeVarMeasureMode            = "measure_mode"
 	probeeVarMinLatency             = "min_latency"
@@ -388,8 +391,11 @@ type probeeMapSpecs struct {
 type probeeVariableSpecs struct {
 	DeferStacks        *ebpf.VariableSpec `ebpf:"defer_stacks"`
 	FilterPids         *ebpf.VariableSpec `ebpf:"filter_pids"`
+	FixedCookie        *ebpf.VariableSpec `ebpf:"fixed_cookie"`
 	HaveBpfLoop        *ebpf.VariableSpec `ebpf:"have_bpf_loop"`
+	HaveCookie         *ebpf.VariableSpec `ebpf:"have_cookie"`
 	HaveFindVma        *ebpf.VariableSpec `ebpf:"have_find_vma"`
+	HaveTaskRegs       *ebpf.VariableSpec `ebpf:"have_task_regs"`
 	IncludeIdle        *ebpf.VariableSpec `ebpf:"include_idle"`
 	MeasureMode        *ebpf.VariableSpec `ebpf:"measure_mode"`
 	MinLatency         *ebpf.VariableSpec `ebpf:"min_latency"`
@@ -501,8 +507,11 @@ func (m *probeeMaps) Close() error {
 type probeeVariables struct {
 	DeferStacks        *ebpf.Variable `ebpf:"defer_stacks"`
 	FilterPids         *ebpf.Variable `ebpf:"filter_pids"`
+	FixedCookie        *ebpf.Variable `ebpf:"fixed_cookie"`
 	HaveBpfLoop        *ebpf.Variable `ebpf:"have_bpf_loop"`
+	HaveCookie         *ebpf.Variable `ebpf:"have_cookie"`
 	HaveFindVma        *ebpf.Variable `ebpf:"have_find_vma"`
+	HaveTaskRegs       *ebpf.Variable `ebpf:"have_task_regs"`
 	IncludeIdle        *ebpf.Variable `ebpf:"include_idle"`
 	MeasureMode        *ebpf.Variable `ebpf:"measure_mode"`
 	MinLatency         *ebpf.Variable `ebpf:"min_latency"`

@@ -86,7 +86,11 @@ func (s *Session) AttachLdsoGate(path string, stateOff, stateAddr, rdebugAddr ui
 	if err != nil {
 		return fmt.Errorf("open %s for the ld.so gate: %w", path, err)
 	}
-	l, err := ex.Uprobe("", s.objs.ProbeeLdsoGate, &link.UprobeOptions{Address: stateOff, Cookie: stateAddr<<32 | rdebugAddr})
+	prog, c, err := s.cookieProgram("probee_ldso_gate", s.objs.ProbeeLdsoGate, stateAddr<<32|rdebugAddr)
+	if err != nil {
+		return err
+	}
+	l, err := ex.Uprobe("", prog, &link.UprobeOptions{Address: stateOff, Cookie: c})
 	if err != nil {
 		return fmt.Errorf("attach the ld.so gate to %s: %w", path, err)
 	}

@@ -3,6 +3,7 @@ package bpf
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"sync"
 
@@ -48,6 +49,8 @@ type Options struct {
 	// table as partial (frame pointers from there) instead of handing it
 	// to user space to finish (Deferred): for tests and comparisons.
 	NoDefer bool
+	// Compat runs the fallbacks of older kernels (compat.go).
+	Compat Compat
 }
 
 // Session is a loaded set of probee programs and maps plus their links.
@@ -63,6 +66,8 @@ type Session struct {
 	files   map[probeeFileKey]probeeFileTable // what file_tables holds (filetables.go)
 	keys    map[probeeFileKey]probeeFileKey   // file identity shown in maps -> the unwinder's (filekey.go)
 	findVMA bool                              // the kernel finds tables by file (have_find_vma)
+	coll    *ebpf.Collection                  // the loaded objects s.objs does not hold
+	cookies cookies                           // programs per cookie (no BPF cookies: compat.go)
 
 	gate     *countsGate // which counts map events go to (interval.go)
 	dmu      sync.Mutex  // serializes drains; guards the fields below
@@ -86,7 +91,11 @@ func Open(opts Options) (*Session, error) {
 	if err := rlimit.RemoveMemlock(); err != nil && os.Geteuid() != 0 {
 		return nil, ErrPermission
 	}
-	spec, err := loadProbee()
+	if opts.Compat.Legacy || !haveCallbacks() {
+		opts.Compat.Legacy = true
+		opts.NoFindVMA = true // the legacy object has no bpf_find_vma
+	}
+	spec, err := loadSpec(opts.Compat)
 	if err != nil {
 		return nil, fmt.Errorf("load bpf object spec: %w", err)
 	}
@@ -97,8 +106,8 @@ func Open(opts Options) (*Session, error) {
 		keys: map[probeeFileKey]probeeFileKey{}}
 	s.findVMA = opts.DWARF && HaveFindVMA() && !opts.NoFindVMA
 	s.tables = newTableStore(spec, tableBudget(opts))
-	if err := spec.LoadAndAssign(&s.objs, nil); err != nil {
-		return nil, loadError(err)
+	if err := s.load(spec); err != nil {
+		return nil, err
 	}
 	s.tables.outer = s.objs.UnwindShards
 	if s.gate, err = openCountsGate(s.objs.CountsGate); err != nil {
@@ -120,14 +129,30 @@ func Open(opts Options) (*Session, error) {
 	return s, nil
 }
 
+// load loads spec into s.objs and keeps what cookieProgram needs.
+func (s *Session) load(spec *ebpf.CollectionSpec) error {
+	coll, err := ebpf.NewCollection(spec)
+	if err != nil {
+		return loadError(err)
+	}
+	s.cookies = cookies{spec: spec, maps: maps.Clone(coll.Maps)}
+	if err := coll.Assign(&s.objs); err != nil {
+		coll.Close()
+		return fmt.Errorf("load bpf objects: %w", err)
+	}
+	s.coll = coll // what the objects do not own (the globals' maps)
+	return nil
+}
+
 func configure(spec *ebpf.CollectionSpec, opts Options) error {
 	if opts.FilterPIDs {
 		if err := spec.Variables["filter_pids"].Set(uint32(1)); err != nil {
 			return fmt.Errorf("set filter_pids: %w", err)
 		}
 	}
-	vars := map[string]uint32{"unwind_mode": 0, "use_tail_calls": 1, "have_bpf_loop": 1,
-		"sample_probe": opts.SampleProbe, "include_idle": 0, "have_find_vma": 0, "defer_stacks": 0}
+	vars := compatVars(opts.Compat)
+	maps.Copy(vars, map[string]uint32{"unwind_mode": 0, "use_tail_calls": 1, "have_bpf_loop": 1,
+		"sample_probe": opts.SampleProbe, "include_idle": 0, "have_find_vma": 0, "defer_stacks": 0})
 	if HaveFindVMA() && !opts.NoFindVMA {
 		vars["have_find_vma"] = 1
 		// Measured stacks are kept at the entry until the return: a stack
@@ -142,7 +167,7 @@ func configure(spec *ebpf.CollectionSpec, opts Options) error {
 	if opts.NoTailCalls {
 		vars["use_tail_calls"] = 0
 	}
-	if !HaveBPFLoop() {
+	if !HaveBPFLoop() || opts.Compat.Legacy {
 		vars["have_bpf_loop"] = 0
 	}
 	if opts.IncludeIdle {
@@ -160,7 +185,14 @@ func configure(spec *ebpf.CollectionSpec, opts Options) error {
 		return fmt.Errorf("unwind table budget of %s is past the %s the table storage addresses", byteSize(b), byteSize(MaxTableBudget))
 	}
 	spec.Maps["unwind_shards"].MaxEntries = shardSlots(tableBudget(opts))
-	if n := opts.MaxStacks; n > 0 {
+	n := opts.MaxStacks
+	if !haveLazyPerfMaps() || opts.Compat.Prealloc {
+		preallocate(spec)
+		if n == 0 {
+			n = PreallocMaxStacks
+		}
+	}
+	if n > 0 {
 		spec.Maps["counts0"].MaxEntries = uint32(n)
 		spec.Maps["counts1"].MaxEntries = uint32(n)
 		spec.Maps["measures0"].MaxEntries = uint32(n)
@@ -302,7 +334,11 @@ func (s *Session) Close() error {
 	s.tmu.Lock()
 	s.tables.close()
 	s.tmu.Unlock()
+	s.cookies.close()
 	errs = append(errs, s.objs.Close())
+	if s.coll != nil {
+		s.coll.Close()
+	}
 	return errors.Join(errs...)
 }
 

@@ -73,7 +73,7 @@ int probee_ldso_gate(struct pt_regs *regs)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32;
-	__u64 cookie = bpf_get_attach_cookie(regs);
+	__u64 cookie = probe_cookie(regs);
 	__u64 base = (PT_REGS_IP(regs) - (cookie >> 32)) & ~0xfffULL;
 	int state = -1;
 	__u8 one = 1;

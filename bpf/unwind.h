@@ -133,7 +133,7 @@ ONE_STEP_ARRAY(steps_perf);
 // stack with the trampoline, and the kernel keeps the real one.
 static __always_inline void uretprobe_init(struct unwind_state *s)
 {
-	struct task_struct *task = (struct task_struct *)bpf_get_current_task_btf();
+	struct task_struct *task = current_task();
 	struct uprobe_task *ut = BPF_CORE_READ(task, utask);
 
 	s->tramp = 0;
@@ -390,7 +390,7 @@ static __always_inline int unwind_step(struct unwind_state *s, struct proc_info 
 
 // unwind_frame is one step as a global function: the verifier checks it
 // once, not once per unrolled loop iteration of every caller.
-__attribute__((noinline)) int unwind_frame(struct unwind_state *s)
+VERIFIED_ONCE int unwind_frame(struct unwind_state *s)
 {
 	if (!s)
 		return STEP_CUT;
@@ -420,21 +420,25 @@ struct loop_ctx {
 	struct unwind_state *s;
 };
 
+#ifndef PROBEE_LEGACY
 static long loop_step(__u64 i, void *ctx)
 {
 	struct loop_ctx *l = ctx;
 	return run_steps(l->s, 1);
 }
+#endif
 
 // unwind_inline walks the rest of the stack without tail calls.
 static __always_inline void unwind_inline(struct unwind_state *s)
 {
+#ifndef PROBEE_LEGACY
 	if (have_bpf_loop) {
 		struct loop_ctx l = {s};
 		if (bpf_loop(MAX_USTACK, loop_step, &l, 0) >= MAX_USTACK)
 			s->st.flags |= STACK_TRUNCATED;
 		return;
 	}
+#endif
 	if (!run_steps(s, INLINE_FRAMES))
 		s->st.flags |= STACK_TRUNCATED;
 }

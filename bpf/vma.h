@@ -27,6 +27,7 @@ struct vma_found {
 	__u32 kind;
 };
 
+#ifndef PROBEE_LEGACY
 static long vma_cb(struct task_struct *task, struct vm_area_struct *vma, void *data)
 {
 	struct vma_found *v = data;
@@ -42,6 +43,17 @@ static long vma_cb(struct task_struct *task, struct vm_area_struct *vma, void *d
 		v->kind = VMA_FILE;
 	}
 	return 0;
+}
+#endif
+
+// find_vma finds the mapping of addr into v (bpf_find_vma's result).
+static __always_inline long find_vma(__u64 addr, struct vma_found *v)
+{
+#ifdef PROBEE_LEGACY
+	return -2; // ENOENT
+#else
+	return bpf_find_vma(bpf_get_current_task_btf(), addr, vma_cb, v, 0);
+#endif
 }
 
 // file_mapping fills m for the mapping v of file table t; 0: the
@@ -74,12 +86,15 @@ static __always_inline struct unwind_mapping *vma_mapping(struct unwind_state *s
 	struct vma_found v = {};
 	struct unwind_mapping *m = &s->vm;
 
+#ifdef PROBEE_LEGACY
+	return NULL; // no bpf_find_vma (compat.h)
+#endif
 	if (!have_find_vma)
 		return NULL;
 	if (s->vm_ok && s->ip >= m->start && s->ip < m->end)
 		return m;
 	s->vm_ok = 0;
-	long err = bpf_find_vma(bpf_get_current_task_btf(), s->ip, vma_cb, &v, 0);
+	long err = find_vma(s->ip, &v);
 	if (err == -2 /* ENOENT */ || (!err && v.kind == VMA_NONE))
 		return NULL;
 	if (err) {

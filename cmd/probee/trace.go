@@ -146,6 +146,11 @@ func (t *tracer) resolveAll() error {
 
 func (t *tracer) open() error {
 	filter := t.cfg.pid != 0 || len(t.cfg.command) > 0
+	// Hidden: the e2e tests run older kernels' fallbacks on this one.
+	compat, err := bpf.ParseCompat(os.Getenv("PROBEE_COMPAT"))
+	if err != nil {
+		return fmt.Errorf("PROBEE_COMPAT: %w", err)
+	}
 	s, err := bpf.Open(bpf.Options{
 		FilterPIDs: filter, MaxStacks: t.cfg.maxStacks, DWARF: t.dwarfOn(),
 		NoTailCalls: t.cfg.noTail, TableBudget: uint64(t.cfg.unwindBudget), SampleProbe: uint32(len(t.cfg.probes)), IncludeIdle: t.cfg.idle,
@@ -153,6 +158,7 @@ func (t *tracer) open() error {
 		Measure: bpf.Measure{Mode: t.cfg.measureMode(), WeightArg: t.cfg.weight.arg,
 			MinLatency: t.cfg.minLatency, Probes: len(t.cfg.probes)},
 		NoDefer: os.Getenv("PROBEE_NO_DEFER") == "1", // hidden: likewise
+		Compat:  compat,
 	})
 	if err != nil {
 		return err

@@ -163,6 +163,7 @@ func TestLatencyCallers(t *testing.T) {
 	bin := fixture(t, "latency-fp")
 	nap, tail := bin+":nap", bin+":nap_tail"
 	m := measure(t, "--latency", "--uprobe", nap, "--uprobe", tail, "--", bin, "sleep", "10", "10")
+	loaded := false
 	for _, c := range []struct{ caller, label, leaf string }{
 		{"caller_a", nap, ";nap"}, {"caller_b", nap, ";nap"}, {"tail_caller", tail, ";nap_tail"},
 	} {
@@ -186,13 +187,16 @@ func TestLatencyCallers(t *testing.T) {
 		between(t, c.caller+": probee's ns vs nap's own clock and the caller's", float64(ns), inner, self, 0.01)
 		if nominalOK(t, self, nominal) {
 			within(t, c.caller+": ns vs nominal", float64(ns), nominal, 0.15)
+		} else {
+			loaded = true
 		}
 		if n := m.calls[stack]; n != 10 {
 			t.Errorf("%s: pprof has %d calls, want 10", stack, n)
 		}
 	}
-	// All 20 in the 8-16 ms bucket; on a loaded machine a nap or two may
-	// take longer, never shorter.
+	// All 20 in the 8-16 ms bucket; a nap or two may take longer, never
+	// shorter, and more of them on a machine the fixture's own clock shows
+	// loaded (two VMs at once under emulation).
 	s := m.summary[nap]
 	var below uint64
 	for b, n := range s.buckets {
@@ -200,7 +204,7 @@ func TestLatencyCallers(t *testing.T) {
 			below += n
 		}
 	}
-	if s.calls != 20 || below != 0 || s.buckets["8388608 -> 16777215"] < 18 {
+	if s.calls != 20 || below != 0 || !loaded && s.buckets["8388608 -> 16777215"] < 18 {
 		t.Errorf("%s summary: %+v, want 20 calls in 8388608 -> 16777215 (or 18 of them and the others above)", nap, s)
 	}
 	if len(s.untimed) != 0 || len(m.summary[tail].untimed) != 0 {

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
@@ -11,17 +9,62 @@ import (
 	"strings"
 )
 
-// kernelMeta is Debian's metapackage for the current cloud kernel: its LZ4
+// kernelMeta is Debian's metapackage for a release's cloud kernel: its LZ4
 // image boots a few seconds faster under emulation than the generic XZ one.
 const kernelMeta = "linux-image-cloud-amd64"
 
-// kernel returns the path of a cached vmlinuz for the current Debian kernel
-// package, downloading and extracting it first when it is not cached.
-func kernel(cache string) (string, error) {
-	pkg, err := kernelPackage()
+// A release is one kernel of the matrix: the cloud kernel of a Debian suite.
+type release struct {
+	Version string // major.minor, as VMTEST_KERNELS names it
+	Suite   string
+}
+
+// matrix is what make vmtest boots: Debian 11, 12 and 13.
+var matrix = []release{{"5.10", "bullseye"}, {"6.1", "bookworm"}, {"6.12", "trixie"}}
+
+// selectKernels picks the releases VMTEST_KERNELS names (comma or space
+// separated versions; empty: all).
+func selectKernels(sel string) ([]release, error) {
+	if strings.TrimSpace(sel) == "" {
+		return matrix, nil
+	}
+	var out []release
+	for _, v := range strings.FieldsFunc(sel, func(r rune) bool { return r == ',' || r == ' ' }) {
+		r, ok := findRelease(v)
+		if !ok {
+			return nil, fmt.Errorf("VMTEST_KERNELS names kernel %q: the matrix has %s", v, versions(matrix))
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+func findRelease(v string) (release, bool) {
+	for _, r := range matrix {
+		if r.Version == v || r.Suite == v {
+			return r, true
+		}
+	}
+	return release{}, false
+}
+
+func versions(rs []release) string {
+	var s []string
+	for _, r := range rs {
+		s = append(s, r.Version)
+	}
+	return strings.Join(s, ", ")
+}
+
+// kernel returns the path of a cached vmlinuz of r, downloading and
+// extracting it first when it is not cached. Without the network, the
+// newest cached image of the release serves.
+func kernel(cache string, r release) (string, error) {
+	apt := privateApt{dir: filepath.Join(cache, "apt", r.Suite), suite: r.Suite}
+	pkg, err := resolve(apt, r)
 	if err != nil {
-		if old := newestCached(cache); old != "" {
-			logf("cannot resolve %s (%v): using the cached %s", kernelMeta, err, filepath.Base(old))
+		if old := newestCached(cache, r); old != "" {
+			logf("cannot resolve %s of %s (%v): using the cached %s", kernelMeta, r.Suite, err, filepath.Base(old))
 			return old, nil
 		}
 		return "", err
@@ -31,53 +74,49 @@ func kernel(cache string) (string, error) {
 		return dst, nil
 	}
 	logf("downloading %s (once; cached in %s)", pkg, cache)
-	if err := os.MkdirAll(cache, 0o755); err != nil {
-		return "", err
+	if err := fetchImage(apt, pkg, dst); err != nil {
+		// Lists of an earlier run may name a package the archive dropped.
+		if uerr := apt.update(); uerr != nil {
+			return "", err
+		}
+		if pkg, err = resolve(apt, r); err != nil {
+			return "", err
+		}
+		dst = filepath.Join(cache, "vmlinuz-"+pkg)
+		return dst, fetchImage(apt, pkg, dst)
 	}
-	return dst, download(pkg, dst)
+	return dst, nil
 }
 
-// kernelPackage resolves the metapackage to today's versioned package
-// (ABI numbers change and old packages leave the archive).
-func kernelPackage() (string, error) {
-	pkg, err := dependsOn(kernelMeta)
-	if err == nil {
-		return pkg, nil
-	}
-	logf("apt-cache has no %s (%v): running apt-get update", kernelMeta, err)
-	if err := aptUpdate(); err != nil {
-		return "", err
-	}
-	return dependsOn(kernelMeta)
-}
-
-func dependsOn(meta string) (string, error) {
-	out, err := exec.Command("apt-cache", "depends", meta).Output()
+// resolve names today's versioned package of r's metapackage (ABI numbers
+// change and old packages leave the archive), updating the private lists
+// when they are missing.
+func resolve(apt privateApt, r release) (string, error) {
+	pkg, err := apt.dependsOn(kernelMeta)
 	if err != nil {
-		return "", fmt.Errorf("apt-cache depends %s: %w", meta, err)
-	}
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		if len(f) == 2 && f[0] == "Depends:" && strings.HasPrefix(f[1], "linux-image-") {
-			return f[1], nil
+		if err := apt.update(); err != nil {
+			return "", err
+		}
+		if pkg, err = apt.dependsOn(kernelMeta); err != nil {
+			return "", err
 		}
 	}
-	return "", fmt.Errorf("apt-cache depends %s names no linux-image package", meta)
+	if !strings.HasPrefix(pkg, "linux-image-"+r.Version+".") {
+		return "", fmt.Errorf("%s of %s is %s, not a %s kernel: update the matrix in tests/vm/kernel.go", kernelMeta, r.Suite, pkg, r.Version)
+	}
+	return pkg, nil
 }
 
-// download fetches pkg with apt-get download and extracts only its
-// ./boot/vmlinuz-* into dst (the package is never installed).
-func download(pkg, dst string) error {
+// fetchImage downloads pkg and extracts only its ./boot/vmlinuz-* into dst
+// (the package is never installed).
+func fetchImage(apt privateApt, pkg, dst string) error {
 	tmp, err := os.MkdirTemp("", "probee-vmtest-deb")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	get := exec.Command("apt-get", "download", "-q", pkg)
-	get.Dir, get.Stdout, get.Stderr = tmp, os.Stderr, os.Stderr
-	if err := get.Run(); err != nil {
-		return fmt.Errorf("apt-get download %s: %w (run apt-get update, or check the network)", pkg, err)
+	if err := apt.download(pkg, tmp); err != nil {
+		return err
 	}
 	debs, _ := filepath.Glob(filepath.Join(tmp, "*.deb"))
 	if len(debs) != 1 {
@@ -98,8 +137,9 @@ func download(pkg, dst string) error {
 	return os.Rename(part, dst)
 }
 
-func newestCached(cache string) string {
-	m, _ := filepath.Glob(filepath.Join(cache, "vmlinuz-*"))
+// newestCached is the newest cached image of r ("" when none).
+func newestCached(cache string, r release) string {
+	m, _ := filepath.Glob(filepath.Join(cache, "vmlinuz-linux-image-"+r.Version+".*"))
 	var ok []string
 	for _, p := range m {
 		if !strings.HasSuffix(p, ".part") {
@@ -111,21 +151,6 @@ func newestCached(cache string) string {
 	}
 	sort.Strings(ok)
 	return ok[len(ok)-1]
-}
-
-var aptUpdated bool
-
-func aptUpdate() error {
-	if aptUpdated {
-		return nil
-	}
-	aptUpdated = true
-	cmd := exec.Command("apt-get", "update", "-qq")
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("apt-get update: %w (run make vmtest as root on Debian)", err)
-	}
-	return nil
 }
 
 // ensureQemu finds qemu-system-x86_64, which tests/install-deps.sh

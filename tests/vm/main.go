@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -10,23 +8,25 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
+	"sync"
 	"time"
 )
 
-// vmTests are the e2e tests run in the VM: every kernel-probe test plus the
-// uprobe subset (which there exercises the per-target link fallback of a
-// kernel without uprobe_multi). TestShortLivedProcesses runs there too:
-// under emulation its processes often exit while probee reads their
-// mappings, the case the mmap records are for (and procmaps.File, which
-// tries the path itself before anything under /proc/PID).
-// TestLatencyCallers times uprobes through single uprobe and uretprobe
-// links there (TestKprobeLatency, kretprobes).
-const vmTests = `^(TestKprobe.*|TestUprobeChainExact|TestTwoProbesPerProbeFiles|TestUretprobe|TestShortLivedProcesses|TestLatencyCallers)$`
+// vmTests are the e2e tests run in the VM of every kernel: every
+// kernel-probe test plus the uprobe (FP and DWARF, entry and return),
+// sampling and latency subset, which there exercises the fallbacks of
+// kernels without uprobe_multi (per-target links) and, on 5.10, without
+// cookies, bpf_loop, bpf_find_vma and BPF callbacks (bpf/compat.h).
+// TestShortLivedProcesses runs there too: under emulation its processes
+// often exit while probee reads their mappings, the case the mmap records
+// are for (and procmaps.File, which tries the path itself before anything
+// under /proc/PID). TestLatencyCallers times uprobes through single uprobe
+// and uretprobe links there (TestKprobeLatency, kretprobes).
+const vmTests = `^(TestKprobe.*|TestUprobeChainExact|TestTwoProbesPerProbeFiles|TestUretprobe|TestShortLivedProcesses|TestLatencyCallers|TestDWARFChainExact|TestDWARFUretprobe|TestSampleSpinFullChain)$`
 
 // vmFixtures are the fixture binaries those tests use.
-var vmFixtures = []string{"chain-fp", "chain-nopie-fp", "readfile-fp", "latency-fp"}
+var vmFixtures = []string{"chain-fp", "chain-nopie-fp", "chain-nofp", "chain-nopie-nofp", "spin-nofp", "readfile-fp", "latency-fp"}
 
 // vmTools are host programs the tests start inside the VM.
 var vmTools = []string{"/bin/sh", "/usr/bin/seq", "/usr/bin/cat"}
@@ -34,13 +34,20 @@ var vmTools = []string{"/bin/sh", "/usr/bin/seq", "/usr/bin/cat"}
 const marker = "PROBEE-VMTEST-EXIT="
 
 func main() {
-	cache := flag.String("cache", "tests/vm/cache", "directory for the downloaded kernel")
+	cache := flag.String("cache", "tests/vm/cache", "directory for the downloaded kernels")
 	run := flag.String("run", vmTests, "regexp of the e2e tests to run in the VM")
-	timeout := flag.Duration("timeout", 10*time.Minute, "limit for boot plus tests")
+	timeout := flag.Duration("timeout", 15*time.Minute, "limit for boot plus tests, per kernel")
 	count := flag.Int("count", 1, "run each test this many times (to hunt flaky tests)")
+	kernels := flag.String("kernels", os.Getenv("VMTEST_KERNELS"), "kernels of the matrix to boot, e.g. 5.10,6.12 (default $VMTEST_KERNELS, else all: "+versions(matrix)+")")
+	parallel := flag.Int("parallel", 2, "VMs run at once (each emulates on one host thread)")
 	flag.Parse()
+	sel, err := selectKernels(*kernels)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "vmtest: %v\n", err)
+		os.Exit(2)
+	}
 	testArgs := fmt.Sprintf("-test.v -test.count=%d -test.run=%s", *count, *run)
-	if err := vmtest(*cache, testArgs, *timeout); err != nil {
+	if err := vmtest(*cache, testArgs, sel, *parallel, *timeout); err != nil {
 		fmt.Fprintf(os.Stderr, "vmtest: %v\n", err)
 		os.Exit(1)
 	}
@@ -50,7 +57,7 @@ func logf(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "vmtest: "+format+"\n", args...)
 }
 
-func vmtest(cache, testArgs string, timeout time.Duration) error {
+func vmtest(cache, testArgs string, kernels []release, parallel int, timeout time.Duration) error {
 	root, err := repoRoot()
 	if err != nil {
 		return err
@@ -59,9 +66,11 @@ func vmtest(cache, testArgs string, timeout time.Duration) error {
 	if err != nil {
 		return err
 	}
-	vmlinuz, err := kernel(filepath.Join(root, cache))
-	if err != nil {
-		return err
+	images := make([]string, len(kernels))
+	for i, r := range kernels {
+		if images[i], err = kernel(filepath.Join(root, cache), r); err != nil {
+			return err
+		}
 	}
 	work, err := os.MkdirTemp("", "probee-vmtest")
 	if err != nil {
@@ -73,8 +82,20 @@ func vmtest(cache, testArgs string, timeout time.Duration) error {
 	if err != nil {
 		return err
 	}
-	logf("built %s in %v; booting %s", filepath.Base(initrd), time.Since(start).Round(time.Millisecond), filepath.Base(vmlinuz))
-	return boot(qemu, vmlinuz, initrd, testArgs, timeout)
+	logf("built %s in %v", filepath.Base(initrd), time.Since(start).Round(time.Millisecond))
+	results := make([]result, len(kernels))
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, max(parallel, 1))
+	for i, r := range kernels {
+		wg.Go(func() {
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			logf("booting %s (%s)", filepath.Base(images[i]), r.Suite)
+			results[i] = boot(qemu, images[i], initrd, testArgs, timeout, r)
+		})
+	}
+	wg.Wait()
+	return summarize(results)
 }
 
 func repoRoot() (string, error) {
@@ -177,60 +198,4 @@ func runIn(dir string, args ...string) error {
 		return fmt.Errorf("%s: %w", strings.Join(args, " "), err)
 	}
 	return nil
-}
-
-// boot runs the VM, streams its console to stdout and reads the exit marker
-// the guest's init prints before powering off. testArgs go to the e2e test
-// binary (through the kernel command line, after "--").
-func boot(qemu, vmlinuz, initrd, testArgs string, timeout time.Duration) error {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	appendArgs := "console=ttyS0 panic=-1 quiet -- " + testArgs
-	cmd := exec.CommandContext(ctx, qemu,
-		"-accel", "tcg,thread=single", "-smp", "2", "-m", "1G",
-		"-nodefaults", "-display", "none", "-serial", "stdio", "-no-reboot",
-		"-kernel", vmlinuz, "-initrd", initrd, "-append", appendArgs)
-	cmd.Stderr = os.Stderr
-	cmd.WaitDelay = 5 * time.Second
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return err
-	}
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start qemu: %w", err)
-	}
-	code, passed := scanConsole(out, os.Stdout)
-	werr := cmd.Wait()
-	wall := time.Since(start).Round(100 * time.Millisecond)
-	switch {
-	case ctx.Err() != nil:
-		return fmt.Errorf("the VM did not finish within %v (raise -timeout)", timeout)
-	case code == "":
-		return fmt.Errorf("the VM stopped without the exit marker after %v (qemu: %v): see the console log above", wall, werr)
-	case code != "0":
-		return fmt.Errorf("tests failed in the VM (exit %s, %v): see the console log above", code, wall)
-	}
-	logf("PASS: %d tests passed in the VM; boot plus tests took %v", passed, wall)
-	return nil
-}
-
-var passLine = regexp.MustCompile(`^\s*--- PASS: (Test\S+)`)
-
-// scanConsole copies the console to w and returns the marker's exit code
-// ("" when missing) and the number of top-level tests that passed.
-func scanConsole(r io.Reader, w io.Writer) (code string, passed int) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := strings.TrimRight(sc.Text(), "\r")
-		fmt.Fprintln(w, line)
-		if i := strings.Index(line, marker); i >= 0 {
-			code = strings.TrimSpace(line[i+len(marker):])
-		}
-		if m := passLine.FindStringSubmatch(line); m != nil && !strings.Contains(m[1], "/") {
-			passed++
-		}
-	}
-	return code, passed
 }

@@ -1,0 +1,69 @@
+// What the kernel offers, decided at build time and at load time.
+//
+// The object is built twice (gen.go). probee serves kernels whose loader
+// takes BPF callbacks (5.13+). probee_legacy (-DPROBEE_LEGACY) serves older
+// ones (5.10): 5.10 refuses to load a program that only references a
+// callback, even in code the verifier never reaches ("number of funcs in
+// func_info doesn't match number of subprogs"), so the legacy build has no
+// bpf_loop (the inline walk is a bounded loop), no bpf_find_vma (tables come
+// from the per-process mapping arrays), no BTF task pointer (5.11: the task
+// is read with CO-RE probes) and no atomic compare-and-exchange (5.12).
+//
+// Decided by the loader (rodata) in both builds: BPF cookies (5.15; without
+// them each program is loaded once per cookie, with fixed_cookie set) and
+// bpf_task_pt_regs (5.15; without it the user registers are found at the top
+// of the task's kernel stack, as the kernel's task_pt_regs does).
+#ifndef PROBEE_COMPAT_H
+#define PROBEE_COMPAT_H
+
+#include "kernel.h"
+
+const volatile __u32 have_cookie = 1;
+const volatile __u64 fixed_cookie = 0;
+const volatile __u32 have_task_regs = 1;
+
+// probe_cookie is the attach cookie of the event's probe.
+static __always_inline __u64 probe_cookie(void *ctx)
+{
+	if (have_cookie)
+		return bpf_get_attach_cookie(ctx);
+	return fixed_cookie;
+}
+
+#ifdef PROBEE_LEGACY
+#define current_task() ((struct task_struct *)bpf_get_current_task())
+#else
+#define current_task() ((struct task_struct *)bpf_get_current_task_btf())
+#endif
+
+// THREAD_SIZE of x86-64 (16 KiB kernel stacks; Debian's kernels have no
+// KASAN, which doubles it).
+#define X86_THREAD_SIZE 16384
+
+// task_user_regs is where the current task's user registers are saved;
+// the caller reads them with bpf_probe_read_kernel.
+static __always_inline struct pt_regs *task_user_regs(void)
+{
+#ifndef PROBEE_LEGACY
+	if (have_task_regs)
+		return (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+#endif
+	void *stack = BPF_CORE_READ(current_task(), stack);
+
+	if (!stack)
+		return NULL;
+	return (struct pt_regs *)(stack + X86_THREAD_SIZE) - 1;
+}
+
+// VERIFIED_ONCE marks a function the verifier checks once for all its
+// callers (a global function). 5.10 takes only scalars and the context as
+// a global function's arguments ("Arg#0 type PTR ... is not supported
+// yet"), so the legacy build makes these static subprograms, checked at
+// each call.
+#ifdef PROBEE_LEGACY
+#define VERIFIED_ONCE static __attribute__((noinline))
+#else
+#define VERIFIED_ONCE __attribute__((noinline))
+#endif
+
+#endif
