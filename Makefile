@@ -50,12 +50,14 @@ test-push: fixtures
 # Unit and root e2e tests, then the kernel-probe tests in a VM (make vmtest)
 # when this user can run it (root installs qemu; otherwise qemu must be
 # there). Under PROBEE_REQUIRE_KERNEL=1 (CI) the VM tests always run.
+# The push e2e tests come last, so that a backend build started in the
+# background (CI on a machine without them) has the other tests' time.
 test: backends-background generate-check lint fixtures build
 	PROBEE_PUSH_TESTS=later $(GO) test -count=1 -timeout 25m ./...
-	@$(MAKE) --no-print-directory test-push
 	@if [ "$$(id -u)" = 0 ] || [ "$$PROBEE_REQUIRE_KERNEL" = 1 ] || command -v qemu-system-x86_64 >/dev/null; then \
 		$(MAKE) --no-print-directory vmtest; \
 	else echo "skipping make vmtest: needs qemu-system-x86 (apt-get install qemu-system-x86) or root" >&2; fi
+	@$(MAKE) --no-print-directory test-push
 
 bench: fixtures build
 	@tests/install-deps.sh bench

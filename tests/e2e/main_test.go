@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"syscall"
 	"testing"
@@ -131,6 +132,16 @@ func folded(t *testing.T, text string) map[string]uint64 {
 		m[line[:i]] += n
 	}
 	return m
+}
+
+// foldedLines prints stack -> count as sorted collapsed lines, for messages.
+func foldedLines(m map[string]uint64) string {
+	lines := make([]string, 0, len(m))
+	for st, n := range m {
+		lines = append(lines, fmt.Sprintf("%s %d", st, n))
+	}
+	sort.Strings(lines)
+	return strings.Join(lines, "\n")
 }
 
 func total(m map[string]uint64) (n uint64) {
