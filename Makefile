@@ -32,7 +32,9 @@ lint:
 
 # Pyroscope v1.21.1 and Parca v0.28.0 for the push e2e tests, built from
 # Go modules into ~/.cache/probee/backends (PROBEE_BACKENDS_DIR), once:
-# about 4 + 7 minutes on 2 cores. See tests/backends/build.sh.
+# with the Go caches warm about 4 + 7 minutes on 2 cores; on a fresh
+# machine beside make test's other tests about 29 minutes (both at once,
+# modules downloaded). See tests/backends/build.sh.
 backends:
 	@nice -n 10 tests/backends/build.sh
 
