@@ -168,9 +168,9 @@ func commName(s *Sample) string {
 	return unknown
 }
 
-// probeLabels returns p.Probes without duplicates, followed (sorted) by
+// ProbeLabels returns p.Probes without duplicates, followed (sorted) by
 // labels that samples carry but p.Probes lacks, so no sample is ever lost.
-func probeLabels(p *Profile) []string {
+func ProbeLabels(p *Profile) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, l := range p.Probes {

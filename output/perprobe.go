@@ -66,7 +66,7 @@ func writeDir(tx *txn, p *Profile, d dest, opts Options) error {
 	}
 	single := opts
 	single.WithProbe = false
-	labels := probeLabels(p)
+	labels := ProbeLabels(p)
 	names := FileNames(labels)
 	for i, l := range labels {
 		base := filepath.Join(d.path, names[i])

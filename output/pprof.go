@@ -80,7 +80,7 @@ func newPprofBuilder(p *Profile) *pprofBuilder {
 	if !p.Start.IsZero() {
 		prof.TimeNanos, prof.DurationNanos = p.Start.UnixNano(), p.Duration.Nanoseconds()
 	}
-	for _, l := range probeLabels(p) {
+	for _, l := range ProbeLabels(p) {
 		c := fmt.Sprintf("probe %s: %d %s", cleanName(l), p.total(forProbe(l)), cleanName(p.unit()))
 		if p.weighted() {
 			c += fmt.Sprintf(" over %d calls", p.calls(forProbe(l)))

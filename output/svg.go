@@ -37,7 +37,7 @@ func WriteSVG(w io.Writer, p *Profile, opts Options) error {
 }
 
 func combinedDoc(p *Profile, opts Options) svgDoc {
-	labels := probeLabels(p)
+	labels := ProbeLabels(p)
 	d := svgDoc{unit: p.unit(), width: opts.Width, stacks: collapse(p, opts, nil)}
 	total := p.total(nil)
 	if len(labels) == 1 {

@@ -24,42 +24,21 @@ func ProfileName(kind string) string {
 }
 
 // splitProbes cuts d into one profile per probe that has samples, in the
-// order of d.Probes (labels only samples carry come after, sorted).
+// order of output.ProbeLabels (d.Probes, then labels only samples carry,
+// sorted).
 func splitProbes(d *output.Profile) []*output.Profile {
 	byProbe := map[string][]output.Sample{}
-	var order []string
 	for _, s := range d.Samples {
-		if _, ok := byProbe[s.Probe]; !ok {
-			order = append(order, s.Probe)
-		}
 		byProbe[s.Probe] = append(byProbe[s.Probe], s)
 	}
 	var out []*output.Profile
-	for _, label := range probeOrder(d.Probes, order) {
+	for _, label := range output.ProbeLabels(d) {
+		if len(byProbe[label]) == 0 {
+			continue
+		}
 		sub := *d
 		sub.Probes, sub.Samples, sub.Drops = []string{label}, byProbe[label], nil
 		out = append(out, &sub)
-	}
-	return out
-}
-
-// probeOrder is the labels of seen in the order of probes, then the rest.
-func probeOrder(probes, seen []string) []string {
-	has := map[string]bool{}
-	for _, l := range seen {
-		has[l] = true
-	}
-	var out []string
-	for _, l := range probes {
-		if has[l] {
-			out = append(out, l)
-			delete(has, l)
-		}
-	}
-	for _, l := range seen {
-		if has[l] {
-			out = append(out, l)
-		}
 	}
 	return out
 }
