@@ -142,7 +142,10 @@
 // file that is the layer's file, where /proc/PID/maps and stat show the
 // overlay's inode, so the session asks the kernel for the key once per
 // file: it maps the file itself and runs probee_file_key (filekey.h) on
-// that address with BPF_PROG_TEST_RUN (filekey.go).
+// that address with BPF_PROG_TEST_RUN (filekey.go). The vDSO has no
+// file: vma.h recognizes the mapping at mm->context.vdso and gives it a
+// key no file has (VDSO_KEY_DEV, vdsoKey), under which the table built
+// from probee's own copy of the image (internal/vdso) is filed.
 //
 // # Sampling (sample.go)
 //

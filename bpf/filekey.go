@@ -22,8 +22,12 @@ import (
 // key is asked of the kernel, once per file: probee maps m.File and looks
 // the address up as the unwinder does (probee_file_key, filekey.h). Where
 // that fails (no path, the file gone), the identity the maps show is
-// used. Called with s.tmu held.
+// used. The vDSO, which has no file, has its own key (vdsoKey). Called
+// with s.tmu held.
 func (s *Session) fileKey(m unwind.Module) (probeeFileKey, bool) {
+	if m.Path == unwind.VDSOPath {
+		return vdsoKey, true
+	}
 	dev, err := kernelDev(m.Dev)
 	if err != nil || m.Inode == 0 {
 		return probeeFileKey{}, false
@@ -39,6 +43,10 @@ func (s *Session) fileKey(m unwind.Module) (probeeFileKey, bool) {
 	s.keys[shown] = key
 	return key, true
 }
+
+// vdsoKey files the vDSO's table: vma.h gives a vDSO mapping this key
+// (VDSO_KEY_DEV in probee.h; a kernel dev_t has 32 bits, so no file has it).
+var vdsoKey = probeeFileKey{Dev: ^uint64(0)}
 
 // kernelFileKey maps the file at path and returns the key the unwinder
 // finds that mapping's table by.

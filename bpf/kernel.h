@@ -7,8 +7,11 @@
 
 struct xol_area { unsigned long vaddr; } __attribute__((preserve_access_index));
 struct uprobes_state { struct xol_area *xol_area; } __attribute__((preserve_access_index));
+// mm_context_t (x86): the vDSO's text address (vma.h).
+struct mm_context { void *vdso; } __attribute__((preserve_access_index));
 struct mm_struct {
 	struct uprobes_state uprobes_state;
+	struct mm_context context;
 	unsigned long start_stack; // the initial stack pointer: frames lie below it
 } __attribute__((preserve_access_index));
 struct return_instance {
@@ -38,6 +41,7 @@ struct vm_area_struct {
 	unsigned long vm_end;
 	unsigned long vm_pgoff;
 	struct file *vm_file;
+	struct mm_struct *vm_mm;
 } __attribute__((preserve_access_index));
 
 #endif

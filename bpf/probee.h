@@ -116,6 +116,10 @@ struct file_key {
 	__u64 ino;
 };
 
+// The file_tables key of the vDSO (no file; dev_t is 32 bits, so no file
+// has this device): vdsoKey in filetables.go.
+#define VDSO_KEY_DEV 0xffffffffffffffffULL
+
 #define FILE_SEGS 4 // executable segments per file with their own offset-to-vaddr delta
 
 // File offsets [off, end) of one executable segment: ELF vaddr = offset + delta.

@@ -41,6 +41,13 @@ static long vma_cb(struct task_struct *task, struct vm_area_struct *vma, void *d
 		v->key.dev = BPF_CORE_READ(f, f_inode, i_sb, s_dev);
 		v->key.ino = BPF_CORE_READ(f, f_inode, i_ino);
 		v->kind = VMA_FILE;
+	} else if (v->start == (__u64)BPF_CORE_READ(vma, vm_mm, context.vdso)) {
+		// The vDSO has no file: its table is filed under a key no file
+		// has (bpf/filetables.go), at offset 0.
+		v->key.dev = VDSO_KEY_DEV;
+		v->key.ino = 0;
+		v->off = 0;
+		v->kind = VMA_FILE;
 	}
 	return 0;
 }

@@ -255,6 +255,7 @@ type rig struct {
 	sym   *fakeSymbols
 	clock *manualClock
 	tr    *Tracker
+	start []string // kernel calls made by New
 	mu    sync.Mutex
 	warns []string
 	debug []string
@@ -270,6 +271,7 @@ func newRig(t *testing.T, edit func(*Config, *fakeKernel)) *rig {
 		edit(&cfg, r.k)
 	}
 	r.tr = New(cfg)
+	r.start = r.k.calls() // the vDSO's table (TestVDSOTable); tests check the calls after
 	if r.tr.tables != nil {
 		r.tr.tables.after = r.clock.after
 	}

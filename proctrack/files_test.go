@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/probee/probee/internal/vdso"
 )
 
 // System-wide, the first mapping of each file on the machine loads its
@@ -73,4 +75,52 @@ func TestFileTablesWhen(t *testing.T) {
 			r.wantKernel(tt.want...)
 		})
 	}
+}
+
+// New gives a kernel that finds tables by file the vDSO's table at once
+// (a process never registered, a forked child, unwinds out of
+// clock_gettime from its first event), in every mode with tables.
+func TestVDSOTable(t *testing.T) {
+	tests := []struct {
+		name                       string
+		systemWide, byFile, tables bool
+		want                       []string
+	}{
+		{"system-wide", true, true, true, []string{"SetFileModules [[vdso]]"}},
+		{"-p or -- CMD", false, true, true, []string{"SetFileModules [[vdso]]"}},
+		{"kernel without bpf_find_vma", true, false, true, nil},
+		{"--unwind fp", true, true, false, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newRig(t, func(c *Config, k *fakeKernel) {
+				c.SystemWide, k.byFile, c.Tables = tt.systemWide, tt.byFile, tt.tables
+			})
+			if !slices.Equal(r.start, tt.want) {
+				t.Errorf("kernel calls of New: %q, want %q", r.start, tt.want)
+			}
+		})
+	}
+}
+
+// A process's [vdso] mapping gets the vDSO's table among its modules; a
+// [vdso] of another size (a 32-bit process's image) gets none.
+func TestProcessVDSO(t *testing.T) {
+	img, err := vdso.Image()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newRig(t, nil)
+	app := r.proc.file(r.proc.root, "/usr/bin/app", appAt)
+	const at = 0x7fff00000000
+	mine := Mapping{Start: at, End: at + uint64(len(img)), Perms: "r-xp", Dev: "00:00", Path: vdso.Path}
+	other := mine
+	other.End += 0x1000
+	r.proc.process(10, r.proc.root, app, mine)
+	r.proc.process(11, r.proc.root, app, other)
+	r.seen(10)
+	r.seen(11)
+	r.tr.OnProcessEvent(gateStop(10))
+	r.tr.OnProcessEvent(gateStop(11))
+	r.wantKernel("SetProcessModules 10 [/usr/bin/app [vdso]]", "Continue 10", "SetProcessModules 11 [/usr/bin/app]", "Continue 11")
 }

@@ -77,6 +77,20 @@ func (d *tables) loadProcess(pid int) []Mapping {
 	return all
 }
 
+// loadVDSO gives the kernel the vDSO's table to find by identity (it has
+// no file: bpf keys it apart), so a process never registered (a child
+// before its notice, system-wide) unwinds out of clock_gettime from its
+// first event.
+func (d *tables) loadVDSO() {
+	m, err := d.cache.VDSOModule()
+	if err == nil {
+		err = d.t.k.SetFileModules([]unwind.Module{m})
+	}
+	if err != nil {
+		d.t.debugf("vdso unwind table: %v", err)
+	}
+}
+
 // stop ends table loading before the session closes; it waits for a load
 // in progress.
 func (d *tables) stop() {
@@ -205,8 +219,12 @@ func (d *tables) modules(pid int, all []Mapping) ([]unwind.Module, []error) {
 	var errs []error
 	paths := map[uint64]string{} // mapping start -> the path that opens its file
 	for _, m := range all {
+		if m.Path == unwind.VDSOPath {
+			build = append(build, m) // the cache's own copy (unwind/vdso.go)
+			continue
+		}
 		if !m.Exec() || !filepath.IsAbs(m.Path) {
-			continue // anonymous, [vdso], [uprobes], JIT code
+			continue // anonymous, [uprobes], JIT code
 		}
 		path, err := procmaps.File(d.t.proc.root, pid, m)
 		if err != nil {

@@ -243,6 +243,9 @@ func (p *procMaps) locate(addr uint64) (Frame, *Object, uint64) {
 		f.Module = "[anon]"
 	}
 	f.ModuleOffset = addr - m.Start
+	if vdsoFrame(&f, m) {
+		return f, nil, 0
+	}
 	if !m.File() {
 		return p.jitFrame(f), nil, 0
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/probee/probee/internal/vdso"
 	"github.com/probee/probee/probespec"
 )
 
@@ -139,5 +140,31 @@ func TestSymbolizerPrune(t *testing.T) {
 	dead := func(int) bool { return false }
 	if s.Prune(0, dead); len(s.procs) != 1 {
 		t.Errorf("a snapshotted process was pruned: %d left, want 1", len(s.procs))
+	}
+}
+
+// A frame in a process's [vdso] mapping is named from the kernel's vDSO
+// image, by its "__vdso_" name rather than the plain alias.
+func TestVDSOFrames(t *testing.T) {
+	f, err := vdso.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	syms, err := f.DynamicSymbols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fn uint64
+	for _, s := range syms {
+		if s.Name == "__vdso_clock_gettime" {
+			fn = s.Value
+		}
+	}
+	img, _ := vdso.Image()
+	const start = 0x7fff00000000
+	p := &procMaps{maps: []Mapping{{Start: start, End: start + uint64(len(img)), Perms: "r-xp", Path: vdso.Path}}}
+	fr := p.frame(start + fn + 2)
+	if fr.Name() != "__vdso_clock_gettime" || fr.Offset != 2 || fr.Module != vdso.Path {
+		t.Errorf("frame = %+v, want __vdso_clock_gettime+2 in [vdso]", fr)
 	}
 }

@@ -1,6 +1,7 @@
 package unwind
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"sync"
@@ -21,6 +22,10 @@ type Cache struct {
 	store  Store // nil: tables live as long as the Cache
 	mu     sync.Mutex
 	stats  CacheStats
+
+	vdsoOnce sync.Once // the vDSO's table (vdso.go)
+	vdso     *Table
+	vdsoErr  error
 }
 
 // Store keeps tables from one run to the next (package unwind/diskcache
@@ -122,8 +127,16 @@ type Module struct {
 // and reported in errs.
 func (c *Cache) Modules(maps []Mapping, file func(Mapping) (string, error)) (mods []Module, errs []error) {
 	for _, m := range maps {
+		if m.Path == VDSOPath {
+			if mod, err := c.vdsoModule(m); err == nil {
+				mods = append(mods, mod)
+			} else if !errors.Is(err, errNotVDSO) {
+				errs = append(errs, err)
+			}
+			continue
+		}
 		if !m.Exec() || !filepath.IsAbs(m.Path) {
-			continue // anonymous, [vdso], [uprobes], JIT code
+			continue // anonymous, [uprobes], JIT code
 		}
 		path := m.Path
 		if file != nil {

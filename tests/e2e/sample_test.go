@@ -136,3 +136,37 @@ func TestSampleDeepRecursion(t *testing.T) {
 		t.Errorf("deepest sampled stack has %d user frames, want >= 145\n%s", deepest, r.stderr)
 	}
 }
+
+// Samples in the vDSO (clock-nofp spins in clock_gettime) are unwound by
+// the table probee builds from the kernel's vDSO image and named from its
+// symbols: every one reaches _start through __vdso_clock_gettime and
+// libc's clock_gettime, and no sample stops short. Before, the vDSO had
+// no table (it has no file): it was walked by frame pointers, which lose
+// the caller where a vDSO function has not set up its frame, and its
+// frames were "[vdso]+0x...".
+func TestSampleVDSO(t *testing.T) {
+	testgate.Root(t)
+	bin := fixture(t, "clock-nofp")
+	r := run(t, "", "--sample", "-F", "499", "--", bin, "1")
+	const chain = "sample;clock-nofp;_start;__libc_start_main;__libc_start_call_main;main;c_loop;c_read;clock_gettime;__vdso_clock_gettime"
+	var in, full, short uint64
+	shorts := map[string]uint64{}
+	for st, n := range folded(t, r.stdout) {
+		rest, ok := strings.CutPrefix(st, "sample;clock-nofp;")
+		if ok && stopsShort(rest) {
+			short += n
+			shorts[st] = n
+		}
+		if strings.Contains(st, ";[vdso]") || strings.Contains(st, ";__vdso_") {
+			in += n
+			full += count(strings.HasPrefix(st, chain), n)
+		}
+	}
+	t.Logf("%d samples in the vDSO, %d complete; %d stop short:\n%s", in, full, short, foldedLines(shorts))
+	if in < 100 || full != in {
+		t.Errorf("%d of %d samples in the vDSO reach _start through %s, want all of >= 100\n%s", full, in, chain, r.stderr)
+	}
+	if short > 0 {
+		t.Errorf("%d samples stop short of _start:\n%s", short, foldedLines(shorts))
+	}
+}
