@@ -1,7 +1,8 @@
 #!/bin/sh
 # Real programs under probee and under perf (issue 14). Each workload runs
 # twice, once under `probee --sample -F 999` and once under
-# `perf record -F 999` (`--call-graph dwarf,32768` for native code, `-g` for
+# `perf record -F 999` (`--call-graph dwarf,65528` for native code: perf's
+# largest stack copy, which cuts fewest deep stacks; `-g` for
 # node, which names JIT frames from its --perf-basic-prof map); then
 # tests/bench/stackcmp folds `perf script` the way probee collapses stacks and
 # prints, probee | perf: samples, the share of samples whose root is the
@@ -24,12 +25,15 @@
 # A workload whose tool is missing is skipped with a message.
 # Knobs: SECS (default 3), XZ_MB (default 28), PROBEE (default bin/probee),
 # TOP=N (also print the N caller chains whose shares differ most),
+# PERF_STACK=BYTES (perf's stack copy, default 65528; with 32768 perf cut a
+# third of clang++'s stacks short of _start),
 # ONLY="NAME ..." (run only these workloads).
 set -e
 cd "$(dirname "$0")/../.."
 PROBEE=${PROBEE:-$PWD/bin/probee}
 SECS=${SECS:-3}
 XZ_MB=${XZ_MB:-28}
+PERF_STACK=${PERF_STACK:-65528}
 if [ "$(id -u)" != 0 ] || [ ! -f "$PROBEE" ] || [ ! -x "$PROBEE" ]; then
 	echo "skipped: needs root and $PROBEE (make build)"
 	exit 0
@@ -103,7 +107,7 @@ gen_xz_input() { # ~XZ_MB MB: per chunk 48 KiB of noise in base64, then 220 KB o
 gen_xz_input
 echo
 echo "xz: $(xz --version | head -1), xz -9 -T1 of $(($(wc -c <"$W/data.txt") / 1000000)) MB"
-measure xz "--call-graph dwarf,32768" "" -- xz -9 -T1 -c "$W/data.txt"
+measure xz "--call-graph dwarf,$PERF_STACK" "" -- xz -9 -T1 -c "$W/data.txt"
 
 echo
 if command -v clang++ >/dev/null; then
@@ -136,7 +140,7 @@ int main(int argc, char **argv) {
 }
 EOF
 	echo "clang++: $(clang++ --version | head -1), clang++ -O2 -c of a file with <regex>"
-	measure clang++ "--call-graph dwarf,32768" "" -- clang++ -O2 -c "$W/re.cpp" -o "$W/re.o"
+	measure clang++ "--call-graph dwarf,$PERF_STACK" "" -- clang++ -O2 -c "$W/re.cpp" -o "$W/re.o"
 else
 	echo "clang++: skipped: clang++ is missing (apt-get install clang)"
 fi
@@ -185,7 +189,7 @@ fn main() {
 }
 EOF
 	echo "rustc: $("$RUSTC" --version) ($RUSTC), rustc -O of a small program"
-	measure rustc "--call-graph dwarf,32768" "" -- "$RUSTC" -O "$W/m.rs" -o "$W/m"
+	measure rustc "--call-graph dwarf,$PERF_STACK" "" -- "$RUSTC" -O "$W/m.rs" -o "$W/m"
 else
 	echo "rustc: skipped: rustc is missing (https://rustup.rs)"
 fi
@@ -231,7 +235,7 @@ while time.time() < end:
 EOF
 	case $PY in /root/.pyenv/* | */.pyenv/*) where="pyenv's" ;; *) where="" ;; esac
 	echo "python3: $("$PY" --version) ($PY${where:+, $where}), recursion and dict work for ${SECS}s"
-	measure python3 "--call-graph dwarf,32768" "" -- "$PY" "$W/p.py" "$SECS"
+	measure python3 "--call-graph dwarf,$PERF_STACK" "" -- "$PY" "$W/p.py" "$SECS"
 else
 	echo "python3: skipped: python3 is missing (apt-get install python3)"
 fi

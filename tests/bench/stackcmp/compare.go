@@ -133,7 +133,7 @@ const InnerCallers = 8
 
 // InnerOverlap is Overlap over chains of the leaf's n innermost callers:
 // what the top of a flamegraph shows. It does not depend on where a walk
-// ended toward the root (perf's 32 KiB stack copy cuts the outer frames
+// ended toward the root (perf's stack copy, 64 KiB at most, cuts the outer frames
 // of deep stacks), and it settles with fewer samples than whole chains,
 // dozens of frames deep, which two runs of one tool rarely sample alike.
 func InnerOverlap(a, b Profile, n int) float64 {

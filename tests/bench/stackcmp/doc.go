@@ -40,7 +40,7 @@
 // overlap is the sum, over caller chains (comm and the frames without the
 // leaf), of the smaller of the two shares of samples. It also prints the overlap
 // over the leaf's 8 innermost callers only (InnerOverlap: what the top of a
-// flamegraph shows), which neither depends on where perf's 32 KiB stack copy
+// flamegraph shows), which neither depends on where perf's stack copy (64 KiB at most)
 // cut a deep stack nor needs as many samples to settle. With -perf2 (a second
 // perf run of the command) it also prints both overlaps of the two perf
 // runs: deep, varied stacks (a compiler's) make many chains rare, and two

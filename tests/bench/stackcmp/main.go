@@ -67,7 +67,7 @@ func compareCmd(args []string, stdout io.Writer) error {
 		if err != nil {
 			return err
 		}
-		r.PerfSelf, r.HasPerfSelf = Overlap(perf, perf2, o.From), true
+		r.PerfSelf, r.HasPerfSelf, r.Perf2 = Overlap(perf, perf2, o.From), true, Measure(perf2)
 		r.PerfSelfInner = InnerOverlap(perf, perf2, InnerCallers)
 	}
 	r.WriteTable(stdout)

@@ -40,6 +40,7 @@ type Result struct {
 	// by itself, the ceiling of any overlap with perf.
 	PerfSelf    float64
 	HasPerfSelf bool
+	Perf2       Stats // the second perf run's figures (when HasPerfSelf)
 	// Inner and PerfSelfInner are the same two overlaps over the leaf's
 	// InnerCallers innermost callers (InnerOverlap).
 	Inner, PerfSelfInner float64
@@ -90,6 +91,9 @@ func (r Result) WriteTable(w io.Writer) {
 	if r.Options.JS {
 		row("samples with a named JS frame", pct(Share(r.Probee.JS, r.Probee.Samples)),
 			pct(Share(r.Perf.JS, r.Perf.Samples)), ">= perf")
+		if r.HasPerfSelf {
+			row("  in the second perf run", "", pct(Share(r.Perf2.JS, r.Perf2.Samples)), "(how much it varies)")
+		}
 	}
 }
 
@@ -104,7 +108,11 @@ func (r Result) Verdicts() []Verdict {
 	}
 	if r.Options.JS {
 		js, perfJS := Share(r.Probee.JS, r.Probee.Samples), Share(r.Perf.JS, r.Perf.Samples)
-		v = append(v, Verdict{targetJS, r.Name, pct2(js) + " vs " + pct2(perfJS), js >= perfJS})
+		detail := pct2(js) + " vs " + pct2(perfJS)
+		if r.HasPerfSelf {
+			detail += " (second perf run " + pct2(Share(r.Perf2.JS, r.Perf2.Samples)) + ")"
+		}
+		v = append(v, Verdict{targetJS, r.Name, detail, js >= perfJS})
 	}
 	return v
 }

@@ -54,6 +54,22 @@ func TestPerfSelf(t *testing.T) {
 	}
 }
 
+// For node, the second perf run's share of named JS frames is printed
+// beside the verdict, which still compares with the first run's.
+func TestPerfSelfJS(t *testing.T) {
+	r := Result{Options: Options{JS: true}, Probee: Stats{Samples: 100, JS: 95}, Perf: Stats{Samples: 100, JS: 96},
+		HasPerfSelf: true, Perf2: Stats{Samples: 100, JS: 94}}
+	var b strings.Builder
+	r.WriteTable(&b)
+	if !strings.Contains(b.String(), "in the second perf run") || !strings.Contains(b.String(), "94.0%") {
+		t.Errorf("table without the second run's JS share:\n%s", b.String())
+	}
+	v := r.Verdicts()[3]
+	if v.Met || v.Detail != "95.00% vs 96.00% (second perf run 94.00%)" {
+		t.Errorf("JS verdict %+v", v)
+	}
+}
+
 func TestSummary(t *testing.T) {
 	in := []Verdict{
 		{targetReach, "xz", "99.9%", true},
