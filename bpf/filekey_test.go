@@ -2,7 +2,6 @@ package bpf
 
 import (
 	"debug/elf"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,10 +23,7 @@ import (
 // shows. chain-nofp runs from an overlay whose lower layer holds it, with
 // no per-process mapping array: every stack is complete, none partial.
 func TestFileKeyOverlay(t *testing.T) {
-	testgate.Root(t)
-	if !HaveFindVMA() {
-		testgate.Feature(t, "bpf_find_vma", testgate.KernelAtLeast(5, 17), errors.New("the kernel has no bpf_find_vma"))
-	}
+	gateFindVMA(t)
 	bin, _ := filepath.Abs(testgate.Fixture(t, filepath.Join(fixtures, "chain-nofp")))
 	libc, err := filepath.EvalSymlinks("/lib/x86_64-linux-gnu/libc.so.6")
 	if err != nil {

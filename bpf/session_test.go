@@ -2,6 +2,7 @@ package bpf
 
 import (
 	"debug/elf"
+	"errors"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -50,6 +51,17 @@ func openSession(t *testing.T, opts Options) *Session {
 	}
 	t.Cleanup(func() { s.Close() })
 	return s
+}
+
+// gateFindVMA skips a test of the unwinder's lookup by file identity on a
+// kernel without bpf_find_vma (root needed); under PROBEE_REQUIRE_KERNEL=1
+// a 5.17+ kernel must have it.
+func gateFindVMA(t *testing.T) {
+	t.Helper()
+	testgate.Root(t)
+	if !HaveFindVMA() {
+		testgate.Feature(t, "bpf_find_vma", testgate.KernelAtLeast(5, 17), errors.New("the kernel has no bpf_find_vma"))
+	}
 }
 
 // gateMulti skips a test of uprobe_multi links on a kernel without them;

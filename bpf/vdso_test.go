@@ -1,7 +1,6 @@
 package bpf
 
 import (
-	"errors"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -24,10 +23,7 @@ import (
 // pointers, which lose the caller where a vDSO function has not set up its
 // frame (9 of 965 samples cut short in one run).
 func TestFileTablesVDSO(t *testing.T) {
-	testgate.Root(t)
-	if !HaveFindVMA() {
-		testgate.Feature(t, "bpf_find_vma", testgate.KernelAtLeast(5, 17), errors.New("the kernel has no bpf_find_vma"))
-	}
+	gateFindVMA(t)
 	bin, _ := filepath.Abs(testgate.Fixture(t, filepath.Join(fixtures, "clock-nofp")))
 	s := openSession(t, Options{DWARF: true, FilterPIDs: true})
 	cache := unwind.NewCache()

@@ -271,7 +271,7 @@ func newRig(t *testing.T, edit func(*Config, *fakeKernel)) *rig {
 		edit(&cfg, r.k)
 	}
 	r.tr = New(cfg)
-	r.start = r.k.calls() // the vDSO's table (TestVDSOTable); tests check the calls after
+	r.start = r.k.calls() // the vDSO's table (TestFileTablesWhen); tests check the calls after
 	if r.tr.tables != nil {
 		r.tr.tables.after = r.clock.after
 	}

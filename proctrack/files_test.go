@@ -52,53 +52,34 @@ func (r *rig) replace(name string) {
 }
 
 // Files are loaded by identity only in a system-wide run with DWARF tables,
-// on a kernel that finds tables by file.
+// on a kernel that finds tables by file. On such a kernel New gives it the
+// vDSO's table at once, in every mode with tables: a process never
+// registered (a forked child, system-wide) unwinds out of clock_gettime
+// from its first event.
 func TestFileTablesWhen(t *testing.T) {
+	vdso := []string{"SetFileModules [[vdso]]"}
 	tests := []struct {
 		name                       string
 		systemWide, byFile, tables bool
-		want                       []string
+		start, want                []string // calls by New, and then
 	}{
-		{"system-wide", true, true, true, []string{"SetFileModules [/usr/bin/app]"}},
-		{"-p or -- CMD", false, true, true, nil},
-		{"kernel without bpf_find_vma", true, false, true, nil},
-		{"--unwind fp", true, true, false, nil},
+		{"system-wide", true, true, true, vdso, []string{"SetFileModules [/usr/bin/app]"}},
+		{"-p or -- CMD", false, true, true, vdso, nil},
+		{"kernel without bpf_find_vma", true, false, true, nil, nil},
+		{"--unwind fp", true, true, false, nil, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := newRig(t, func(c *Config, k *fakeKernel) {
 				c.SystemWide, k.byFile, c.Tables = tt.systemWide, tt.byFile, tt.tables
 			})
+			if !slices.Equal(r.start, tt.start) {
+				t.Errorf("kernel calls of New: %q, want %q", r.start, tt.start)
+			}
 			app := r.proc.file(r.proc.root, "/usr/bin/app", appAt)
 			r.tr.OnMmap(mapped(40, app))
 			r.tr.Stop()
 			r.wantKernel(tt.want...)
-		})
-	}
-}
-
-// New gives a kernel that finds tables by file the vDSO's table at once
-// (a process never registered, a forked child, unwinds out of
-// clock_gettime from its first event), in every mode with tables.
-func TestVDSOTable(t *testing.T) {
-	tests := []struct {
-		name                       string
-		systemWide, byFile, tables bool
-		want                       []string
-	}{
-		{"system-wide", true, true, true, []string{"SetFileModules [[vdso]]"}},
-		{"-p or -- CMD", false, true, true, []string{"SetFileModules [[vdso]]"}},
-		{"kernel without bpf_find_vma", true, false, true, nil},
-		{"--unwind fp", true, true, false, nil},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			r := newRig(t, func(c *Config, k *fakeKernel) {
-				c.SystemWide, k.byFile, c.Tables = tt.systemWide, tt.byFile, tt.tables
-			})
-			if !slices.Equal(r.start, tt.want) {
-				t.Errorf("kernel calls of New: %q, want %q", r.start, tt.want)
-			}
 		})
 	}
 }
