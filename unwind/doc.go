@@ -4,7 +4,10 @@
 // tables with their load biases. It owns the tables' encoding, in the exact
 // layout the BPF code reads (encode.go, ruleset.go). It is pure: files in,
 // values out; writing the encoded tables into BPF maps belongs to package
-// bpf. ELF files are opened and read through internal/safeelf.
+// bpf. ELF files are opened and read through internal/safeelf. The one
+// mapping without a file that gets a table is the vDSO: its image, the
+// same in every 64-bit process of a kernel, is probee's own copy
+// (internal/vdso; vdso.go).
 //
 // # Why in-house
 //
