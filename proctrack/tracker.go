@@ -109,12 +109,13 @@ func New(cfg Config) *Tracker {
 	if cfg.Tables {
 		t.tables = newTables(t, cfg.TableCache, cfg.GoByFramePointers)
 		t.fin = newFinisher(t)
-		if cfg.Kernel.FindsTablesByFile() {
+		byFile := cfg.Kernel.FindsTablesByFile()
+		if byFile {
 			t.tables.loadVDSO()
 		}
 		// System-wide only: under -- CMD and -p the ld.so gate holds every
 		// traced process that starts a program until its tables are loaded.
-		if cfg.SystemWide && cfg.Kernel.FindsTablesByFile() {
+		if cfg.SystemWide && byFile {
 			t.tables.files = newFileLoader(t.tables)
 		}
 	}

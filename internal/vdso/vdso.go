@@ -26,17 +26,11 @@ import (
 // Path is the name /proc/PID/maps gives the vDSO mapping.
 const Path = "[vdso]"
 
-var (
-	once  sync.Once
-	image []byte
-	err   error
-)
+// image reads the image once.
+var image = sync.OnceValues(func() ([]byte, error) { return read("/proc/self") })
 
 // Image returns the vDSO image of the running kernel (read once).
-func Image() ([]byte, error) {
-	once.Do(func() { image, err = read("/proc/self") })
-	return image, err
-}
+func Image() ([]byte, error) { return image() }
 
 // Matches reports whether m is a vDSO mapping holding this kernel's 64-bit
 // image: its path is [vdso] and its size the image's.
@@ -60,12 +54,7 @@ func Open() (*elf.File, error) {
 // read copies the [vdso] mapping of the process whose /proc directory is
 // dir.
 func read(dir string) ([]byte, error) {
-	f, err := os.Open(dir + "/maps")
-	if err != nil {
-		return nil, fmt.Errorf("vdso: %w", err)
-	}
-	maps, err := procmaps.Parse(f)
-	f.Close()
+	maps, err := procmaps.Read(dir + "/maps")
 	if err != nil {
 		return nil, fmt.Errorf("vdso: %w", err)
 	}
