@@ -29,7 +29,6 @@ type tables struct {
 	procs  map[int][]Mapping // tracked tgids and their executable mappings
 	goBins map[fileID]bool   // file -> linked by Go (see modules)
 	dirty  map[int]bool      // tracked tgids with new mappings, reloaded by reloadDirty
-	execs  map[int]bool      // tracked commands that have not exec'd yet
 	closed bool              // set by stop: the kernel session is going away
 	files  *fileLoader       // nil: no system-wide loading by file
 }
@@ -45,7 +44,7 @@ func newTables(t *Tracker, cache *unwind.Cache, goByFP bool) *tables {
 	}
 	return &tables{t: t, cache: cache, goByFP: goByFP,
 		after: func(d time.Duration, f func()) { time.AfterFunc(d, f) },
-		procs: map[int][]Mapping{}, goBins: map[fileID]bool{}, dirty: map[int]bool{}, execs: map[int]bool{}}
+		procs: map[int][]Mapping{}, goBins: map[fileID]bool{}, dirty: map[int]bool{}}
 }
 
 // loadProcess reads pid's mappings from /proc, loads their tables and
@@ -113,14 +112,13 @@ func (d *tables) push(pid int, maps []Mapping) {
 	}
 }
 
-// track starts following pid's mappings (from the mapping records) before
-// it has any: a command about to exec. Records of its mappings before the
-// exec (probee's own exec shim) are ignored.
+// track starts following pid's mappings (from the mapping records)
+// before any is loaded: a command stopped right after its exec, whose
+// libraries ld.so has yet to map; its gate stop loads them all at once.
 func (d *tables) track(pid int) {
 	d.mu.Lock()
 	if _, ok := d.procs[pid]; !ok {
 		d.procs[pid] = nil
-		d.execs[pid] = true
 	}
 	d.mu.Unlock()
 }
@@ -156,7 +154,6 @@ func (d *tables) gateStop(pid int) {
 func (d *tables) exit(pid int) {
 	d.mu.Lock()
 	delete(d.procs, pid)
-	delete(d.execs, pid)
 	d.mu.Unlock()
 }
 
@@ -172,11 +169,10 @@ func (d *tables) onMmap(ev bpf.MmapEvent) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if ev.Exec {
-		delete(d.execs, ev.PID)
-		return
+		return // the new program's mappings follow
 	}
 	known, ok := d.procs[ev.PID]
-	if !ok || d.dirty[ev.PID] || d.execs[ev.PID] {
+	if !ok || d.dirty[ev.PID] {
 		return
 	}
 	for _, m := range known {

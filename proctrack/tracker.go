@@ -129,10 +129,10 @@ func orDiscard(f func(string, ...any)) func(string, ...any) {
 	return f
 }
 
-// TraceCommand follows the -- CMD process pid, paused before it execs the
-// executable at path (under Root): it enters the kernel filter and, with
-// tables, a gate holds it until its tables are loaded. The mappings it
-// has before the exec (probee's exec shim) are not loaded.
+// TraceCommand follows the -- CMD process pid, stopped right after it
+// exec'd the executable at path (under Root), before its first
+// instruction: it enters the kernel filter and, with tables, a gate holds
+// it, once ld.so has mapped its libraries, until its tables are loaded.
 func (t *Tracker) TraceCommand(pid int, path string) error {
 	if err := t.k.AddPID(pid); err != nil {
 		return err

@@ -80,34 +80,33 @@ func TestExec(t *testing.T) {
 	r.wantKernel("SetProcessModules 10 [/usr/bin/app]")
 }
 
-// The traced command's mappings before its exec (probee's exec shim) load
-// nothing; after the exec its records reload it, and its gate stop loads
-// its tables before it is resumed.
-func TestCommandExecBeforeFirstStop(t *testing.T) {
+// The traced command, stopped right after its exec, loads nothing when it
+// is tracked: its gate stop, once ld.so has mapped its libraries, loads
+// every table before it is resumed. The records of those libraries
+// reload it once more.
+func TestCommandStoppedAfterExec(t *testing.T) {
 	r := newRig(t, nil)
 	ldso := r.ldso()
-	shim := r.proc.file(r.proc.root, "/usr/bin/probee", appAt)
 	app := r.proc.file(r.proc.root, "/usr/bin/app", appAt)
-	r.proc.process(20, r.proc.root, shim)
+	lib := r.proc.file(r.proc.root, "/usr/lib/liba.so", libAt)
+	r.proc.process(20, r.proc.root, app)
 	if err := r.tr.TraceCommand(20, "/usr/bin/app"); err != nil {
 		t.Fatal(err)
 	}
 	r.wantKernel("AddPID 20", "AttachLdsoGate "+ldso, "AttachRootGate")
 	r.wantSymbols("Snapshot 20")
-
-	r.tr.OnMmap(mapped(20, shim))
 	if n := r.clock.fire(); n != 0 {
-		t.Errorf("a mapping before the exec scheduled %d reloads", n)
+		t.Errorf("tracking the command scheduled %d reloads", n)
 	}
-	r.proc.setMaps(20, app)
-	r.tr.OnMmap(execed(20))
-	r.tr.OnMmap(mapped(20, app))
+
+	r.proc.setMaps(20, app, lib)
+	r.tr.OnMmap(mapped(20, lib))
 	r.tr.OnProcessEvent(gateStop(20))
-	r.wantKernel("SetProcessModules 20 [/usr/bin/app]", "Continue 20")
+	r.wantKernel("SetProcessModules 20 [/usr/bin/app /usr/lib/liba.so]", "Continue 20")
 	if n := r.clock.fire(); n != 1 {
-		t.Errorf("%d reloads after the exec, want 1", n)
+		t.Errorf("%d reloads after the libraries were mapped, want 1", n)
 	}
-	r.wantKernel("SetProcessModules 20 [/usr/bin/app]")
+	r.wantKernel("SetProcessModules 20 [/usr/bin/app /usr/lib/liba.so]")
 }
 
 // New code mapped by tracked processes (dlopen, mmap) reloads their tables

@@ -19,9 +19,6 @@ import (
 )
 
 func main() {
-	if isExecShim() {
-		execShim() // never returns
-	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()

@@ -19,9 +19,6 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	if isExecShim() { // the test binary is the exec shim of trace tests
-		execShim()
-	}
 	// Trace tests keep their unwind table cache here, not in ~/.cache.
 	cache, err := os.MkdirTemp("", "probee-cache")
 	if err != nil {

@@ -61,7 +61,7 @@ func trace(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 		}
 		t.cmd = tc
 		defer func() {
-			if tc.gate != nil {
+			if tc.held {
 				tc.abort()
 			}
 		}()
@@ -91,7 +91,7 @@ const commandGrace = time.Second
 // stopCommand ends the traced command if tracing stopped before it exited,
 // once the outputs are written.
 func (t *tracer) stopCommand() {
-	if t.cmd == nil || t.cmd.gate != nil || !t.cmd.running() {
+	if t.cmd == nil || t.cmd.held || !t.cmd.running() {
 		return
 	}
 	if sig := t.cmd.stop(commandGrace); sig != 0 {
@@ -194,10 +194,6 @@ func (t *tracer) track() error {
 		return t.procs.TracePID(t.cfg.pid)
 	}
 	if t.cmd != nil {
-		// The exec shim's own records (its exec, its mappings) are
-		// handled first: one handled after TraceCommand would read as
-		// the command's exec, and reload the shim's mappings.
-		t.mmaps.Flush()
 		return t.procs.TraceCommand(t.cmd.pid(), t.cmd.path)
 	}
 	return nil
@@ -245,7 +241,6 @@ func (t *tracer) wait(ctx context.Context) bool {
 			t.status.warnf("start command: %v", err)
 		}
 		exited = t.cmd.done
-		t.cmd.gate = nil
 	case t.cfg.pid != 0:
 		exited = watchPID(ctx, t.cfg.pid)
 	}

@@ -67,9 +67,10 @@ func findVMA() bool {
 // Samples with no user stack to reach it are not counted: in the exit
 // (do_exit) the address space is being or has been torn down, and in
 // execve the user registers are still those of the image being replaced
-// (the exec shim's, 0x40a9ce or a Go syscall frame) while memory is the new
-// image's. Under emulation execve takes long: up to 2% of the spinner's
-// samples landed there on 6.12 (21 of 979 in one CI run).
+// while memory is the new image's. probee starts -- CMD stopped after its
+// exec, so that exec is not sampled; a child's exec is (the 6.12 VM once
+// had up to 2% of a spinner's samples in execve, when probee's own exec of
+// the command was).
 func stopsShort(stack string) bool {
 	u := userFrames(stack)
 	if len(u) == 0 || inExecOrExit(stack) {
