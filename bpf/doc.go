@@ -134,7 +134,9 @@
 // The stop gates (stopgate.h; AttachLdsoGate, AttachGate, AttachRootGate,
 // Continue) stop a traced process until its tables are loaded: at ld.so's
 // _dl_debug_state once new objects are mapped (start-up and dlopen), at a
-// static command's entry point, or at an exec under another root than
+// program's entry point (AttachGate: the bpf tests' processes; probee's
+// -- CMD is stopped right after its exec by ptrace instead, and its
+// program's table loaded then), or at an exec under another root than
 // probee's (a container: its program and ld.so are that root's files).
 //
 // File tables (vma.h, filetables.go) are keyed by the identity of the file

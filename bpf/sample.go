@@ -58,9 +58,11 @@ func (s *Session) closeSampling() {
 	}
 }
 
-// AttachGate puts the exec gate on a command's entry point (path, file
+// AttachGate puts the exec gate on a program's entry point (path, file
 // offset): when a filtered process reaches it, the process is stopped and
-// an EventGate notice sent; Continue resumes it.
+// an EventGate notice sent; Continue resumes it. probee's -- CMD no longer
+// needs it (the command is stopped after its exec and its program's table
+// loaded then); the bpf tests hold the processes they start with it.
 func (s *Session) AttachGate(path string, offset uint64) error {
 	ex, err := link.OpenExecutable(path)
 	if err != nil {

@@ -2,7 +2,8 @@
 // which processes and files need unwind tables and symbol snapshots, and
 // when.
 //
-// Its inputs are the targets (TraceCommand for -- CMD, TracePID for -p)
+// Its inputs are the targets (TracePID for -p, and for -- CMD stopped
+// right after its exec)
 // and the kernel's records, handed over as they arrive: process notices
 // (a new process and its parent, a gate stop, an exit: OnProcessEvent) and
 // mapping records (an exec, a new executable mapping: OnMmap). From them
@@ -13,9 +14,10 @@
 //     code, the mapping records of one process coalesced into one reload
 //     (reloadDelay) that re-reads /proc/PID/maps rather than patching the
 //     list from records that arrive up to 50 ms late;
-//   - which gate holds the traced command until its tables are loaded (the
-//     ld.so gate, else the ELF entry point of a static command) and the -p
-//     process at each dlopen;
+//   - which gate holds the traced command until the tables of the
+//     libraries ld.so mapped are loaded (the ld.so gate; its program's and
+//     ld.so's are loaded before its first instruction), and the -p process
+//     and the command at each dlopen;
 //   - system-wide, which files get a table by file identity (the first
 //     mapping of each file on the machine, when the path still names the
 //     mapped inode), so a process probee never registered is unwound too;

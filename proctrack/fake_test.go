@@ -64,11 +64,6 @@ func (k *fakeKernel) SetFileModules(mods []unwind.Module) error {
 
 func (k *fakeKernel) FindsTablesByFile() bool { return k.byFile }
 
-func (k *fakeKernel) AttachGate(path string, offset uint64) error {
-	k.record("AttachGate %s", path)
-	return nil
-}
-
 func (k *fakeKernel) AttachLdsoGate(path string, stateOff, stateAddr, rdebugAddr uint64) error {
 	k.record("AttachLdsoGate %s", path)
 	return nil
@@ -336,6 +331,9 @@ func mapped(pid int, m Mapping) bpf.MmapEvent {
 }
 
 func execed(pid int) bpf.MmapEvent { return bpf.MmapEvent{PID: pid, Exec: true} }
+
+// defaultInterp is the ld.so the fake ELF files ask for.
+const defaultInterp = "/lib64/ld-linux-x86-64.so.2"
 
 // ldso puts the machine's ld.so in the fake root, where the fake ELF
 // files' interpreter is, and returns its path there.

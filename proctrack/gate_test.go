@@ -8,22 +8,21 @@ import (
 	"github.com/probee/probee/resolver"
 )
 
-// The traced command is held by the ld.so gate when it has one (a script
-// by the default ld.so), else at its ELF entry point; a script without a
-// usable ld.so has no gate, and a warning says so.
-func TestCommandGate(t *testing.T) {
+// A traced process (-p, or -- CMD stopped right after its exec) gets the
+// ld.so gate of its program's interpreter, in its own root, before its
+// tables are loaded; without that ld.so a warning says its dlopens may be
+// partial; a static program needs no gate and gets no warning.
+func TestTracePIDGate(t *testing.T) {
 	tests := []struct {
 		name     string
-		file     string // "elf", "script", "static"
+		file     string // "elf", "static"
 		ldso     bool   // the fake root has the ld.so
-		want     string // the gate attached, under the fake root
+		gate     bool   // the ld.so gate is attached
 		warnings int
 	}{
-		{"dynamic", "elf", true, "AttachLdsoGate /lib64/ld-linux-x86-64.so.2", 0},
-		{"dynamic without its ld.so", "elf", false, "AttachGate /usr/bin/cmd", 0},
-		{"script", "script", true, "AttachLdsoGate /lib64/ld-linux-x86-64.so.2", 0},
-		{"script without ld.so", "script", false, "", 1},
-		{"static", "static", true, "AttachGate /usr/bin/cmd", 0},
+		{"dynamic", "elf", true, true, 0},
+		{"dynamic without its ld.so", "elf", false, false, 1},
+		{"static", "static", true, false, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -32,15 +31,16 @@ func TestCommandGate(t *testing.T) {
 				r.ldso()
 			}
 			r.command(tt.file, "/usr/bin/cmd")
-			if err := r.tr.TraceCommand(20, "/usr/bin/cmd"); err != nil {
+			r.proc.process(20, r.proc.root)
+			r.proc.symlink(r.proc.root+"/usr/bin/cmd", r.proc.pidDir(20)+"/exe")
+			if err := r.tr.TracePID(20); err != nil {
 				t.Fatal(err)
 			}
 			want := []string{"AddPID 20"}
-			if tt.want != "" {
-				verb, path, _ := cut(tt.want)
-				want = append(want, verb+" "+r.proc.root+path)
+			if tt.gate {
+				want = append(want, "AttachLdsoGate "+r.proc.pidDir(20)+"/root"+defaultInterp)
 			}
-			want = append(want, "AttachRootGate")
+			want = append(want, "AttachRootGate", "SetProcessModules 20 []")
 			r.wantKernel(want...)
 			if w := r.warnings(); len(w) != tt.warnings {
 				t.Errorf("warnings %q, want %d", w, tt.warnings)
@@ -54,13 +54,14 @@ func TestCommandGate(t *testing.T) {
 // process of probee's root, whose ld.so has it, gets none.
 func TestGateStopNewLdso(t *testing.T) {
 	r := newRig(t, nil)
-	ldso := r.ldso()
+	r.ldso()
 	host := r.proc.file(r.proc.root, "/usr/bin/app", appAt)
-	r.command("elf", "/usr/bin/app")
-	if err := r.tr.TraceCommand(20, "/usr/bin/app"); err != nil {
+	r.proc.process(20, r.proc.root, host)
+	r.proc.symlink(r.proc.root+"/usr/bin/app", r.proc.pidDir(20)+"/exe")
+	if err := r.tr.TracePID(20); err != nil {
 		t.Fatal(err)
 	}
-	r.wantKernel("AddPID 20", "AttachLdsoGate "+ldso, "AttachRootGate")
+	r.wantKernel("AddPID 20", "AttachLdsoGate "+r.proc.pidDir(20)+"/root"+defaultInterp, "AttachRootGate", "SetProcessModules 20 [/usr/bin/app]")
 	ctr := t.TempDir()
 	img, err := os.ReadFile(defaultInterp) // another file: the container's ld.so
 	if err != nil {
@@ -82,17 +83,14 @@ func TestGateStopNewLdso(t *testing.T) {
 		"SetProcessModules 10 [/usr/bin/app]", "Continue 10")
 }
 
-// command writes the traced command's file at name: a dynamically linked
-// ELF file, a script, or a static ELF file (the test binary, when it is
-// one).
+// command writes the traced program's file at name: a dynamically linked
+// ELF file, or a static ELF file (the test binary, when it is one).
 func (r *rig) command(kind, name string) {
 	r.t.Helper()
 	path := r.proc.root + name
 	switch kind {
 	case "elf":
 		r.proc.file(r.proc.root, name, appAt)
-	case "script":
-		r.proc.write(path, []byte("#!/bin/sh\necho hi\n"))
 	case "static":
 		self, err := os.Executable()
 		if err != nil {

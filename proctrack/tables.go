@@ -16,7 +16,7 @@ import (
 // tables keeps the kernel's unwind mappings of tracked processes up to
 // date: for -p and -- CMD targets at start and whenever ld.so has mapped
 // new objects (the ld.so gate holds the process until they are loaded,
-// see attachCommandGate), for other processes when they are first seen,
+// see attachLdsoGate), for other processes when they are first seen,
 // and on every new executable mapping record (mappings the gate does not
 // see: mmap'd code, another ld.so).
 type tables struct {
@@ -110,17 +110,6 @@ func (d *tables) push(pid int, maps []Mapping) {
 	if err := d.t.k.SetProcessModules(pid, mods); err != nil {
 		d.t.warnf("unwind tables of pid %d: %v", pid, err)
 	}
-}
-
-// track starts following pid's mappings (from the mapping records)
-// before any is loaded: a command stopped right after its exec, whose
-// libraries ld.so has yet to map; its gate stop loads them all at once.
-func (d *tables) track(pid int) {
-	d.mu.Lock()
-	if _, ok := d.procs[pid]; !ok {
-		d.procs[pid] = nil
-	}
-	d.mu.Unlock()
 }
 
 // newProcess loads the tables of a process seen for the first time and

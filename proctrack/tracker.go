@@ -28,8 +28,6 @@ type Kernel interface {
 	// FindsTablesByFile reports whether the kernel uses SetFileModules'
 	// tables (bpf_find_vma).
 	FindsTablesByFile() bool
-	// AttachGate stops processes at a file offset of path (an entry point).
-	AttachGate(path string, offset uint64) error
 	// AttachLdsoGate stops processes each time the ld.so at path has mapped
 	// new objects.
 	AttachLdsoGate(path string, stateOff, stateAddr, rdebugAddr uint64) error
@@ -129,28 +127,13 @@ func orDiscard(f func(string, ...any)) func(string, ...any) {
 	return f
 }
 
-// TraceCommand follows the -- CMD process pid, stopped right after it
-// exec'd the executable at path (under Root), before its first
-// instruction: it enters the kernel filter and, with tables, a gate holds
-// it, once ld.so has mapped its libraries, until its tables are loaded.
-func (t *Tracker) TraceCommand(pid int, path string) error {
-	if err := t.k.AddPID(pid); err != nil {
-		return err
-	}
-	t.sym.Snapshot(pid)
-	if t.ctrs != nil {
-		t.ctrs.seen(pid, 0)
-	}
-	if t.tables != nil {
-		t.tables.track(pid)
-		t.attachCommandGate(t.proc.path(path))
-		t.attachRootGate()
-	}
-	return nil
-}
-
-// TracePID follows the running -p process pid: it enters the kernel
-// filter, its tables are loaded and its symbols snapshotted.
+// TracePID follows process pid, a target of the run: the -p process, or
+// the -- CMD process stopped right after its exec, before its first
+// instruction. It enters the kernel filter, gets the ld.so gate of its
+// own root (a command is held there once ld.so has mapped its libraries,
+// and either at every dlopen, until the new tables are loaded), and its
+// tables are loaded and its symbols snapshotted: a command's program and
+// ld.so are unwound in the kernel from their first instruction.
 func (t *Tracker) TracePID(pid int) error {
 	if err := t.k.AddPID(pid); err != nil {
 		return err

@@ -80,24 +80,23 @@ func TestExec(t *testing.T) {
 	r.wantKernel("SetProcessModules 10 [/usr/bin/app]")
 }
 
-// The traced command, stopped right after its exec, loads nothing when it
-// is tracked: its gate stop, once ld.so has mapped its libraries, loads
-// every table before it is resumed. The records of those libraries
-// reload it once more.
+// The traced command, stopped right after its exec, has its program's
+// table loaded before its first instruction; its gate stop, once ld.so
+// has mapped its libraries, loads theirs before it is resumed. The
+// records of those libraries reload it once more.
 func TestCommandStoppedAfterExec(t *testing.T) {
 	r := newRig(t, nil)
-	ldso := r.ldso()
+	r.ldso()
 	app := r.proc.file(r.proc.root, "/usr/bin/app", appAt)
 	lib := r.proc.file(r.proc.root, "/usr/lib/liba.so", libAt)
 	r.proc.process(20, r.proc.root, app)
-	if err := r.tr.TraceCommand(20, "/usr/bin/app"); err != nil {
+	r.proc.symlink(r.proc.root+"/usr/bin/app", r.proc.pidDir(20)+"/exe")
+	if err := r.tr.TracePID(20); err != nil {
 		t.Fatal(err)
 	}
-	r.wantKernel("AddPID 20", "AttachLdsoGate "+ldso, "AttachRootGate")
-	r.wantSymbols("Snapshot 20")
-	if n := r.clock.fire(); n != 0 {
-		t.Errorf("tracking the command scheduled %d reloads", n)
-	}
+	r.wantKernel("AddPID 20", "AttachLdsoGate "+r.proc.pidDir(20)+"/root"+defaultInterp, "AttachRootGate",
+		"SetProcessModules 20 [/usr/bin/app]")
+	r.wantSymbols("SnapshotMaps 20 [/usr/bin/app]")
 
 	r.proc.setMaps(20, app, lib)
 	r.tr.OnMmap(mapped(20, lib))
@@ -204,7 +203,7 @@ func TestExit(t *testing.T) {
 
 // A new process given the pid of one that exited starts afresh: its tables
 // are loaded, and its records reload it even when the old one was a
-// command that never exec'd.
+// traced command.
 func TestPIDReuse(t *testing.T) {
 	r := newRig(t, nil)
 	r.ldso()
@@ -218,10 +217,12 @@ func TestPIDReuse(t *testing.T) {
 	r.tr.OnProcessEvent(newProcess(10, 1))
 	r.wantKernel("SetProcessModules 10 [/usr/bin/other]")
 
-	if err := r.tr.TraceCommand(20, "/usr/bin/app"); err != nil {
+	r.proc.process(20, r.proc.root, app)
+	if err := r.tr.TracePID(20); err != nil {
 		t.Fatal(err)
 	}
-	r.tr.OnProcessEvent(exited(20)) // before its exec
+	r.tr.OnProcessEvent(exited(20))
+	r.wantKernel("AddPID 20", "AttachRootGate", "SetProcessModules 20 [/usr/bin/app]")
 	r.proc.process(20, r.proc.root, other)
 	r.seen(20)
 	r.proc.setMaps(20, other, lib)
@@ -290,7 +291,7 @@ func TestWithoutTables(t *testing.T) {
 	app := r.proc.file(r.proc.root, "/usr/bin/app", appAt)
 	lib := r.proc.file(r.proc.root, "/usr/lib/liba.so", libAt)
 	r.proc.process(10, r.proc.root, app)
-	if err := r.tr.TraceCommand(10, "/usr/bin/app"); err != nil {
+	if err := r.tr.TracePID(10); err != nil {
 		t.Fatal(err)
 	}
 	r.tr.OnProcessEvent(newProcess(11, 10))

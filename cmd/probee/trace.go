@@ -190,11 +190,11 @@ func (t *tracer) dwarfOn() bool { return t.cfg.unwind.dwarf() }
 
 // track follows the -p process or the paused command.
 func (t *tracer) track() error {
-	if t.cfg.pid != 0 {
+	switch {
+	case t.cmd != nil: // stopped right after its exec
+		return t.procs.TracePID(t.cmd.pid())
+	case t.cfg.pid != 0:
 		return t.procs.TracePID(t.cfg.pid)
-	}
-	if t.cmd != nil {
-		return t.procs.TraceCommand(t.cmd.pid(), t.cmd.path)
 	}
 	return nil
 }
