@@ -118,7 +118,13 @@
 // after signal frames; mappings without a table take a frame-pointer step;
 // a return address equal to the uretprobe trampoline is replaced by the
 // real one from the task's pending return_instance whose stack slot matches
-// (CO-RE reads of task->utask). Cut walks set STACK_TRUNCATED.
+// (CO-RE reads of task->utask). Cut walks set STACK_TRUNCATED and count a
+// partial-stack cause (DropUnknownPC, DropNoTables, DropCut), unless the
+// task is in execve (task->in_execve: STACK_IN_EXEC, the user frames are
+// dropped, they are the old program's registers in the new memory) or
+// exiting (PF_EXITING: STACK_EXITING, its memory is being unmapped); only
+// a cut walk reads those task fields (mark_gone), so complete walks pay
+// nothing for them.
 //
 // Tables are given by the caller (SetProcessModules). Stacks of processes
 // without tables yet are walked with frame pointers, and walks cut at an

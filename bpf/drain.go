@@ -24,6 +24,7 @@ const (
 	DropCountsSwitch
 	DropKernelStackFull
 	DropDeferLost // a stack to finish in user space did not fit its ring (counted as partial)
+	DropCut       // DWARF: stack cut where its unwind rules could not be followed
 	dropMax
 )
 
@@ -39,6 +40,7 @@ var dropNames = [...]string{
 	"counts map switched twice during one event (raise --interval)",
 	"kernel stack map full (raise --max-stacks)",
 	"stacks to finish in user space lost (ring buffer full; counted as partial stacks)",
+	"partial stacks: cut where the unwind rules could not be followed (CFI probee does not evaluate, unreadable stack memory, or deeper than the walk goes)",
 }
 
 func (d DropCause) String() string {
@@ -56,7 +58,9 @@ type Count struct {
 	TGID          int
 	Comm          string
 	User          []uint64 // leaf first; nil when lost (see UserLost)
-	UserTruncated bool
+	UserTruncated bool     // the walk was cut: a partial stack
+	UserExiting   bool     // cut in an exiting process, whose memory was being unmapped
+	UserInExec    bool     // taken inside execve: no user stack (not the new program's yet)
 	UserLost      bool
 	Kernel        []uint64 // leaf first
 	Count         uint64
@@ -164,6 +168,7 @@ func (s *Session) countOf(k countKey, m measureVal) Count {
 		Total: m.total, Max: m.max, Kernel: s.acc.kstacks[k.kstack]}
 	if u, ok := s.acc.ustacks[k.ustack]; ok && k.ustack != 0 {
 		c.User, c.UserTruncated = u.pcs, u.truncated
+		c.UserExiting, c.UserInExec = u.flags&stackExiting != 0, u.flags&stackInExec != 0
 	} else {
 		c.UserLost = true
 	}

@@ -19,13 +19,43 @@ static __always_inline __u64 mix(__u64 h, __u64 v)
 	return h ^ (h >> 29);
 }
 
+#define PF_EXITING 0x00000004
+
+// mark_gone explains a user stack walk that did not reach its end in a
+// task whose user stack is gone or not its own: inside execve the user
+// registers are the old program's while memory may be the new one's (the
+// stack is emptied, STACK_IN_EXEC); while the task exits its memory is
+// being unmapped (the frames walked stay, STACK_EXITING replaces
+// STACK_TRUNCATED). It returns the flag set, 0 for any other task. Only
+// cut walks pay for its reads of the task.
+static __always_inline __u32 mark_gone(struct user_stack *st)
+{
+	struct task_struct *t = current_task();
+	__u32 gone = 0;
+
+	if (bpf_core_field_exists(t->in_execve) && BPF_CORE_READ_BITFIELD_PROBED(t, in_execve))
+		gone = STACK_IN_EXEC;
+	else if (BPF_CORE_READ(t, flags) & PF_EXITING)
+		gone = STACK_EXITING;
+	if (gone == STACK_IN_EXEC)
+		st->len = 0;
+	if (gone) {
+		st->flags = (st->flags & ~STACK_TRUNCATED) | gone;
+		st->hash = mix(st->len ? st->hash : 0xcbf29ce484222325ULL, gone);
+	}
+	return gone;
+}
+
 // fp_walk fills st with the user stack from regs, walking frame pointers.
-// At a function's first instruction the return address is at [sp].
-static __always_inline void fp_walk(struct user_stack *st, __u64 ip, __u64 sp,
-				    __u64 bp, int entry)
+// At a function's first instruction the return address is at [sp]. It
+// returns 1 when the walk stopped before a zero rbp (the outermost frame's,
+// or code without frame pointers).
+static __always_inline int fp_walk(struct user_stack *st, __u64 ip, __u64 sp,
+				   __u64 bp, int entry)
 {
 	__u32 n = 0;
 	__u64 h = 0xcbf29ce484222325ULL;
+	int cut = 0;
 
 	st->pcs[n++] = ip;
 	h = mix(h, ip);
@@ -43,8 +73,12 @@ static __always_inline void fp_walk(struct user_stack *st, __u64 ip, __u64 sp,
 			st->flags |= STACK_TRUNCATED;
 			break;
 		}
-		if (!bp || bpf_probe_read_user(frame, sizeof(frame), (void *)bp))
+		if (!bp)
 			break;
+		if (bpf_probe_read_user(frame, sizeof(frame), (void *)bp)) {
+			cut = 1;
+			break;
+		}
 		if (!user_pc(frame[1]))
 			break;
 		st->pcs[n++] = frame[1];
@@ -55,6 +89,7 @@ static __always_inline void fp_walk(struct user_stack *st, __u64 ip, __u64 sp,
 	}
 	st->len = n;
 	st->hash = h ? h : 1;
+	return cut;
 }
 
 // store_stack deduplicates st (a user_stack or a kernel_stack: same header)

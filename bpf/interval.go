@@ -34,7 +34,15 @@ type countKey struct {
 type userStack struct {
 	pcs       []uint64
 	truncated bool
+	flags     uint32 // the kernel's user_stack.flags
 }
+
+// User stack flags (probee.h).
+const (
+	stackTruncated = 1
+	stackExiting   = 2
+	stackInExec    = 4
+)
 
 // accumulator holds what has been drained from the kernel so far.
 type accumulator struct {
@@ -180,7 +188,7 @@ func (s *Session) copyUser(id uint64) {
 		return // reported as lost
 	}
 	n := min(int(st.Len), len(st.Pcs))
-	s.acc.ustacks[id] = userStack{pcs: append([]uint64(nil), st.Pcs[:n]...), truncated: st.Flags&1 != 0}
+	s.acc.ustacks[id] = userStack{pcs: append([]uint64(nil), st.Pcs[:n]...), truncated: st.Flags&stackTruncated != 0, flags: st.Flags}
 }
 
 // copyKernel copies kernel stack id to Go unless it is there already.

@@ -21,6 +21,8 @@ struct return_instance {
 } __attribute__((preserve_access_index));
 struct uprobe_task { struct return_instance *return_instances; } __attribute__((preserve_access_index));
 struct task_struct {
+	unsigned int flags; // PF_EXITING
+	unsigned int in_execve:1;
 	int pid;
 	int tgid;
 	struct mm_struct *mm;

@@ -177,7 +177,8 @@ static __always_inline int record_fp(struct count_key *k, __u64 ip, __u64 sp,
 	if (!st)
 		return 0;
 	if (user_pc(ip)) {
-		fp_walk(st, ip, sp, bp, entry);
+		if (fp_walk(st, ip, sp, bp, entry))
+			mark_gone(st);
 	} else { // a kernel thread (sampling): no user stack
 		st->len = 0;
 		st->flags = 0;
@@ -219,6 +220,7 @@ static __always_inline struct unwind_state *unwind_begin(void *ctx, __u64 cookie
 	s->vm_ok = 0;
 	s->partial = 0;
 	s->busy = 0;
+	s->unknown = 0;
 	s->slot = slot;
 	s->calls = 0;
 	s->st.len = 0;
@@ -231,12 +233,16 @@ static __always_inline struct unwind_state *unwind_begin(void *ctx, __u64 cookie
 // unwind_finish stores the walked stack and counts the event.
 static __always_inline int unwind_finish(struct unwind_state *s, __u32 slot)
 {
-	if (s->partial && defer_stacks && defer_emit(s))
+	if ((s->st.flags & STACK_TRUNCATED) && mark_gone(&s->st))
+		; // not partial: the task is in execve or exiting
+	else if (s->partial && defer_stacks && defer_emit(s))
 		return 0; // counted by user space once it has finished the walk
-	if (s->busy)
+	else if (s->busy || s->unknown)
 		count_drop(DROP_UNKNOWN_PC);
 	else if (s->partial)
 		count_drop(DROP_NO_TABLES);
+	else if (s->st.flags & STACK_TRUNCATED)
+		count_drop(DROP_CUT);
 	if (!s->st.hash)
 		s->st.hash = 1;
 	s->key.ustack = store_user_stack(&s->st);

@@ -9,6 +9,8 @@
 #define COOKIE_ENTRY 1 // bit 32 of the cookie: probe at a function's first instruction
 
 #define STACK_TRUNCATED 1
+#define STACK_EXITING 2 // a walk cut in an exiting task (its memory is being unmapped): not partial
+#define STACK_IN_EXEC 4 // taken inside execve: no user stack (old registers, maybe new memory)
 
 enum drop_cause {
 	DROP_COUNTS_FULL = 0,     // counts map full
@@ -22,7 +24,8 @@ enum drop_cause {
 	DROP_COUNTS_SWITCH = 8,   // --interval: counts map switched twice during one event
 	DROP_KSTACK_FULL = 9,     // kernel stack map full
 	DROP_DEFER_LOST = 10,     // a stack to complete in user space did not fit the deferred ring
-	DROP_MAX = 11,
+	DROP_CUT = 11,            // DWARF mode: stack cut where its rules could not be followed
+	DROP_MAX = 12,
 };
 
 enum event_type {

@@ -180,8 +180,10 @@ type probeeUnwindState struct {
 	Partial uint32
 	Slot    uint32
 	Busy    uint32
+	Unknown uint32
 	Dn      uint32
 	Dexact  uint32
+	_       [4]byte
 	Dip     uint64
 	Dsp     uint64
 	Dbp     uint64

@@ -53,6 +53,7 @@ struct unwind_state {
 	__u32 partial; // a frame was in a file whose table is not loaded
 	__u32 slot;    // the context kind's slot (enum unwind_slot)
 	__u32 busy;    // bpf_find_vma failed (interrupt context): cut, to be finished in user space
+	__u32 unknown; // cut at a pc no mapping holds
 	__u32 dn, dexact;     // defer.h: frames before the first such frame, its exact
 	__u64 dip, dsp, dbp;  // and its registers
 	struct unwind_mapping vm;
@@ -375,8 +376,7 @@ static __always_inline int unwind_step(struct unwind_state *s, struct proc_info 
 	if (!m)
 		m = vma_mapping(s);
 	if (!m) {
-		if (!s->busy)
-			count_drop(DROP_UNKNOWN_PC);
+		s->unknown = !s->busy; // counted when the walk ends (unwind_finish)
 		return STEP_CUT;
 	}
 	if (!(m->flags & MAPPING_TABLE))

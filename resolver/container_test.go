@@ -84,11 +84,11 @@ func TestSymbolizeContainer(t *testing.T) {
 	if err := s.Snapshot(7); err != nil {
 		t.Fatal(err)
 	}
-	if f := s.Frames(7, []uint64{c.leaf}); f[0].Function != "leaf" {
+	if f := s.Frames(7, "", []uint64{c.leaf}); f[0].Function != "leaf" {
 		t.Errorf("pid 7: frame %+v, want leaf (the container's build)", f[0])
 	}
 	s.AddMapping(8, c.lib) // pid 8 has no /proc entry
-	if f := s.Frames(8, []uint64{c.leaf}); f[0].Function != "leaf" {
+	if f := s.Frames(8, "", []uint64{c.leaf}); f[0].Function != "leaf" {
 		t.Errorf("pid 8, gone: frame %+v, want leaf", f[0])
 	}
 }
@@ -116,7 +116,7 @@ func TestSymbolizeContainerRecord(t *testing.T) {
 	if err := os.RemoveAll(filepath.Join(c.root, "proc/7")); err != nil { // pid 7 exits
 		t.Fatal(err)
 	}
-	if f := s.Frames(7, []uint64{c.leaf}); f[0].Function != "leaf" {
+	if f := s.Frames(7, "", []uint64{c.leaf}); f[0].Function != "leaf" {
 		t.Errorf("frame %+v, want leaf (the container's build)", f[0])
 	}
 }

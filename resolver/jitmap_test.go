@@ -77,7 +77,7 @@ func (j *fakeJIT) names(offs ...uint64) []string {
 		addrs = append(addrs, fakeJITBase+o)
 	}
 	var out []string
-	for _, f := range j.sym.Frames(7, addrs) {
+	for _, f := range j.sym.Frames(7, "", addrs) {
 		out = append(out, f.Name())
 	}
 	return out
@@ -101,7 +101,7 @@ func TestJITMapAppendAndExit(t *testing.T) {
 		t.Fatal(err)
 	}
 	j.appendMap("7f0000002000 80 JS:~inner /tmp/a b.js:2:1\n7f0000100000 40 Stub:la")
-	fs := j.sym.Frames(7, []uint64{fakeJITBase + 0x1010})
+	fs := j.sym.Frames(7, "", []uint64{fakeJITBase + 0x1010})
 	if f := fs[0]; f.Function != "JS:*fib /tmp/fib.js:1:13" || f.Offset != 0x10 || f.Module != "[anon]" || f.File != "" {
 		t.Errorf("frame = %+v", f)
 	}
@@ -111,7 +111,7 @@ func TestJITMapAppendAndExit(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.Remove(j.path("/proc/7/stat"))
-	if f := j.sym.Frames(7, []uint64{fakeJITBase + 0x100008})[0]; f.Function != "Stub:late" || f.Offset != 8 || f.Module != "[anon]" {
+	if f := j.sym.Frames(7, "", []uint64{fakeJITBase + 0x100008})[0]; f.Function != "Stub:late" || f.Offset != 8 || f.Module != "[anon]" {
 		t.Errorf("frame outside every mapping = %+v, want Stub:late+8 in [anon]", f)
 	}
 	if n := j.sym.heldPerfMaps.Load(); n != 0 {

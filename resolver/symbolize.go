@@ -39,11 +39,13 @@ func (f Frame) Name() string {
 
 // procMaps is a snapshot of one process's executable mappings.
 type procMaps struct {
-	maps []Mapping          // executable mappings, sorted by Start
-	open map[string]*Object // mapping path -> loaded object (nil: unreadable)
-	seen bool               // snapshotted: the process produced an event
-	last time.Time          // when AddMapping last recorded a mapping
-	jit  *jitMap            // its perf map, from the first snapshot on (nil: process gone by then)
+	maps   []Mapping          // executable mappings, sorted by Start
+	open   map[string]*Object // mapping path -> loaded object (nil: unreadable)
+	seen   bool               // snapshotted: the process produced an event
+	last   time.Time          // when AddMapping last recorded a mapping
+	jit    *jitMap            // its perf map, from the first snapshot on (nil: process gone by then)
+	comm   string             // the process's comm while these were its mappings ("" unknown)
+	before []*procMaps        // its mapping sets before its execs, oldest first (generations.go)
 }
 
 // Symbolizer turns addresses into frames. Processes are snapshotted when
@@ -102,7 +104,7 @@ func (s *Symbolizer) Snapshot(pid int) error {
 // /proc/PID/maps (the unwind-table loader reads them too: one read serves
 // both).
 func (s *Symbolizer) SnapshotMaps(pid int, maps []Mapping) {
-	p := &procMaps{open: map[string]*Object{}, jit: s.jitMapOf(pid)}
+	p := &procMaps{open: map[string]*Object{}, jit: s.jitMapOf(pid), comm: s.r.readComm(pid)}
 	var files []Mapping
 	for _, m := range maps {
 		if !m.Exec() {
@@ -166,6 +168,9 @@ func (s *Symbolizer) merge(pid int, p *procMaps) {
 		return
 	}
 	old.seen = true
+	if old.comm == "" {
+		old.comm = p.comm
+	}
 	if old.jit == nil {
 		old.jit = p.jit
 	} else if p.jit != old.jit {
@@ -192,23 +197,28 @@ func (s *Symbolizer) Forget(pid int) {
 	}
 }
 
-// Frames symbolizes user addresses of pid, exactly as given: callers pass
-// pc-1 for return addresses. A pid never seen is snapshotted first.
+// Frames symbolizes user addresses of pid, counted under comm ("": any),
+// exactly as given: callers pass pc-1 for return addresses. A pid never
+// seen is snapshotted first. comm picks the mapping set of the stack's
+// exec when the process exec'd since (generations.go).
 // Frames are leaf first. Where the object has DWARF, frames carry File and
 // Line, and an address inside inlined calls expands into one Inline frame
 // per call, innermost first, before its physical frame (see SetInline): the
 // result may then be longer than addrs.
-func (s *Symbolizer) Frames(pid int, addrs []uint64) []Frame {
+func (s *Symbolizer) Frames(pid int, comm string, addrs []uint64) []Frame {
 	s.mu.Lock()
 	p := s.procs[pid]
 	s.mu.Unlock()
-	if p == nil {
+	if p == nil || len(p.maps) == 0 { // never seen, or exec'd with no record since
 		_ = s.Snapshot(pid)
 		s.mu.Lock()
 		p = s.procs[pid]
 		s.mu.Unlock()
 	}
 	if p != nil {
+		s.mu.Lock()
+		p = p.generation(comm)
+		s.mu.Unlock()
 		s.loadMissing(pid, p)
 		s.refreshJIT(p, addrs)
 	}

@@ -131,26 +131,37 @@ func (s *Symbolizer) Prune(grace time.Duration, alive func(pid int) bool) int {
 // (or showed none, exiting) is symbolized from them. What is recorded of
 // child itself (its [uprobes] page, an exec's mappings) wins where they
 // overlap.
+//
+// A child known with file mappings of its own (read after it exec'd) gets
+// the parent's set as the one it had before its exec, for its samples
+// taken under the parent's comm until then (generations.go).
 func (s *Symbolizer) Inherit(child, parent int) {
 	s.mu.Lock()
 	c := s.procs[child]
 	s.mu.Unlock()
-	if c.hasFile() {
-		return
+	if c.hasFile() && c.comm == "" {
+		return // no comm to tell its sets apart by
 	}
 	_ = s.Snapshot(parent) // fresh: the parent may have exec'd since it was seen
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p, c := s.procs[parent], s.procs[child]
-	if p == nil || c.hasFile() {
+	if p == nil {
 		return
 	}
-	q := &procMaps{maps: slices.Clone(p.maps), open: maps.Clone(p.open), seen: true}
+	q := &procMaps{maps: slices.Clone(p.maps), open: maps.Clone(p.open), seen: true, comm: p.comm}
+	if c.hasFile() {
+		if c.comm != p.comm {
+			c.addBefore(q)
+		}
+		return
+	}
 	if c != nil {
 		for _, m := range c.maps {
 			q.insert(m)
 		}
 		q.jit = c.jit // its own perf map: the file is named after the child's pid
+		q.before = c.before
 	}
 	s.procs[child] = q
 }
@@ -165,10 +176,18 @@ func (p *procMaps) hasFile() bool {
 // record is handled up to a tick after the exec (or at the end of the run),
 // so the map read meanwhile may be the new image's already. When the
 // process is gone by then, the map read is kept, as it most likely is.
+//
+// The mappings it had are kept as an earlier set (generations.go): samples
+// counted under its comm before the exec are symbolized with them.
 func (s *Symbolizer) ExecReset(pid int) {
 	s.mu.Lock()
 	p := s.procs[pid]
 	delete(s.procs, pid)
+	if p != nil {
+		q := &procMaps{open: map[string]*Object{}, seen: p.seen, last: time.Now(), before: p.before}
+		q.addBefore(p.retired())
+		s.procs[pid] = q
+	}
 	s.mu.Unlock()
 	if p == nil || p.jit == nil {
 		return
@@ -183,7 +202,7 @@ func (s *Symbolizer) ExecReset(pid int) {
 	defer s.mu.Unlock()
 	q := s.procs[pid]
 	if q == nil {
-		q = &procMaps{open: map[string]*Object{}, seen: p.seen, last: time.Now()}
+		q = &procMaps{open: map[string]*Object{}, seen: p.seen, last: time.Now(), before: p.before}
 		s.procs[pid] = q
 	}
 	if q.jit == nil {

@@ -74,7 +74,7 @@ func TestSymbolizerAfterExit(t *testing.T) {
 	addrs := []uint64{base(bin, leaf.FileOffset) + 3, base(malloc.Path, malloc.FileOffset), 0x10}
 	cmd.Process.Kill()
 	cmd.Wait()
-	fs := sym.Frames(pid, addrs)
+	fs := sym.Frames(pid, "", addrs)
 	if fs[0].Function != "spin_leaf" || fs[0].Offset != 3 || fs[1].Function != "malloc" || fs[2].Name() != "[unknown]" {
 		t.Errorf("frames = %+v", fs)
 	}

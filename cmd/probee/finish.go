@@ -106,9 +106,14 @@ func (t *tracer) userFrames(c bpf.Count) []output.Frame {
 	if c.UserLost {
 		return []output.Frame{{Name: "[user stack lost]"}}
 	}
-	frames := toOutput(t.sym.Frames(c.TGID, lookupPCs(c.User)), false)
-	if c.UserTruncated {
-		frames = append([]output.Frame{{Name: "[truncated]"}}, frames...)
+	frames := toOutput(t.sym.Frames(c.TGID, c.Comm, lookupPCs(c.User)), false)
+	switch {
+	case c.UserInExec:
+		return []output.Frame{{Name: "[in execve]"}}
+	case c.UserExiting:
+		return append([]output.Frame{{Name: "[exiting]"}}, frames...)
+	case c.UserTruncated:
+		return append([]output.Frame{{Name: "[truncated]"}}, frames...)
 	}
 	return frames
 }
@@ -187,6 +192,8 @@ func partialCause(cause bpf.DropCause) (string, bool) {
 		return "taken before the process's unwind tables were loaded (frame pointers used)", true
 	case bpf.DropUnknownPC:
 		return "cut at a pc outside every known mapping (JIT code, or a library loaded since)", true
+	case bpf.DropCut:
+		return "cut where the unwind rules could not be followed (CFI probee does not evaluate, such as ld.so's lazy-binding trampoline; unreadable stack memory; or deeper than the walk goes)", true
 	}
 	return "", false
 }

@@ -3,6 +3,7 @@ package e2e
 import (
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -64,30 +65,17 @@ func findVMA() bool {
 
 // stopsShort reports whether a sample's user stack does not reach the
 // process's entry: _start, or ld.so's unnamed entry during start-up.
-// Samples with no user stack to reach it are not counted: in the exit
-// (do_exit) the address space is being or has been torn down, and in
-// execve the user registers are still those of the image being replaced
-// while memory is the new image's. probee starts -- CMD stopped after its
-// exec, so that exec is not sampled; a child's exec is (the 6.12 VM once
-// had up to 2% of a spinner's samples in execve, when probee's own exec of
-// the command was).
+// Samples with no user stack to reach it are not counted: probee marks
+// them (see TestSampleExecAndExit): "[exiting]" in the exit, once the
+// address space is being torn down, and "[in execve]" in execve, where the
+// user registers are still those of the image being replaced while memory
+// is the new image's.
 func stopsShort(stack string) bool {
 	u := userFrames(stack)
-	if len(u) == 0 || inExecOrExit(stack) {
+	if len(u) == 0 || u[0] == "[exiting]" || u[0] == "[in execve]" {
 		return false
 	}
 	return u[0] != "_start" && !strings.HasPrefix(u[0], "ld-linux-x86-64.so.2+0x")
-}
-
-// inExecOrExit reports whether a sample's kernel stack is in execve or in
-// the task's exit.
-func inExecOrExit(stack string) bool {
-	for _, k := range []string{";do_exit_[k]", ";__x64_sys_execve_[k]", ";__x64_sys_execveat_[k]"} {
-		if strings.Contains(stack, k) {
-			return true
-		}
-	}
-	return false
 }
 
 // userFrames are the frames of a collapsed stack that are not the kernel's.
@@ -171,3 +159,66 @@ func TestSampleVDSO(t *testing.T) {
 		t.Errorf("%d samples stop short of _start:\n%s", short, foldedLines(shorts))
 	}
 }
+
+// Samples inside execve (sh runs /bin/true 300 times) and in the exit of
+// processes whose memory is being unmapped (exitmem-nofp, 3 x 256 MB) are
+// not partial stacks: the walk cannot go on because the user stack is gone
+// or not the task's own. probee marks them: "[in execve]" (no user frames:
+// the registers are the old program's) and "[exiting]" (the frames walked
+// before the memory was gone); none of them is "[truncated]", and they are
+// not counted as partial. Before, they were "[truncated];0x40a9ce;..." and
+// "[truncated];_Exit", each counted as cut at an unknown pc.
+//
+// The shell's samples are all named, those of its vfork children before
+// their exec included (from the shell's mappings: they run its code until
+// execve): none is a bare address. Before, those children were named from
+// the mappings read last, /bin/true's: 27-43 of about 110 sh samples were
+// bare addresses.
+func TestSampleExecAndExit(t *testing.T) {
+	testgate.Root(t)
+	bin := fixture(t, "exitmem-nofp")
+	script := `i=0; while [ $i -lt 300 ]; do /bin/true; i=$((i+1)); done; exec "$0" 256 3`
+	r := run(t, "", "--sample", "-F", "999", "--", "sh", "-c", script, bin)
+	var inExec, exiting, cut, sh, bare uint64
+	cuts, bares := map[string]uint64{}, map[string]uint64{}
+	for st, n := range folded(t, r.stdout) {
+		u := userFrames(st)
+		if strings.HasPrefix(st, "sample;sh;") {
+			sh += n
+			if slices.ContainsFunc(u, addressFrame) {
+				bare += n
+				bares[st] = n
+			}
+		}
+		switch {
+		case len(u) > 2 && u[2] == "[in execve]":
+			inExec += n
+		case len(u) > 2 && u[2] == "[exiting]":
+			exiting += n
+		case (strings.Contains(st, ";__x64_sys_execve_[k]") || strings.Contains(st, ";exit_mmap_[k]")) && strings.Contains(st, "[truncated]"):
+			cut += n
+			cuts[st] = n
+		}
+	}
+	partial := partialStacks(r.stderr)
+	t.Logf("%d samples in execve, %d in an exit, marked; %d cut; %d partial stacks reported; %d of %d sh samples with a bare address",
+		inExec, exiting, cut, partial, bare, sh)
+	if sh < 20 || bare > 0 {
+		t.Errorf("%d of %d sh samples have a bare address frame, want none of >= 20:\n%s", bare, sh, foldedLines(bares))
+	}
+	if inExec < 5 || exiting < 8 {
+		t.Errorf("%d samples marked [in execve], %d [exiting], want >= 5 and >= 8\n%s", inExec, exiting, r.stderr)
+	}
+	if cut > 0 {
+		t.Errorf("%d samples in execve or an exit are [truncated]:\n%s", cut, foldedLines(cuts))
+	}
+	if partial >= inExec+exiting {
+		t.Errorf("%d partial stacks reported, %d samples marked: marked samples must not count as partial\n%s", partial, inExec+exiting, r.stderr)
+	}
+}
+
+var addressRE = regexp.MustCompile(`^0x[0-9a-f]+$`)
+
+// addressFrame reports whether a frame is a bare address: no mapping of
+// its process was known to hold it.
+func addressFrame(f string) bool { return addressRE.MatchString(f) }

@@ -19,10 +19,12 @@
 //
 // Both sides are compared on physical user-space frames only:
 //   - kernel frames (probee's "_[k]", perf's kernel addresses), inline frames
-//     (" (inlined)"), probee's "[truncated]" and perf's end-of-chain marker
+//     (" (inlined)"), probee's "[truncated]", "[exiting]" and "[in execve]"
+//     markers and perf's end-of-chain marker
 //     (ip ffffffffffffffff) are dropped;
-//   - samples of the tools' own launchers before exec (comm "probee" or
-//     "perf-exec") are dropped, and so are probee's samples in a task's
+//   - samples of the tools' own launchers before exec (comm "perf-exec";
+//     "probee" for probee before it started commands stopped after their
+//     exec) are dropped, and so are probee's samples in a task's
 //     exit (do_exit), which perf does not sample (and where a process
 //     unmapping its memory has no user stack left);
 //   - symbol versions ("@@GLIBC_2.34") and "+0x.." offsets are stripped

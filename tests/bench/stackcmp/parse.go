@@ -174,7 +174,8 @@ func ParseProbee(r io.Reader) (Profile, error) {
 // for what is not a physical user frame.
 func probeeFrame(name string) (fr Frame, ok bool) {
 	switch {
-	case name == "[truncated]", strings.HasSuffix(name, "_[k]"), strings.HasSuffix(name, " (inlined)"):
+	case name == "[truncated]", name == "[exiting]", name == "[in execve]",
+		strings.HasSuffix(name, "_[k]"), strings.HasSuffix(name, " (inlined)"):
 		return Frame{}, false
 	case name == "[unknown]", addressRE.MatchString(name):
 		return Frame{}, true

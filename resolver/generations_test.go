@@ -1,0 +1,127 @@
+package resolver
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+
+	"github.com/probee/probee/internal/procmaps"
+)
+
+// genRoot is a fake root with /usr/bin/sh (spin-nofp) and /usr/bin/true
+// (chain-nofp); processes map either at one address.
+type genRoot struct {
+	t              *testing.T
+	root           string
+	sh, tr         Mapping
+	spinAt, leafAt uint64 // spin_leaf in sh's mapping, leaf in true's
+}
+
+const genBase = 0x10000
+
+func newGenRoot(t *testing.T) *genRoot {
+	g := &genRoot{t: t, root: t.TempDir()}
+	var spinOff, leafOff uint64
+	g.sh, spinOff = g.install("spin-nofp", "/usr/bin/sh", "spin_leaf")
+	g.tr, leafOff = g.install("chain-nofp", "/usr/bin/true", "leaf")
+	g.spinAt, g.leafAt = genBase+spinOff, genBase+leafOff
+	return g
+}
+
+// install copies fixture to path and returns its mapping at genBase and
+// the file offset of fn.
+func (g *genRoot) install(fixtureName, path, fn string) (Mapping, uint64) {
+	g.t.Helper()
+	b, err := os.ReadFile(fixture(g.t, fixtureName))
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	dst := filepath.Join(g.root, path)
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		g.t.Fatal(err)
+	}
+	if err := os.WriteFile(dst, b, 0o755); err != nil {
+		g.t.Fatal(err)
+	}
+	o, err := LoadObject(dst, "")
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	for _, f := range o.Funcs {
+		if f.Name == fn {
+			off, _ := o.FileOffset(f.Addr)
+			st := must(os.Stat(dst)).Sys().(*syscall.Stat_t)
+			return Mapping{Start: genBase, End: genBase + uint64(len(b)), Perms: "r-xp",
+				Dev: procmaps.StatDev(st.Dev), Inode: st.Ino, Path: path}, off
+		}
+	}
+	g.t.Fatalf("no %s in %s", fn, fixtureName)
+	return Mapping{}, 0
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+// process writes /proc/PID with comm and one mapping.
+func (g *genRoot) process(pid int, comm string, m Mapping) {
+	g.t.Helper()
+	dir := filepath.Join(g.root, "proc", fmt.Sprint(pid))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		g.t.Fatal(err)
+	}
+	os.Remove(filepath.Join(dir, "root"))
+	if err := os.Symlink(g.root, filepath.Join(dir, "root")); err != nil {
+		g.t.Fatal(err)
+	}
+	maps := fmt.Sprintf("%x-%x r-xp 00000000 %s %d %s\n", m.Start, m.End, m.Dev, m.Inode, m.Path)
+	for name, data := range map[string]string{"maps": maps, "comm": comm + "\n"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+			g.t.Fatal(err)
+		}
+	}
+}
+
+// A process's samples before its exec are named from the mappings it had
+// then, told apart by the comm they were counted under: a shell's forked
+// child first read after it exec'd true (its earlier set is its parent's),
+// and a process read before its exec whose new mappings come from records.
+// Both sets map their program at the same address.
+func TestExecGenerations(t *testing.T) {
+	g := newGenRoot(t)
+	s := NewSymbolizer(Scope{Root: g.root}, nil)
+	g.process(10, "sh", g.sh)
+	g.process(11, "true", g.tr)
+	if err := s.Snapshot(11); err != nil { // the child, read after its exec
+		t.Fatal(err)
+	}
+	s.Inherit(11, 10)
+	g.process(12, "sh", g.sh)
+	if err := s.Snapshot(12); err != nil { // read before its exec
+		t.Fatal(err)
+	}
+	s.ExecReset(12)
+	s.AddMapping(12, g.tr)
+	for _, c := range []struct {
+		pid  int
+		comm string
+		addr uint64
+		want string
+	}{
+		{11, "sh", g.spinAt, "spin_leaf"},
+		{11, "true", g.leafAt, "leaf"},
+		{11, "", g.leafAt, "leaf"},
+		{12, "sh", g.spinAt, "spin_leaf"},
+		{12, "true", g.leafAt, "leaf"},
+		{12, "other", g.leafAt, "leaf"},
+	} {
+		if f := s.Frames(c.pid, c.comm, []uint64{c.addr}); f[0].Function != c.want {
+			t.Errorf("pid %d comm %q 0x%x: %q, want %q", c.pid, c.comm, c.addr, f[0].Function, c.want)
+		}
+	}
+}
