@@ -33,8 +33,7 @@ int probee_kprobe(struct pt_regs *ctx)
 
 	if (user_regs(&regs))
 		return 0;
-	return record(ctx, cookie, PT_REGS_IP(&regs), PT_REGS_SP(&regs),
-		      PT_REGS_FP(&regs), 1, SLOT_KPROBE, steps_kprobe, STEP_KPROBE);
+	return record(ctx, cookie, &regs, 1, SLOT_KPROBE, steps_kprobe, STEP_KPROBE);
 }
 
 SEC("kprobe.multi")
@@ -45,8 +44,7 @@ int probee_kprobe_multi(struct pt_regs *ctx)
 
 	if (user_regs(&regs))
 		return 0;
-	return record(ctx, cookie, PT_REGS_IP(&regs), PT_REGS_SP(&regs),
-		      PT_REGS_FP(&regs), 1, SLOT_KPROBE, steps_kmulti, 0);
+	return record(ctx, cookie, &regs, 1, SLOT_KPROBE, steps_kmulti, 0);
 }
 
 SEC("kprobe.multi")

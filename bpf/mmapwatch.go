@@ -29,6 +29,7 @@ type MmapEvent struct {
 	Time  uint64 // kernel clock; records are handled in this order
 	PID   int
 	Exec  bool
+	Comm  string // Exec: the new comm (the program's name)
 	Start uint64
 	End   uint64
 	Pgoff uint64
@@ -194,7 +195,7 @@ func (w *MmapWatcher) record(typ uint32, misc uint16, b []byte) (MmapEvent, bool
 	case unix.PERF_RECORD_COMM:
 		pid := ne.Uint32(b)
 		exec := misc&unix.PERF_RECORD_MISC_COMM_EXEC != 0 && pid == ne.Uint32(b[4:])
-		return MmapEvent{Time: time, PID: int(pid), Exec: true}, exec
+		return MmapEvent{Time: time, PID: int(pid), Exec: true, Comm: cString(b[8 : len(b)-8])}, exec
 	case unix.PERF_RECORD_LOST:
 		w.lost.Add(ne.Uint64(b[8:]))
 	}
@@ -250,4 +251,12 @@ func parseCPUList(s string) ([]int, error) {
 		}
 	}
 	return cpus, nil
+}
+
+// cString is the NUL-terminated string at the start of b.
+func cString(b []byte) string {
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		b = b[:i]
+	}
+	return string(b)
 }

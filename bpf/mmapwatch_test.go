@@ -1,12 +1,14 @@
 package bpf
 
 import (
+	"encoding/binary"
 	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
 
 	"github.com/probee/probee/internal/testgate"
+	"golang.org/x/sys/unix"
 )
 
 func TestParseCPUList(t *testing.T) {
@@ -51,5 +53,38 @@ func TestWatchMmapsShortLived(t *testing.T) {
 	}
 	if !exe || !libc || !execEv {
 		t.Errorf("pid %d: exe %v libc %v exec %v; events %+v", cmd.Process.Pid, exe, libc, execEv, evs)
+	}
+}
+
+// An exec's COMM record (PERF_RECORD_MISC_COMM_EXEC, the process's main
+// thread) is an exec record carrying the new comm; a rename (prctl) or a
+// thread's exec record is not.
+func TestRecordComm(t *testing.T) {
+	rec := func(pid, tid uint32, comm string) []byte {
+		b := binary.NativeEndian.AppendUint32(nil, pid)
+		b = binary.NativeEndian.AppendUint32(b, tid)
+		name := make([]byte, (len(comm)+8)&^7) // NUL-padded to 8 bytes
+		copy(name, comm)
+		return binary.NativeEndian.AppendUint64(append(b, name...), 42) // sample_id: time
+	}
+	var w MmapWatcher
+	tests := []struct {
+		name     string
+		misc     uint16
+		pid, tid uint32
+		exec     bool
+	}{
+		{"exec", unix.PERF_RECORD_MISC_COMM_EXEC, 7, 7, true},
+		{"rename", 0, 7, 7, false},
+		{"thread", unix.PERF_RECORD_MISC_COMM_EXEC, 7, 8, false},
+	}
+	for _, tt := range tests {
+		ev, ok := w.record(unix.PERF_RECORD_COMM, tt.misc, rec(tt.pid, tt.tid, "true"))
+		if ok != tt.exec {
+			t.Errorf("%s: exec record %v, want %v", tt.name, ok, tt.exec)
+		}
+		if ok && (ev.PID != 7 || !ev.Exec || ev.Comm != "true" || ev.Time != 42) {
+			t.Errorf("%s: %+v, want pid 7, exec, comm true, time 42", tt.name, ev)
+		}
 	}
 }

@@ -193,7 +193,7 @@ static __always_inline int record_fp(struct count_key *k, __u64 ip, __u64 sp,
 // NULL when the event was handled with frame pointers instead (FP mode, no
 // tables for the process yet, a kernel thread).
 static __always_inline struct unwind_state *unwind_begin(void *ctx, __u64 cookie,
-		__u64 ip, __u64 sp, __u64 bp, int with_kstack, __u32 slot)
+		__u64 ip, __u64 sp, __u64 bp, __u64 di, int with_kstack, __u32 slot)
 {
 	struct count_key k = {};
 	int entry = (cookie >> 32) & COOKIE_ENTRY;
@@ -215,6 +215,7 @@ static __always_inline struct unwind_state *unwind_begin(void *ctx, __u64 cookie
 	s->ip = ip;
 	s->sp = sp;
 	s->bp = bp;
+	s->di = di;
 	s->exact = 1;
 	s->entry = entry;
 	s->vm_ok = 0;
@@ -253,11 +254,13 @@ static __always_inline int unwind_finish(struct unwind_state *s, __u32 slot)
 // record handles one event: user registers (ip, sp, bp), ctx for
 // bpf_get_stack when with_kstack, the state slot of the context kind, and
 // the prog array and index of its step program. Kernel-probe programs call
-// it as record(ctx, cookie, ip, sp, bp, 1, SLOT_KPROBE, steps_kprobe, STEP_KPROBE).
-#define record(ctx, cookie, ip, sp, bp, with_kstack, slot, steps, idx)                    \
+// it as record(ctx, cookie, &regs, 1, SLOT_KPROBE, steps_kprobe, STEP_KPROBE),
+// regs the user registers.
+#define record(ctx, cookie, regs, with_kstack, slot, steps, idx)                         \
 	({                                                                                 \
-		struct unwind_state *s_ =                                                  \
-			unwind_begin(ctx, cookie, ip, sp, bp, with_kstack, slot);          \
+		struct unwind_state *s_ = unwind_begin(ctx, cookie, PT_REGS_IP(regs),     \
+			PT_REGS_SP(regs), PT_REGS_FP(regs), PT_REGS_PARM1(regs),           \
+			with_kstack, slot);                                                \
 		if (s_) {                                                                  \
 			if (use_tail_calls)                                                \
 				bpf_tail_call(ctx, &steps, idx);                           \
@@ -291,10 +294,8 @@ static __always_inline int on_uprobe(struct pt_regs *regs, __u32 slot)
 	__u64 cookie = probe_cookie(regs);
 
 	if (slot == SLOT_UPROBE_MULTI)
-		return record(regs, cookie, PT_REGS_IP(regs), PT_REGS_SP(regs),
-			      PT_REGS_FP(regs), 0, SLOT_UPROBE_MULTI, steps_multi, 0);
-	return record(regs, cookie, PT_REGS_IP(regs), PT_REGS_SP(regs),
-		      PT_REGS_FP(regs), 0, SLOT_UPROBE, steps_kprobe, STEP_UPROBE);
+		return record(regs, cookie, regs, 0, SLOT_UPROBE_MULTI, steps_multi, 0);
+	return record(regs, cookie, regs, 0, SLOT_UPROBE, steps_kprobe, STEP_UPROBE);
 }
 
 SEC("uprobe")
@@ -337,8 +338,7 @@ int probee_tracepoint(void *ctx)
 
 	if (bpf_probe_read_kernel(&regs, sizeof(regs), uregs))
 		return 0;
-	return record(ctx, cookie, PT_REGS_IP(&regs), PT_REGS_SP(&regs),
-		      PT_REGS_FP(&regs), 1, SLOT_TRACEPOINT, steps_tp, 0);
+	return record(ctx, cookie, &regs, 1, SLOT_TRACEPOINT, steps_tp, 0);
 }
 
 SEC("tracepoint")
@@ -369,8 +369,7 @@ int probee_perf(struct bpf_perf_event_data *ctx)
 		if (bpf_probe_read_kernel(&regs, sizeof(regs), uregs))
 			return 0;
 	}
-	return record(ctx, sample_probe, PT_REGS_IP(&regs), PT_REGS_SP(&regs), PT_REGS_FP(&regs), !user, SLOT_PERF,
-		      steps_perf, 0);
+	return record(ctx, sample_probe, &regs, !user, SLOT_PERF, steps_perf, 0);
 }
 
 SEC("perf_event")

@@ -96,6 +96,7 @@ struct unwind_rule {
 enum cfa_type {
 	CFA_NONE = 0, CFA_RSP = 1, CFA_RBP = 2, CFA_PLT = 3,
 	CFA_SIGNAL = 4, CFA_UNSUPPORTED = 5, CFA_END = 6,
+	CFA_RSP_RET_RDI = 7, // cfa = rsp + offset, return address in rdi (glibc's vfork): first frame only
 };
 
 enum rbp_type { RBP_SAME = 0, RBP_OFFSET = 1, RBP_UNDEFINED = 2 };

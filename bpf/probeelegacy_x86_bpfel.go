@@ -160,6 +160,7 @@ type probeeLegacyUnwindState struct {
 	Ip      uint64
 	Sp      uint64
 	Bp      uint64
+	Di      uint64
 	Tramp   uint64
 	Ri      uint64
 	Exact   uint32

@@ -43,6 +43,7 @@ const volatile __u32 have_bpf_loop = 1;
 
 struct unwind_state {
 	__u64 ip, sp, bp;
+	__u64 di;     // the interrupted frame's rdi (CFA_RSP_RET_RDI)
 	__u64 tramp;  // uretprobe trampoline address of the process, 0: none
 	__u64 ri;     // kernel address of the first pending return_instance
 	__u32 exact;  // ip is not a return address (first frame, signal frames)
@@ -327,6 +328,12 @@ static __always_inline int rule_step(struct unwind_state *s, struct unwind_rule 
 		if ((s->ip & 15) >= r->plt_threshold)
 			cfa += 8;
 		break;
+	case CFA_RSP_RET_RDI:
+		if (s->st.len != 1) // only the interrupted frame's rdi is known
+			return STEP_CUT;
+		cfa = s->sp + (__s64)r->cfa_offset;
+		ra = s->di;
+		break;
 	case CFA_SIGNAL:
 		return signal_step(s);
 	case CFA_END:
@@ -334,7 +341,8 @@ static __always_inline int rule_step(struct unwind_state *s, struct unwind_rule 
 	default:
 		return STEP_CUT;
 	}
-	if (bpf_probe_read_user(&ra, sizeof(ra), (void *)(cfa - 8)))
+	if (r->cfa_type != CFA_RSP_RET_RDI &&
+	    bpf_probe_read_user(&ra, sizeof(ra), (void *)(cfa - 8)))
 		return STEP_CUT;
 	if (r->rbp_type == RBP_OFFSET) {
 		if (bpf_probe_read_user(&s->bp, sizeof(s->bp), (void *)(cfa + (__s64)r->rbp_offset)))
@@ -342,6 +350,8 @@ static __always_inline int rule_step(struct unwind_state *s, struct unwind_rule 
 	} else if (r->rbp_type == RBP_UNDEFINED) {
 		s->bp = 0;
 	}
+	if (r->cfa_type == CFA_RSP_RET_RDI && cfa == s->sp)
+		s->sp = cfa - 1; // the return address was popped: the CFA may be rsp itself, which move_to's progress check refuses
 	return move_to(s, ra, cfa);
 }
 

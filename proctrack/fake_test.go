@@ -106,9 +106,9 @@ func (s *fakeSymbols) SnapshotMaps(pid int, maps []Mapping) {
 	s.record("SnapshotMaps %d %s", pid, mapNames(maps))
 }
 
-func (s *fakeSymbols) AddMapping(pid int, m Mapping) { s.record("AddMapping %d %s", pid, m.Path) }
-func (s *fakeSymbols) ExecReset(pid int)             { s.record("ExecReset %d", pid) }
-func (s *fakeSymbols) Inherit(child, parent int)     { s.record("Inherit %d %d", child, parent) }
+func (s *fakeSymbols) AddMapping(pid int, m Mapping)  { s.record("AddMapping %d %s", pid, m.Path) }
+func (s *fakeSymbols) ExecReset(pid int, comm string) { s.record("ExecReset %d", pid) }
+func (s *fakeSymbols) Inherit(child, parent int)      { s.record("Inherit %d %d", child, parent) }
 
 func (s *fakeSymbols) Prune(grace time.Duration, alive func(pid int) bool) int {
 	s.record("Prune")

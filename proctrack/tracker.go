@@ -47,7 +47,7 @@ type Symbols interface {
 	Snapshot(pid int) error
 	SnapshotMaps(pid int, maps []Mapping)
 	AddMapping(pid int, m Mapping)
-	ExecReset(pid int)
+	ExecReset(pid int, comm string)
 	Inherit(child, parent int)
 	Prune(grace time.Duration, alive func(pid int) bool) int
 	// Mappings returns the executable mappings known of pid, sorted by
@@ -193,7 +193,7 @@ func (t *Tracker) OnMmap(ev bpf.MmapEvent) {
 		t.tables.onMmap(ev)
 	}
 	if ev.Exec {
-		t.sym.ExecReset(ev.PID)
+		t.sym.ExecReset(ev.PID, ev.Comm)
 		if t.ctrs != nil {
 			t.ctrs.exec(ev.PID)
 		}

@@ -28,9 +28,11 @@ func (r *Resolver) readComm(pid int) string {
 }
 
 // generation is the mapping set of p to symbolize a stack counted under
-// comm (see above).
+// comm (see above). Where the current set's comm is unknown, or an exec
+// kept the name (a program that re-executes itself), comm cannot tell the
+// sets apart, and the current one is used.
 func (p *procMaps) generation(comm string) *procMaps {
-	if comm == "" || p.comm == comm {
+	if comm == "" || p.comm == "" || p.comm == comm {
 		return p
 	}
 	for i := len(p.before) - 1; i >= 0; i-- {

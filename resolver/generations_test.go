@@ -91,7 +91,9 @@ func (g *genRoot) process(pid int, comm string, m Mapping) {
 // then, told apart by the comm they were counted under: a shell's forked
 // child first read after it exec'd true (its earlier set is its parent's),
 // and a process read before its exec whose new mappings come from records.
-// Both sets map their program at the same address.
+// Both sets map their program at the same address. An exec that keeps the
+// comm (a program re-executing itself, pid 13) cannot be told apart: the
+// current set names its stacks.
 func TestExecGenerations(t *testing.T) {
 	g := newGenRoot(t)
 	s := NewSymbolizer(Scope{Root: g.root}, nil)
@@ -105,8 +107,14 @@ func TestExecGenerations(t *testing.T) {
 	if err := s.Snapshot(12); err != nil { // read before its exec
 		t.Fatal(err)
 	}
-	s.ExecReset(12)
+	s.ExecReset(12, "true")
 	s.AddMapping(12, g.tr)
+	g.process(13, "sh", g.sh)
+	if err := s.Snapshot(13); err != nil {
+		t.Fatal(err)
+	}
+	s.ExecReset(13, "sh")
+	s.AddMapping(13, g.tr)
 	for _, c := range []struct {
 		pid  int
 		comm string
@@ -119,6 +127,7 @@ func TestExecGenerations(t *testing.T) {
 		{12, "sh", g.spinAt, "spin_leaf"},
 		{12, "true", g.leafAt, "leaf"},
 		{12, "other", g.leafAt, "leaf"},
+		{13, "sh", g.leafAt, "leaf"},
 	} {
 		if f := s.Frames(c.pid, c.comm, []uint64{c.addr}); f[0].Function != c.want {
 			t.Errorf("pid %d comm %q 0x%x: %q, want %q", c.pid, c.comm, c.addr, f[0].Function, c.want)

@@ -188,7 +188,7 @@ func TestJITMapExecReset(t *testing.T) {
 			j.write(mapFile, "7f0000001000 100 before\n7f0000002000 100 appended\n")
 			os.Remove(j.path("/proc/7/stat"))
 		}
-		j.sym.ExecReset(7)
+		j.sym.ExecReset(7, "jit")
 		j.sym.AddMapping(7, Mapping{Start: fakeJITBase, End: fakeJITBase + 0x10000, Perms: "r-xp", Path: "//anon"})
 		if alive {
 			j.want(j.names(0x1000, 0x2000), "after-exec", "[anon]+0x2000")

@@ -171,7 +171,8 @@ func (p *procMaps) hasFile() bool {
 	return p != nil && slices.ContainsFunc(p.maps, Mapping.File)
 }
 
-// ExecReset forgets pid's mappings: it exec'd and has a new address space.
+// ExecReset forgets pid's mappings: it exec'd and has a new address space,
+// and comm, the name the exec gave it.
 // A process whose perf map was read gets it read again now: the exec
 // record is handled up to a tick after the exec (or at the end of the run),
 // so the map read meanwhile may be the new image's already. When the
@@ -179,12 +180,12 @@ func (p *procMaps) hasFile() bool {
 //
 // The mappings it had are kept as an earlier set (generations.go): samples
 // counted under its comm before the exec are symbolized with them.
-func (s *Symbolizer) ExecReset(pid int) {
+func (s *Symbolizer) ExecReset(pid int, comm string) {
 	s.mu.Lock()
 	p := s.procs[pid]
 	delete(s.procs, pid)
 	if p != nil {
-		q := &procMaps{open: map[string]*Object{}, seen: p.seen, last: time.Now(), before: p.before}
+		q := &procMaps{open: map[string]*Object{}, seen: p.seen, last: time.Now(), before: p.before, comm: comm}
 		q.addBefore(p.retired())
 		s.procs[pid] = q
 	}
@@ -202,7 +203,7 @@ func (s *Symbolizer) ExecReset(pid int) {
 	defer s.mu.Unlock()
 	q := s.procs[pid]
 	if q == nil {
-		q = &procMaps{open: map[string]*Object{}, seen: p.seen, last: time.Now(), before: p.before}
+		q = &procMaps{open: map[string]*Object{}, seen: p.seen, last: time.Now(), before: p.before, comm: comm}
 		s.procs[pid] = q
 	}
 	if q.jit == nil {

@@ -93,7 +93,8 @@
 //	  2 u16 rule     index into the rules
 //	rules: nrules x RuleSize = 12 bytes
 //	  0 u8  cfa_type       CFAType: 0 none, 1 rsp, 2 rbp, 3 plt, 4 signal,
-//	                       5 unsupported, 6 end of stack
+//	                       5 unsupported, 6 end of stack, 7 rsp with the
+//	                       return address in rdi (first frame only)
 //	  1 u8  rbp_type       RBPType: 0 same, 1 offset, 2 undefined
 //	  2 u8  plt_threshold  plt: cfa = rsp + cfa_offset + ((rip & 15) >= plt_threshold ? 8 : 0)
 //	  3 u8  reserved, 0

@@ -136,10 +136,13 @@ func expect(row *oracleRow, signal bool) expectation {
 	if signal {
 		return expectation{rule: ruleSignal}
 	}
+	raInRDI := false // glibc's vfork: the return address is kept in rdi
 	switch ra := row.cols["ra"]; ra {
 	case "c-8":
 	case "u":
 		return expectation{rule: ruleEnd}
+	case "r5 (rdi)":
+		raInRDI = true
 	default:
 		return expectation{rule: ruleUnsupported}
 	}
@@ -154,6 +157,11 @@ func expect(row *oracleRow, signal bool) expectation {
 		e.rule.CFA, e.rule.CFAOffset = CFARBP, atoi32(cfa[3:])
 	default:
 		return expectation{rule: ruleUnsupported}
+	}
+	if raInRDI && e.rule.CFA != CFARSP {
+		return expectation{rule: ruleUnsupported}
+	} else if raInRDI {
+		e.rule.CFA = CFARSPRetRDI
 	}
 	switch rbp, ok := row.cols["rbp"]; {
 	case !ok, rbp == "u":

@@ -30,7 +30,17 @@ const (
 	// CFAEndOfStack: the return address is undefined (DW_CFA_undefined rip,
 	// as in _start and thread entry): this is the outermost frame.
 	CFAEndOfStack
+	// CFARSPRetRDI: CFA = rsp + CFAOffset, and the return address is in
+	// rdi (DW_CFA_register rip, rdi), not at CFA-8: glibc's vfork pops it
+	// there across its system call, since the child, sharing the stack,
+	// would overwrite the slot. Only the interrupted frame's rdi is known,
+	// so only a first frame takes this step; deeper, it stops the walk
+	// as CFAUnsupported does.
+	CFARSPRetRDI
 )
+
+// dwarfRDI is rdi's DWARF register number on x86_64.
+const dwarfRDI = 5
 
 // RBPType says how to recover the caller's rbp.
 type RBPType uint8
@@ -78,6 +88,8 @@ func (r Rule) String() string {
 		return "unsupported"
 	case CFAEndOfStack:
 		return "end"
+	case CFARSPRetRDI:
+		cfa = fmt.Sprintf("rsp%+d ra=rdi", r.CFAOffset)
 	default:
 		cfa = fmt.Sprintf("cfa?%d", r.CFA)
 	}
@@ -110,6 +122,10 @@ func setRule(r *Rule, st *frameState, signal bool) {
 	ok := st.ra.kind == regOffset && st.ra.off == -8
 	if ok {
 		*r, ok = cfaRuleOf(&st.cfa)
+	} else if st.ra.kind == regRegister && st.ra.off == dwarfRDI {
+		*r, ok = cfaRuleOf(&st.cfa)
+		ok = ok && r.CFA == CFARSP
+		r.CFA = CFARSPRetRDI
 	}
 	switch {
 	case !ok:

@@ -126,7 +126,7 @@ func (u *unwinder) step(m *Module) (StopReason, bool) {
 		return u.signalStep()
 	case CFAEndOfStack:
 		return StopEndOfStack, true
-	default:
+	default: // CFARSPRetRDI too: the registers here have no rdi
 		return StopUnsupported, true
 	}
 	return u.finish(cfa, r)

@@ -192,6 +192,9 @@ func (t *tracer) dwarfOn() bool { return t.cfg.unwind.dwarf() }
 func (t *tracer) track() error {
 	switch {
 	case t.cmd != nil: // stopped right after its exec
+		// The records of that exec are handled first: one handled after
+		// TracePID would read as a later exec, and drop its snapshot.
+		t.mmaps.Flush()
 		return t.procs.TracePID(t.cmd.pid())
 	case t.cfg.pid != 0:
 		return t.procs.TracePID(t.cfg.pid)
