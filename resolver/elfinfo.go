@@ -7,22 +7,6 @@ import (
 	"github.com/probee/probee/internal/safeelf"
 )
 
-// EntryFileOffset returns the file offset of path's ELF entry point (e_entry),
-// where a process starts running after the dynamic loader: `_start` in C
-// programs, `_rt0_amd64_linux` in Go ones, whatever the symbol is called.
-func EntryFileOffset(path string) (uint64, error) {
-	f, err := safeelf.Open(path)
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	off, ok := execFileOffset(f.File, f.Entry)
-	if !ok {
-		return 0, fmt.Errorf("%s: entry point 0x%x is in no executable segment", path, f.Entry)
-	}
-	return off, nil
-}
-
 // execFileOffset returns the file offset of the virtual address addr when an
 // executable PT_LOAD segment holds it (a uprobe's place in the file).
 func execFileOffset(f *elf.File, addr uint64) (uint64, bool) {

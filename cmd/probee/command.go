@@ -27,8 +27,7 @@ import (
 // tracedCommand is a command started and stopped after its exec.
 type tracedCommand struct {
 	cmd     *exec.Cmd
-	path    string // resolved executable
-	held    bool   // stopped, not yet released or aborted
+	held    bool // stopped, not yet released or aborted
 	resume  chan bool
 	resumed chan error
 	done    chan struct{}
@@ -52,7 +51,7 @@ func startPaused(argv []string) (*tracedCommand, error) {
 	}
 	cmd := &exec.Cmd{Path: path, Args: argv, SysProcAttr: &syscall.SysProcAttr{Ptrace: true}}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	tc := &tracedCommand{cmd: cmd, path: path, resume: make(chan bool), resumed: make(chan error, 1), done: make(chan struct{})}
+	tc := &tracedCommand{cmd: cmd, resume: make(chan bool), resumed: make(chan error, 1), done: make(chan struct{})}
 	started := make(chan error, 1)
 	go tc.hold(started)
 	if err := <-started; err != nil {
@@ -65,7 +64,8 @@ func startPaused(argv []string) (*tracedCommand, error) {
 // hold runs on one locked OS thread: ptrace requests are answered only
 // to the thread that started the tracee. It starts the command, waits
 // for its stop after the exec, and on release detaches from it (or, on
-// abort, kills it) before waiting for its exit.
+// abort, kills it); then the thread is let go and the command's exit is
+// waited for.
 func (tc *tracedCommand) hold(started chan<- error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
@@ -87,8 +87,7 @@ func (tc *tracedCommand) hold(started chan<- error) {
 	} else {
 		tc.resumed <- ptraceDetach(pid, ws)
 	}
-	tc.err = tc.cmd.Wait()
-	close(tc.done)
+	go func() { tc.err = tc.cmd.Wait(); close(tc.done) }()
 }
 
 // waitStop waits for the command's stop after its exec (SIGTRAP). A

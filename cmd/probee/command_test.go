@@ -36,7 +36,7 @@ func TestStartPaused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := filepath.EvalSymlinks(tc.path)
+	want, err := filepath.EvalSymlinks(tc.cmd.Path)
 	if err != nil {
 		t.Fatal(err)
 	}
