@@ -80,7 +80,9 @@ func (s *Session) userStackID(pcs []uint64, truncated bool) uint64 {
 	for _, pc := range pcs {
 		h = mix(h, pc)
 	}
+	var flags uint32
 	if truncated {
+		flags = stackTruncated
 		h = mix(h, 1)
 	}
 	for ; ; h++ {
@@ -89,10 +91,10 @@ func (s *Session) userStackID(pcs []uint64, truncated bool) uint64 {
 		}
 		u, ok := s.acc.ustacks[h]
 		if !ok {
-			s.acc.ustacks[h] = userStack{pcs: slices.Clone(pcs), truncated: truncated}
+			s.acc.ustacks[h] = userStack{pcs: slices.Clone(pcs), flags: flags}
 			return h
 		}
-		if u.truncated == truncated && slices.Equal(u.pcs, pcs) {
+		if u.flags == flags && slices.Equal(u.pcs, pcs) {
 			return h
 		}
 	}

@@ -40,7 +40,7 @@ var dropNames = [...]string{
 	"counts map switched twice during one event (raise --interval)",
 	"kernel stack map full (raise --max-stacks)",
 	"stacks to finish in user space lost (ring buffer full; counted as partial stacks)",
-	"partial stacks: cut where the unwind rules could not be followed (CFI probee does not evaluate, unreadable stack memory, or deeper than the walk goes)",
+	"partial stacks: cut where the unwind rules could not be followed (CFI probee does not evaluate, such as ld.so's lazy-binding trampoline; unreadable stack memory; or deeper than the walk goes)",
 }
 
 func (d DropCause) String() string {
@@ -167,7 +167,7 @@ func (s *Session) countOf(k countKey, m measureVal) Count {
 	c := Count{Probe: k.probe, TGID: int(k.tgid), Comm: commString(k.comm), Count: m.calls,
 		Total: m.total, Max: m.max, Kernel: s.acc.kstacks[k.kstack]}
 	if u, ok := s.acc.ustacks[k.ustack]; ok && k.ustack != 0 {
-		c.User, c.UserTruncated = u.pcs, u.truncated
+		c.User, c.UserTruncated = u.pcs, u.flags&stackTruncated != 0
 		c.UserExiting, c.UserInExec = u.flags&stackExiting != 0, u.flags&stackInExec != 0
 	} else {
 		c.UserLost = true

@@ -32,9 +32,8 @@ type countKey struct {
 }
 
 type userStack struct {
-	pcs       []uint64
-	truncated bool
-	flags     uint32 // the kernel's user_stack.flags
+	pcs   []uint64
+	flags uint32 // the kernel's user_stack.flags (stackTruncated, ...)
 }
 
 // User stack flags (probee.h).
@@ -188,7 +187,7 @@ func (s *Session) copyUser(id uint64) {
 		return // reported as lost
 	}
 	n := min(int(st.Len), len(st.Pcs))
-	s.acc.ustacks[id] = userStack{pcs: append([]uint64(nil), st.Pcs[:n]...), truncated: st.Flags&stackTruncated != 0, flags: st.Flags}
+	s.acc.ustacks[id] = userStack{pcs: append([]uint64(nil), st.Pcs[:n]...), flags: st.Flags}
 }
 
 // copyKernel copies kernel stack id to Go unless it is there already.

@@ -210,14 +210,10 @@ func parseMmap2(b []byte) (MmapEvent, bool) {
 		return MmapEvent{}, false
 	}
 	ne := binary.NativeEndian
-	name := b[fixed:]
-	if i := bytes.IndexByte(name, 0); i >= 0 {
-		name = name[:i]
-	}
 	addr, length := ne.Uint64(b[8:]), ne.Uint64(b[16:])
 	ev := MmapEvent{
 		PID: int(ne.Uint32(b)), Start: addr, End: addr + length,
-		Pgoff: ne.Uint64(b[24:]), Ino: ne.Uint64(b[40:]), Path: string(name),
+		Pgoff: ne.Uint64(b[24:]), Ino: ne.Uint64(b[40:]), Path: cString(b[fixed:]),
 		Dev: procmaps.DevName(ne.Uint32(b[32:]), ne.Uint32(b[36:])),
 	}
 	return ev, true

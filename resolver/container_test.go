@@ -1,14 +1,11 @@
 package resolver
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
-	"github.com/probee/probee/internal/procmaps"
 	"github.com/probee/probee/probespec"
 )
 
@@ -25,52 +22,20 @@ type ctrRoot struct {
 func newCtrRoot(t *testing.T) ctrRoot {
 	t.Helper()
 	root := t.TempDir()
-	copyTo := func(src, dst string) {
-		t.Helper()
-		b, err := os.ReadFile(fixture(t, src))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(dst, b, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	copyTo("spin-nofp", filepath.Join(root, "usr/lib/libctr.so"))
+	installFixture(t, "spin-nofp", filepath.Join(root, "usr/lib/libctr.so"))
 	ctr := filepath.Join(root, "ctr")
-	copyTo("chain-nofp", filepath.Join(ctr, "usr/lib/libctr.so"))
+	installFixture(t, "chain-nofp", filepath.Join(ctr, "usr/lib/libctr.so"))
 	if err := os.MkdirAll(filepath.Join(root, "proc/7"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Symlink(ctr, filepath.Join(root, "proc/7/root")); err != nil {
 		t.Fatal(err)
 	}
-	fi, err := os.Stat(filepath.Join(ctr, "usr/lib/libctr.so"))
-	if err != nil {
+	lib := fileMapping(t, filepath.Join(ctr, "usr/lib/libctr.so"), "/usr/lib/libctr.so", 0x10000)
+	if err := os.WriteFile(filepath.Join(root, "proc/7/maps"), []byte(mapsLine(lib)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	st := fi.Sys().(*syscall.Stat_t)
-	lib := Mapping{Start: 0x10000, End: 0x10000 + uint64(fi.Size()), Perms: "r-xp",
-		Dev: procmaps.StatDev(st.Dev), Inode: st.Ino, Path: "/usr/lib/libctr.so"}
-	maps := fmt.Sprintf("%x-%x r-xp 00000000 %s %d %s\n", lib.Start, lib.End, lib.Dev, lib.Inode, lib.Path)
-	if err := os.WriteFile(filepath.Join(root, "proc/7/maps"), []byte(maps), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	o, err := LoadObject(filepath.Join(ctr, "usr/lib/libctr.so"), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	off, ok := uint64(0), false
-	for _, f := range o.Funcs {
-		if f.Name == "leaf" {
-			off, ok = o.FileOffset(f.Addr)
-		}
-	}
-	if !ok {
-		t.Fatal("no leaf in chain-nofp")
-	}
+	off := funcFileOffset(t, filepath.Join(ctr, "usr/lib/libctr.so"), "leaf")
 	return ctrRoot{root: root, lib: lib, leaf: lib.Start + off}
 }
 

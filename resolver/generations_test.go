@@ -4,10 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
-
-	"github.com/probee/probee/internal/procmaps"
 )
 
 // genRoot is a fake root with /usr/bin/sh (spin-nofp) and /usr/bin/true
@@ -34,38 +31,9 @@ func newGenRoot(t *testing.T) *genRoot {
 // the file offset of fn.
 func (g *genRoot) install(fixtureName, path, fn string) (Mapping, uint64) {
 	g.t.Helper()
-	b, err := os.ReadFile(fixture(g.t, fixtureName))
-	if err != nil {
-		g.t.Fatal(err)
-	}
 	dst := filepath.Join(g.root, path)
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		g.t.Fatal(err)
-	}
-	if err := os.WriteFile(dst, b, 0o755); err != nil {
-		g.t.Fatal(err)
-	}
-	o, err := LoadObject(dst, "")
-	if err != nil {
-		g.t.Fatal(err)
-	}
-	for _, f := range o.Funcs {
-		if f.Name == fn {
-			off, _ := o.FileOffset(f.Addr)
-			st := must(os.Stat(dst)).Sys().(*syscall.Stat_t)
-			return Mapping{Start: genBase, End: genBase + uint64(len(b)), Perms: "r-xp",
-				Dev: procmaps.StatDev(st.Dev), Inode: st.Ino, Path: path}, off
-		}
-	}
-	g.t.Fatalf("no %s in %s", fn, fixtureName)
-	return Mapping{}, 0
-}
-
-func must[T any](v T, err error) T {
-	if err != nil {
-		panic(err)
-	}
-	return v
+	installFixture(g.t, fixtureName, dst)
+	return fileMapping(g.t, dst, path, genBase), funcFileOffset(g.t, dst, fn)
 }
 
 // process writes /proc/PID with comm and one mapping.
@@ -79,8 +47,7 @@ func (g *genRoot) process(pid int, comm string, m Mapping) {
 	if err := os.Symlink(g.root, filepath.Join(dir, "root")); err != nil {
 		g.t.Fatal(err)
 	}
-	maps := fmt.Sprintf("%x-%x r-xp 00000000 %s %d %s\n", m.Start, m.End, m.Dev, m.Inode, m.Path)
-	for name, data := range map[string]string{"maps": maps, "comm": comm + "\n"} {
+	for name, data := range map[string]string{"maps": mapsLine(m), "comm": comm + "\n"} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
 			g.t.Fatal(err)
 		}

@@ -4,6 +4,7 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/probee/probee/bpf"
 	"github.com/probee/probee/output"
@@ -185,17 +186,9 @@ func (t *tracer) reportDeferred() (dropped uint64) {
 }
 
 // partialCause says whether cause counts stacks that were kept but are
-// incomplete, and how they were taken.
+// incomplete (its name says "partial stacks: ..."), and how they were taken.
 func partialCause(cause bpf.DropCause) (string, bool) {
-	switch cause {
-	case bpf.DropNoTables:
-		return "taken before the process's unwind tables were loaded (frame pointers used)", true
-	case bpf.DropUnknownPC:
-		return "cut at a pc outside every known mapping (JIT code, or a library loaded since)", true
-	case bpf.DropCut:
-		return "cut where the unwind rules could not be followed (CFI probee does not evaluate, such as ld.so's lazy-binding trampoline; unreadable stack memory; or deeper than the walk goes)", true
-	}
-	return "", false
+	return strings.CutPrefix(cause.String(), "partial stacks: ")
 }
 
 func sortedCauses(m map[bpf.DropCause]uint64) []bpf.DropCause {
