@@ -123,11 +123,16 @@ func rustInherent(s string) string {
 }
 
 // isFragment reports whether raw names a piece split off another function
-// (gcc's hot/cold splitting and partial inlining), not an entry point.
+// (gcc's hot/cold splitting, BOLT's .warm and .cold fragments as in rustc's
+// librustc_driver, partial inlining), not an entry point.
 func isFragment(raw string) bool {
-	if i := strings.Index(raw, ".cold"); i > 0 {
-		rest := raw[i+len(".cold"):]
-		return rest == "" || rest[0] == '.'
+	for _, suffix := range []string{".cold", ".warm"} {
+		if i := strings.Index(raw, suffix); i > 0 {
+			rest := raw[i+len(suffix):]
+			if rest == "" || rest[0] == '.' {
+				return true
+			}
+		}
 	}
 	return strings.Contains(raw, ".part.")
 }

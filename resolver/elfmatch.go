@@ -124,9 +124,15 @@ func (o *Object) target(group []Symbol, best int, spec probespec.Spec) Target {
 	return t
 }
 
-// betterName orders alias names: global first, then fewer leading
-// underscores, then shorter, then alphabetical.
+// betterName orders alias names: a symbol with a size first (a zero-size
+// symbol at a function's address is a label, or a function whose body the
+// compiler dropped, as llvm_unreachable's in libclang-cpp's
+// TemplateDeclInstantiator::VisitDecl at Sema::SubstDecl), then global,
+// then fewer leading underscores, then shorter, then alphabetical.
 func betterName(a, b *Symbol) bool {
+	if (a.Size > 0) != (b.Size > 0) {
+		return a.Size > 0
+	}
 	if a.Global != b.Global {
 		return a.Global
 	}

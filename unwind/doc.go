@@ -31,7 +31,9 @@
 // Code at the ELF entry point that no FDE covers (ld.so's _start and
 // _dl_start_user) gets an end-of-stack rule over at most 256 bytes, up to
 // the next FDE (entry.go): it is the first code of a process, and the
-// outermost frame of every start-up constructor's stack.
+// outermost frame of every start-up constructor's stack. A lazy-binding
+// .plt that no FDE covers (lld emits no CFI for it) gets the rules GNU
+// ld's CFI gives a .plt (plt.go).
 //
 // # Building
 //

@@ -25,7 +25,7 @@ const (
 // fix, a new rule kind, another way of merging rows). With FormatVersion
 // it decides whether a table an earlier probee saved (unwind/diskcache)
 // may be used.
-const BuilderVersion = 2
+const BuilderVersion = 3 // 3: synthetic rules for a .plt without CFI (plt.go)
 
 // Size is the encoded size of t in bytes.
 func (t *Table) Size() int {

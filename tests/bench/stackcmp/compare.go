@@ -96,10 +96,15 @@ func Share(part, whole uint64) float64 {
 
 // callerChains is the share of samples per caller chain: comm and the
 // frames without the leaf. With from set, a chain holding a frame named
-// from starts at that frame (the first one).
+// from (or, for "PREFIX*", a frame starting with PREFIX) starts at that
+// frame (the first one).
 func callerChains(p Profile, from string) map[string]float64 {
+	prefix, glob := strings.CutSuffix(from, "*")
 	return chainShares(p, func(t []string) []string {
-		if i := slices.Index(t, from); from != "" && i > 0 {
+		i := slices.IndexFunc(t, func(f string) bool {
+			return f == from || glob && strings.HasPrefix(f, prefix)
+		})
+		if from != "" && i > 0 {
 			return t[i:]
 		}
 		return t

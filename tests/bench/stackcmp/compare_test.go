@@ -96,6 +96,10 @@ func TestOverlap(t *testing.T) {
 		{name: "unknown matches unknown", a: []string{"x;lib.so+0x10;f 1"}, b: []string{"x;[unknown];f 1"}, want: 1},
 		{name: "from cuts rootward frames", a: []string{"x;_start;__libc_start_main;L;main;f 2", "x;clone3;w 2"},
 			b: []string{"x;L;main;f 1", "x;clone3;w 1"}, from: "L", want: 1},
+		{name: "from with a prefix", a: []string{"x;_start;run<A>::c1;main;f 2"},
+			b: []string{"x;run<A>::c1;main;f 1"}, from: "run<*", want: 1},
+		{name: "from is exact without *", a: []string{"x;_start;run<A>::c1;main;f 2"},
+			b: []string{"x;run<A>::c1;main;f 1"}, from: "run<", want: 0},
 		{name: "empty profiles", want: 0},
 	}
 	for _, tt := range tests {

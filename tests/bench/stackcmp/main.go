@@ -9,7 +9,7 @@ import (
 )
 
 // errUsage marks command-line mistakes (exit code 2).
-var errUsage = errors.New("usage: stackcmp compare -name NAME -probee OUT.folded -perf PERF.txt [-perf2 PERF2.txt] [-js] [-from FRAME] [-verdicts FILE] [-top N] [-top-names N] | stackcmp summary FILE")
+var errUsage = errors.New("usage: stackcmp compare -name NAME -probee OUT.folded -perf PERF.txt [-perf2 PERF2.txt] [-js] [-event] [-from FRAME] [-verdicts FILE] [-top N] [-top-names N] | stackcmp summary FILE")
 
 func main() {
 	err := run(os.Args[1:], os.Stdout)
@@ -46,7 +46,8 @@ func compareCmd(args []string, stdout io.Writer) error {
 	perf2Path := fs.String("perf2", "", "the same of a second perf run, for the noise ceiling of the overlap")
 	var o Options
 	fs.BoolVar(&o.JS, "js", false, "also compare the share of samples with a named JS frame")
-	fs.StringVar(&o.From, "from", "", "compare caller chains from this frame on, where they hold it")
+	fs.StringVar(&o.From, "from", "", "compare caller chains from this frame (PREFIX* for a frame starting with PREFIX) on, where they hold it")
+	fs.BoolVar(&o.Event, "event", false, "the samples are a uprobe's hits at a function's entry (a separate overlap target)")
 	verdicts := fs.String("verdicts", "", "append the verdicts to this file")
 	top := fs.Int("top", 0, "also print the N caller chains whose shares differ most")
 	topNames := fs.Int("top-names", 0, "also print the N frame names whose shares of samples differ most")

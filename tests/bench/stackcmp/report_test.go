@@ -11,27 +11,29 @@ func TestVerdicts(t *testing.T) {
 	tests := []struct {
 		name string
 		r    Result
-		want []bool // met, per target in order
+		want map[string]bool // met, per target
 	}{
 		{"all met", Result{Probee: Stats{Samples: 100, Reached: 99}, Perf: Stats{Samples: 50, Reached: 49}, Overlap: 0.9},
-			[]bool{true, true, true}},
+			map[string]bool{targetReach: true, targetVsPerf: true, targetOverlap: true}},
 		{"95% is enough, below perf is not", Result{Probee: Stats{Samples: 100, Reached: 95}, Perf: Stats{Samples: 100, Reached: 96}, Overlap: 0.85},
-			[]bool{true, false, true}},
+			map[string]bool{targetReach: true, targetVsPerf: false, targetOverlap: true}},
 		{"below 95% and 85%", Result{Probee: Stats{Samples: 1000, Reached: 949}, Perf: Stats{Samples: 10, Reached: 1}, Overlap: 0.849},
-			[]bool{false, true, false}},
+			map[string]bool{targetReach: false, targetVsPerf: true, targetOverlap: false}},
 		{"JS share against perf's", Result{Options: Options{JS: true}, Probee: Stats{Samples: 10, Reached: 10, JS: 9}, Perf: Stats{Samples: 10, JS: 10}, Overlap: 1},
-			[]bool{true, true, true, false}},
-		{"no samples", Result{Perf: Stats{Samples: 10, Reached: 10}}, []bool{false, false, false}},
+			map[string]bool{targetReach: true, targetVsPerf: true, targetOverlap: true, targetJS: false}},
+		{"an event's overlap is its own target", Result{Options: Options{Event: true}, Probee: Stats{Samples: 10, Reached: 10}, Perf: Stats{Samples: 10}, Overlap: 0.8},
+			map[string]bool{targetReach: true, targetVsPerf: true, targetEvent: false}},
+		{"no samples", Result{Perf: Stats{Samples: 10, Reached: 10}},
+			map[string]bool{targetReach: false, targetVsPerf: false, targetOverlap: false}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			v := tt.r.Verdicts()
-			var got []bool
-			for i, x := range v {
-				got = append(got, x.Met)
-				if x.Target != targets[i] {
-					t.Errorf("verdict %d is for %q, want %q", i, x.Target, targets[i])
+			got := map[string]bool{}
+			for _, x := range tt.r.Verdicts() {
+				if _, dup := got[x.Target]; dup {
+					t.Errorf("two verdicts for %q", x.Target)
 				}
+				got[x.Target] = x.Met
 			}
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("met = %v, want %v", got, tt.want)
@@ -92,6 +94,7 @@ func TestSummary(t *testing.T) {
 	want := targetReach + ": not met (xz 99.9%, clang++ 60.0% NOT MET)\n" +
 		targetVsPerf + ": not measured (workload skipped)\n" +
 		targetOverlap + ": met (xz 97.0%)\n" +
+		targetEvent + ": not measured (workload skipped)\n" +
 		targetJS + ": not measured (workload skipped)\n"
 	if out.String() != want {
 		t.Errorf("summary:\n%s\nwant:\n%s", out.String(), want)

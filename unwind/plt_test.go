@@ -1,0 +1,102 @@
+package unwind
+
+import (
+	"debug/elf"
+	"path/filepath"
+	"testing"
+
+	"github.com/probee/probee/internal/testgate"
+)
+
+// parseEhFrame parses path's .eh_frame.
+func parseEhFrame(t *testing.T, f *elf.File) *Frames {
+	t.Helper()
+	data, addr, err := frameSection(f, EhFrame, readSection)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fr, err := ParseFrames(EhFrame, data, bases(f, addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fr
+}
+
+// The synthetic .plt CFI gives every pc of a GNU ld .plt the rule GNU ld's
+// own FDE for it gives (the FDE removed, pltFrames stands in), and is not
+// added where that FDE is present.
+func TestPLTFramesMatchGNU(t *testing.T) {
+	f, err := elf.Open(testgate.Fixture(t, filepath.Join(fixtureDir, "chain-fp")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	plt := f.Section(".plt")
+	if plt == nil {
+		t.Fatal("chain-fp has no .plt")
+	}
+	fr := parseEhFrame(t, f)
+	if pltFrames(f, []*Frames{fr}, readSection) != nil {
+		t.Fatal("synthetic .plt CFI added although GNU ld's FDE covers .plt")
+	}
+	ref, err := Build(fr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	without := *fr
+	without.FDEs = nil
+	for _, d := range fr.FDEs {
+		if d.End <= plt.Addr || d.Start >= plt.Addr+plt.Size {
+			without.FDEs = append(without.FDEs, d)
+		}
+	}
+	synth := pltFrames(f, []*Frames{&without}, readSection)
+	if synth == nil {
+		t.Fatal("no synthetic .plt CFI without GNU ld's FDE")
+	}
+	got, err := Build(&without, synth)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for pc := plt.Addr; pc < plt.Addr+plt.Size; pc++ {
+		want, wok := ref.Lookup(pc)
+		have, hok := got.Lookup(pc)
+		if want != have || wok != hok {
+			t.Errorf("pc %#x: synthetic rule %v (%v), GNU ld's %v (%v)", pc, have, hok, want, wok)
+		}
+	}
+}
+
+// lld emits no CFI for .plt (the Rust fixture is linked by rust-lld): its
+// stubs get plt rules, and the code after .plt keeps its own.
+func TestPLTFramesLLD(t *testing.T) {
+	f, err := elf.Open(testgate.Fixture(t, filepath.Join(fixtureDir, "rustfx")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	plt := f.Section(".plt")
+	if plt == nil {
+		t.Skip("rustfx has no .plt (linked with -z now or without lazy binding)")
+	}
+	if covered([]*Frames{parseEhFrame(t, f)}, plt.Addr, plt.Addr+plt.Size) {
+		t.Skip("rustfx's linker emitted CFI for .plt")
+	}
+	tab, err := BuildELF(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		off  uint64
+		want Rule
+	}{
+		{0, Rule{CFA: CFARSP, CFAOffset: 16}},
+		{6, Rule{CFA: CFARSP, CFAOffset: 24}},
+		{16, Rule{CFA: CFAPLT, CFAOffset: 8, PLTThreshold: 11}},
+		{plt.Size - 1, Rule{CFA: CFAPLT, CFAOffset: 8, PLTThreshold: 11}},
+	} {
+		if r, ok := tab.Lookup(plt.Addr + c.off); !ok || r != c.want {
+			t.Errorf(".plt+%#x: rule %v (found %v), want %v", c.off, r, ok, c.want)
+		}
+	}
+}
