@@ -193,7 +193,7 @@ static __always_inline int record_fp(struct count_key *k, __u64 ip, __u64 sp,
 // NULL when the event was handled with frame pointers instead (FP mode, no
 // tables for the process yet, a kernel thread).
 static __always_inline struct unwind_state *unwind_begin(void *ctx, __u64 cookie,
-		__u64 ip, __u64 sp, __u64 bp, __u64 di, int with_kstack, __u32 slot)
+		__u64 ip, __u64 sp, __u64 bp, __u64 di, __u64 ax, int with_kstack, __u32 slot)
 {
 	struct count_key k = {};
 	int entry = (cookie >> 32) & COOKIE_ENTRY;
@@ -216,6 +216,7 @@ static __always_inline struct unwind_state *unwind_begin(void *ctx, __u64 cookie
 	s->sp = sp;
 	s->bp = bp;
 	s->di = di;
+	s->ax = ax;
 	s->exact = 1;
 	s->entry = entry;
 	s->vm_ok = 0;
@@ -260,7 +261,7 @@ static __always_inline int unwind_finish(struct unwind_state *s, __u32 slot)
 	({                                                                                 \
 		struct unwind_state *s_ = unwind_begin(ctx, cookie, PT_REGS_IP(regs),     \
 			PT_REGS_SP(regs), PT_REGS_FP(regs), PT_REGS_PARM1(regs),           \
-			with_kstack, slot);                                                \
+			PT_REGS_RC(regs), with_kstack, slot);                              \
 		if (s_) {                                                                  \
 			if (use_tail_calls)                                                \
 				bpf_tail_call(ctx, &steps, idx);                           \

@@ -171,6 +171,7 @@ type probeeUnwindState struct {
 	Sp      uint64
 	Bp      uint64
 	Di      uint64
+	Ax      uint64
 	Tramp   uint64
 	Ri      uint64
 	Exact   uint32

@@ -161,6 +161,7 @@ type probeeLegacyUnwindState struct {
 	Sp      uint64
 	Bp      uint64
 	Di      uint64
+	Ax      uint64
 	Tramp   uint64
 	Ri      uint64
 	Exact   uint32

@@ -44,6 +44,7 @@ const volatile __u32 have_bpf_loop = 1;
 struct unwind_state {
 	__u64 ip, sp, bp;
 	__u64 di;     // the interrupted frame's rdi (CFA_RSP_RET_RDI)
+	__u64 ax;     // and its rax (syscall_gap_step)
 	__u64 tramp;  // uretprobe trampoline address of the process, 0: none
 	__u64 ri;     // kernel address of the first pending return_instance
 	__u32 exact;  // ip is not a return address (first frame, signal frames)
@@ -366,6 +367,26 @@ static __always_inline int entry_step(struct unwind_state *s)
 	return move_to(s, ra, s->sp + 8);
 }
 
+// after_syscall reports whether the instruction before s->ip is syscall
+// (0f 05).
+static __always_inline int after_syscall(struct unwind_state *s)
+{
+	__u16 insn = 0;
+
+	return !bpf_probe_read_user(&insn, sizeof(insn), (void *)(s->ip - 2)) && insn == 0x050f;
+}
+
+// syscall_gap_step moves to the caller of a first frame stopped right
+// after a syscall instruction that its file's table does not cover:
+// glibc's clone and clone3 end their FDE before the syscall, since the
+// child's unwind information would be wrong there. The parent (in the
+// system call, rax -ENOSYS, or back from it) pushed nothing: its caller is
+// at [rsp]. A new child (rax 0, on its new stack) is the outermost frame.
+static __always_inline int syscall_gap_step(struct unwind_state *s)
+{
+	return s->ax ? entry_step(s) : STEP_END;
+}
+
 // no_rule_step moves to the caller of a pc without a DWARF rule.
 static __always_inline int no_rule_step(struct unwind_state *s, int first)
 {
@@ -393,6 +414,8 @@ static __always_inline int unwind_step(struct unwind_state *s, struct proc_info 
 		return no_rule_step(s, first);
 	__u64 tpc = s->ip - m->bias - (s->exact ? 0 : 1);
 	struct unwind_rule *r = find_rule(m, tpc);
+	if (!r && first && after_syscall(s))
+		return syscall_gap_step(s);
 	if (!r) // code its table does not cover (V8's embedded builtins in node)
 		return no_rule_step(s, first);
 	return rule_step(s, r);

@@ -33,7 +33,8 @@
 // the next FDE (entry.go): it is the first code of a process, and the
 // outermost frame of every start-up constructor's stack. A lazy-binding
 // .plt that no FDE covers (lld emits no CFI for it) gets the rules GNU
-// ld's CFI gives a .plt (plt.go).
+// ld's CFI gives a .plt, and .init and .fini (crti/crtn code, never with
+// CFI) get theirs (synth.go).
 //
 // # Building
 //

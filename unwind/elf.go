@@ -71,8 +71,10 @@ func buildELF(f *elf.File, data sectionData) (*Table, error) {
 	if fr := entryFrames(f, frames); fr != nil {
 		frames = append(frames, fr)
 	}
-	if fr := pltFrames(f, frames, data); fr != nil {
-		frames = append(frames, fr)
+	for _, synth := range []func(*elf.File, []*Frames, sectionData) *Frames{pltFrames, initFrames} {
+		if fr := synth(f, frames, data); fr != nil {
+			frames = append(frames, fr)
+		}
 	}
 	// No CFI at all gives an empty table: the unwinder uses frame pointers.
 	t, err := Build(frames...)

@@ -25,7 +25,7 @@ const (
 // fix, a new rule kind, another way of merging rows). With FormatVersion
 // it decides whether a table an earlier probee saved (unwind/diskcache)
 // may be used.
-const BuilderVersion = 3 // 3: synthetic rules for a .plt without CFI (plt.go)
+const BuilderVersion = 4 // 3: rules for a .plt without CFI; 4: for .init and .fini (synth.go)
 
 // Size is the encoded size of t in bytes.
 func (t *Table) Size() int {

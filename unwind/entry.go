@@ -2,7 +2,6 @@ package unwind
 
 import (
 	"debug/elf"
-	"slices"
 
 	"github.com/probee/probee/internal/safeelf"
 )
@@ -41,8 +40,8 @@ func entryFrames(f *elf.File, frames []*Frames) *Frames {
 			}
 		}
 	}
-	if !slices.ContainsFunc(frames, func(fr *Frames) bool { return len(fr.FDEs) > 0 }) {
-		return nil // no CFI at all: frame pointers are used throughout
+	if !hasCFI(frames) {
+		return nil
 	}
 	cie := &CIE{Version: 1, CodeAlign: 1, DataAlign: -8, RAReg: 16, AddrSize: 8,
 		Initial: []byte{0x07, 16}} // DW_CFA_undefined r16 (rip)

@@ -96,6 +96,41 @@ func TestTracepointUserAndKernel(t *testing.T) {
 	}
 }
 
+// glibc's clone3 ends its FDE before its syscall (the child's unwind
+// information would be wrong there). Each thread creation is still a
+// complete stack on both sides: the parent in the system call reaches
+// _start through clone3's caller, and a new thread returning from it is
+// clone3 alone, its outermost frame.
+func TestCloneSyscallGap(t *testing.T) {
+	testgate.Root(t)
+	bin := fixture(t, "load-fp")
+	dir := t.TempDir()
+	for _, c := range []struct {
+		tp, want string
+	}{
+		{"sched:sched_process_fork", ";load-fp;_start;__libc_start_main;__libc_start_call_main;main;pthread_create;create_thread;__clone_internal;clone3"},
+		{"raw_syscalls:sys_exit", ";load-fp;clone3"},
+	} {
+		out := filepath.Join(dir, "x.folded")
+		if r := run(t, dir, "--tracepoint", c.tp, "-o", out, "--", bin, "1", "16"); r.code != 0 {
+			t.Fatalf("exit %d", r.code)
+		}
+		b, _ := os.ReadFile(out)
+		var n uint64
+		for s, k := range folded(t, string(b)) {
+			if strings.Contains(s, "[truncated]") {
+				t.Errorf("%s: cut stack (%d): %q", c.tp, k, s)
+			}
+			if strings.HasSuffix(strings.Join(userFrames(s), ";"), c.want) {
+				n += k
+			}
+		}
+		if n != 16 {
+			t.Errorf("%s: %d stacks hold %q, want 16 (one per thread):\n%s", c.tp, n, c.want, b)
+		}
+	}
+}
+
 // Short-lived processes are all symbolized, also after they exited.
 func TestShortLivedProcesses(t *testing.T) {
 	testgate.Root(t)

@@ -2,6 +2,7 @@ package unwind
 
 import (
 	"debug/elf"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -97,6 +98,47 @@ func TestPLTFramesLLD(t *testing.T) {
 	} {
 		if r, ok := tab.Lookup(plt.Addr + c.off); !ok || r != c.want {
 			t.Errorf(".plt+%#x: rule %v (found %v), want %v", c.off, r, ok, c.want)
+		}
+	}
+}
+
+// .init and .fini (crti/crtn code, no CFI) get rsp+16 between their sub
+// and add of 8, rsp+8 around: node's OpenSSL calls OPENSSL_cpuid_setup
+// from its .init, whose frame was cut before.
+func TestInitFrames(t *testing.T) {
+	paths := []string{testgate.Fixture(t, filepath.Join(fixtureDir, "chain-fp"))}
+	if node, err := exec.LookPath("node"); err == nil {
+		paths = append(paths, node)
+	}
+	for _, path := range paths {
+		f, err := elf.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		tab, err := BuildELF(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range []string{".init", ".fini"} {
+			s := f.Section(name)
+			if s == nil {
+				t.Fatalf("%s: no %s", path, name)
+			}
+			code, _ := s.Data()
+			prolog := uint64(4)
+			if len(code) > 4 && code[0] == 0xf3 {
+				prolog = 8
+			}
+			for _, c := range []struct {
+				off uint64
+				cfa int32
+			}{{0, 8}, {prolog - 1, 8}, {prolog, 16}, {s.Size - 5, 16}, {s.Size - 1, 8}} {
+				r, ok := tab.Lookup(s.Addr + c.off)
+				if want := (Rule{CFA: CFARSP, CFAOffset: c.cfa}); !ok || r != want {
+					t.Errorf("%s %s+%#x: rule %v (found %v), want %v", filepath.Base(path), name, c.off, r, ok, want)
+				}
+			}
 		}
 	}
 }
