@@ -29,15 +29,7 @@ func TestEntryFrames(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer f.Close()
-		data, addr, err := frameSection(f, EhFrame, readSection)
-		if err != nil {
-			t.Fatal(err)
-		}
-		fr, err := ParseFrames(EhFrame, data, bases(f, addr))
-		if err != nil {
-			t.Fatal(err)
-		}
-		synth := entryFrames(f, []*Frames{fr})
+		synth := entryFrames(f, []*Frames{parseEhFrame(t, f)})
 		if (synth != nil) != c.synth {
 			t.Fatalf("%s: synthetic entry CFI %v, want %v", c.path, synth != nil, c.synth)
 		}

@@ -9,7 +9,7 @@ import (
 	"github.com/probee/probee/internal/testgate"
 )
 
-// parseEhFrame parses path's .eh_frame.
+// parseEhFrame parses f's .eh_frame.
 func parseEhFrame(t *testing.T, f *elf.File) *Frames {
 	t.Helper()
 	data, addr, err := frameSection(f, EhFrame, readSection)

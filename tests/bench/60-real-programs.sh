@@ -77,6 +77,14 @@ probee_notes() {
 		sed -e 's/ of pid [0-9]*//' -e 's/^/    /' | sort -u | head -8
 }
 
+# selected NAME: whether ONLY (if set) names the workload; says so if not.
+selected() {
+	if [ -n "${ONLY:-}" ] && ! echo " $ONLY " | grep -qF " $1 "; then
+		echo "  (not in ONLY)"
+		return 1
+	fi
+}
+
 # perf_run CALLGRAPH OUT -- CMD ARGS...: one `perf record` of CMD, its
 # samples appended to OUT as `perf script` text.
 perf_run() {
@@ -99,10 +107,7 @@ reps=1
 measure() {
 	name=$1 cg=$2 flags=$3
 	shift 4
-	if [ -n "${ONLY:-}" ] && ! echo " $ONLY " | grep -qF " $name "; then
-		echo "  (not in ONLY)"
-		return 0
-	fi
+	selected "$name" || return 0
 	: >"$tmp/$name.folded"
 	: >"$tmp/$name.perf"
 	: >"$tmp/$name.perf2"
@@ -136,10 +141,7 @@ measure() {
 measure_event() {
 	name=$1 spec=$2 from=$3
 	shift 4
-	if [ -n "${ONLY:-}" ] && ! echo " $ONLY " | grep -qF " $name "; then
-		echo "  (not in ONLY)"
-		return 0
-	fi
+	selected "$name" || return 0
 	at=$("$PROBEE" -l -v "$spec" | head -1 | sed -n 's/^uprobe:\([^:]*\):.* file_off=\(0x[0-9a-f]*\).*/\1:\2/p')
 	if [ -z "$at" ]; then
 		echo "  (no function for $spec: skipped)"
