@@ -220,6 +220,9 @@ static __always_inline struct unwind_state *unwind_begin(void *ctx, __u64 cookie
 	s->exact = 1;
 	s->entry = entry;
 	s->vm_ok = 0;
+	s->pm_n = 0;
+	s->chunk_at = 0;
+	s->chunk_off = 0;
 	s->partial = 0;
 	s->busy = 0;
 	s->unknown = 0;

@@ -144,6 +144,12 @@ type probeeProcInfo struct {
 	Maps [256]probeeUnwindMapping
 }
 
+type probeeRuleCacheSlot struct {
+	_   structs.HostLayout
+	Key uint64
+	Val uint64
+}
+
 type probeeUnwindMapping struct {
 	_          structs.HostLayout
 	Start      uint64
@@ -166,32 +172,37 @@ type probeeUnwindRule struct {
 }
 
 type probeeUnwindState struct {
-	_       structs.HostLayout
-	Ip      uint64
-	Sp      uint64
-	Bp      uint64
-	Di      uint64
-	Ax      uint64
-	Tramp   uint64
-	Ri      uint64
-	Exact   uint32
-	Calls   uint32
-	Done    uint32
-	Entry   uint32
-	VmOk    uint32
-	Partial uint32
-	Slot    uint32
-	Busy    uint32
-	Unknown uint32
-	Dn      uint32
-	Dexact  uint32
-	_       [4]byte
-	Dip     uint64
-	Dsp     uint64
-	Dbp     uint64
-	Vm      probeeUnwindMapping
-	Key     probeeCountKey
-	St      probeeUserStack
+	_        structs.HostLayout
+	Ip       uint64
+	Sp       uint64
+	Bp       uint64
+	Di       uint64
+	Ax       uint64
+	Tramp    uint64
+	Ri       uint64
+	Exact    uint32
+	Calls    uint32
+	Done     uint32
+	Entry    uint32
+	VmOk     uint32
+	Partial  uint32
+	Slot     uint32
+	Busy     uint32
+	Unknown  uint32
+	Dn       uint32
+	Dexact   uint32
+	_        [4]byte
+	Dip      uint64
+	Dsp      uint64
+	Dbp      uint64
+	Vm       probeeUnwindMapping
+	Pm       [2]probeeUnwindMapping
+	PmN      uint32
+	ChunkOff uint32
+	ChunkAt  uint64
+	Chunk    [512]uint8
+	Key      probeeCountKey
+	St       probeeUserStack
 }
 
 type probeeUserStack struct {
@@ -228,6 +239,7 @@ const (
 	probeeMapPids                   = "pids"
 	probeeMapProbeMeasures          = "probe_measures"
 	probeeMapProcMaps               = "proc_maps"
+	probeeMapRuleCache              = "rule_cache"
 	probeeMapScratch                = "scratch"
 	probeeMapSeen                   = "seen"
 	probeeMapStepsKmulti            = "steps_kmulti"
@@ -376,6 +388,7 @@ type probeeMapSpecs struct {
 	Pids          *ebpf.MapSpec `ebpf:"pids"`
 	ProbeMeasures *ebpf.MapSpec `ebpf:"probe_measures"`
 	ProcMaps      *ebpf.MapSpec `ebpf:"proc_maps"`
+	RuleCache     *ebpf.MapSpec `ebpf:"rule_cache"`
 	Scratch       *ebpf.MapSpec `ebpf:"scratch"`
 	Seen          *ebpf.MapSpec `ebpf:"seen"`
 	StepsKmulti   *ebpf.MapSpec `ebpf:"steps_kmulti"`
@@ -454,6 +467,7 @@ type probeeMaps struct {
 	Pids          *ebpf.Map `ebpf:"pids"`
 	ProbeMeasures *ebpf.Map `ebpf:"probe_measures"`
 	ProcMaps      *ebpf.Map `ebpf:"proc_maps"`
+	RuleCache     *ebpf.Map `ebpf:"rule_cache"`
 	Scratch       *ebpf.Map `ebpf:"scratch"`
 	Seen          *ebpf.Map `ebpf:"seen"`
 	StepsKmulti   *ebpf.Map `ebpf:"steps_kmulti"`
@@ -491,6 +505,7 @@ func (m *probeeMaps) Close() error {
 		m.Pids,
 		m.ProbeMeasures,
 		m.ProcMaps,
+		m.RuleCache,
 		m.Scratch,
 		m.Seen,
 		m.StepsKmulti,

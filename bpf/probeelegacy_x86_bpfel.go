@@ -145,6 +145,12 @@ type probeeLegacyProcInfo struct {
 	}
 }
 
+type probeeLegacyRuleCacheSlot struct {
+	_   structs.HostLayout
+	Key uint64
+	Val uint64
+}
+
 type probeeLegacyUnwindRule struct {
 	_            structs.HostLayout
 	CfaType      uint8
@@ -189,8 +195,22 @@ type probeeLegacyUnwindState struct {
 		EntriesOff uint32
 		Flags      uint32
 	}
-	Key probeeLegacyCountKey
-	St  probeeLegacyUserStack
+	Pm [2]struct {
+		_          structs.HostLayout
+		Start      uint64
+		End        uint64
+		Bias       uint64
+		PagesOff   uint32
+		Npages     uint32
+		EntriesOff uint32
+		Flags      uint32
+	}
+	PmN      uint32
+	ChunkOff uint32
+	ChunkAt  uint64
+	Chunk    [512]uint8
+	Key      probeeLegacyCountKey
+	St       probeeLegacyUserStack
 }
 
 type probeeLegacyUserStack struct {
@@ -227,6 +247,7 @@ const (
 	probeeLegacyMapPids                   = "pids"
 	probeeLegacyMapProbeMeasures          = "probe_measures"
 	probeeLegacyMapProcMaps               = "proc_maps"
+	probeeLegacyMapRuleCache              = "rule_cache"
 	probeeLegacyMapScratch                = "scratch"
 	probeeLegacyMapSeen                   = "seen"
 	probeeLegacyMapStepsKmulti            = "steps_kmulti"
@@ -375,6 +396,7 @@ type probeeLegacyMapSpecs struct {
 	Pids          *ebpf.MapSpec `ebpf:"pids"`
 	ProbeMeasures *ebpf.MapSpec `ebpf:"probe_measures"`
 	ProcMaps      *ebpf.MapSpec `ebpf:"proc_maps"`
+	RuleCache     *ebpf.MapSpec `ebpf:"rule_cache"`
 	Scratch       *ebpf.MapSpec `ebpf:"scratch"`
 	Seen          *ebpf.MapSpec `ebpf:"seen"`
 	StepsKmulti   *ebpf.MapSpec `ebpf:"steps_kmulti"`
@@ -453,6 +475,7 @@ type probeeLegacyMaps struct {
 	Pids          *ebpf.Map `ebpf:"pids"`
 	ProbeMeasures *ebpf.Map `ebpf:"probe_measures"`
 	ProcMaps      *ebpf.Map `ebpf:"proc_maps"`
+	RuleCache     *ebpf.Map `ebpf:"rule_cache"`
 	Scratch       *ebpf.Map `ebpf:"scratch"`
 	Seen          *ebpf.Map `ebpf:"seen"`
 	StepsKmulti   *ebpf.Map `ebpf:"steps_kmulti"`
@@ -490,6 +513,7 @@ func (m *probeeLegacyMaps) Close() error {
 		m.Pids,
 		m.ProbeMeasures,
 		m.ProcMaps,
+		m.RuleCache,
 		m.Scratch,
 		m.Seen,
 		m.StepsKmulti,

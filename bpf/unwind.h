@@ -41,6 +41,11 @@ const volatile __u32 unwind_mode = UNWIND_FP;
 const volatile __u32 use_tail_calls = 1;
 const volatile __u32 have_bpf_loop = 1;
 
+// The walk copies the user stack in chunks of STACK_CHUNK bytes, one read
+// for several frames: each bpf_probe_read_user costs about as much as a
+// frame's table lookup.
+#define STACK_CHUNK 512
+
 struct unwind_state {
 	__u64 ip, sp, bp;
 	__u64 di;     // the interrupted frame's rdi (CFA_RSP_RET_RDI)
@@ -59,6 +64,15 @@ struct unwind_state {
 	__u32 dn, dexact;     // defer.h: frames before the first such frame, its exact
 	__u64 dip, dsp, dbp;  // and its registers
 	struct unwind_mapping vm;
+	// The last two mappings of the process's list (proc_maps) this walk
+	// found, most recent first: a walk goes back and forth between a few
+	// files (libc, the program), and each frame found here skips a hash
+	// lookup and a binary search (known_mapping).
+	struct unwind_mapping pm[2];
+	__u32 pm_n;
+	__u32 chunk_off; // chunk holds no stack (a copy failed near the stack's top: read each word)
+	__u64 chunk_at;  // user address of chunk[0]; 0: nothing copied yet
+	__u8 chunk[STACK_CHUNK]; // stack_u64
 	struct count_key key;
 	struct user_stack st;
 };
@@ -211,26 +225,58 @@ static __always_inline __u32 shard_u32(void *sh, __u32 idx, int *ok)
 	return *v;
 }
 
-// find_rule looks up table pc tpc in m's table; NULL: no rule. The loader
+// A per-CPU cache of table lookups, direct-mapped: hot code is walked
+// through the same pcs event after event (a probed function's callers, a
+// sampled loop), and a hit skips find_rule's binary search. Tables are
+// never freed nor moved during a session, so (entries_off, tpc) names one
+// table's pc for good. Programs of other contexts can interrupt an update
+// on the same CPU (a sample during a uprobe's walk), so a slot's value
+// carries a check of its key: a slot written halfway is a miss.
+#define RULE_CACHE_BITS 12
+
+struct rule_cache_slot {
+	__u64 key; // (entries_off + 1) << 32 | tpc; 0: empty
+	__u64 val; // rule | rule_check(key) << 32
+};
+
+static __always_inline __u64 rule_check(__u64 key)
+{
+	return (key * 0x9E3779B97F4A7C15ULL) >> 32;
+}
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1 << RULE_CACHE_BITS);
+	__type(key, __u32);
+	__type(value, struct rule_cache_slot);
+} rule_cache SEC(".maps");
+
+static __always_inline __u64 page_of(__u64 tpc)
+{
+	return tpc >> 16;
+}
+
+// search_rule is the index of the rule of table pc tpc in m's table,
+// by binary search; -1: none, or the table storage is missing. The loader
 // places a table's page index in one shard, and each page's entries with
 // the element before them in one shard (padding where needed), so a frame
 // takes two shard lookups.
-static __always_inline struct unwind_rule *find_rule(struct unwind_mapping *m, __u64 tpc)
+static __always_inline long search_rule(struct unwind_mapping *m, __u64 tpc)
 {
-	__u64 page = tpc >> 16;
+	__u64 page = page_of(tpc);
 	__u32 low = tpc & 0xffff;
 	int ok = 1;
 
 	if (page >= m->npages)
-		return NULL;
+		return -1;
 	__u32 pi = m->pages_off + (__u32)page;
 	void *sh = storage_shard(pi);
 	if (!sh)
-		return NULL;
+		return -1;
 	__u32 lo = shard_u32(sh, pi, &ok);
 	__u32 hi = shard_u32(sh, pi + 1, &ok);
 	if (!ok || !(sh = storage_shard(m->entries_off + lo)))
-		return NULL;
+		return -1;
 	// Last entry in [lo, hi) with pc_low <= low (branch-free lower bound).
 	__u32 base = lo, n = hi - lo;
 	for (int i = 0; i < 17 && n > 1; i++) {
@@ -243,13 +289,38 @@ static __always_inline struct unwind_rule *find_rule(struct unwind_mapping *m, _
 	if (hi <= lo || (e & 0xffff) > low) {
 		// None in this page: the last entry of an earlier page applies.
 		if (base == 0)
-			return NULL;
+			return -1;
 		e = shard_u32(sh, m->entries_off + base - 1, &ok);
 	}
 	if (!ok)
+		return -1;
+	return e >> 16;
+}
+
+// find_rule looks up table pc tpc in m's table, through rule_cache; NULL:
+// no rule.
+static __always_inline struct unwind_rule *find_rule(struct unwind_mapping *m, __u64 tpc)
+{
+	__u64 key = (__u64)(m->entries_off + 1) << 32 | (__u32)tpc;
+	__u32 slot = rule_check(key) & ((1 << RULE_CACHE_BITS) - 1);
+	struct rule_cache_slot *c = bpf_map_lookup_elem(&rule_cache, &slot);
+	long rule;
+
+	if (page_of(tpc) >= m->npages)
 		return NULL;
-	__u32 rule = e >> 16;
-	struct unwind_rule *r = bpf_map_lookup_elem(&unwind_rules, &rule);
+	if (c && tpc >> 32 == 0 && c->key == key && c->val >> 32 == rule_check(key)) {
+		rule = c->val & 0xffff;
+	} else {
+		rule = search_rule(m, tpc);
+		if (rule < 0)
+			return NULL;
+		if (c && tpc >> 32 == 0) {
+			c->key = key;
+			c->val = (__u64)rule | rule_check(key) << 32;
+		}
+	}
+	__u32 ri = rule;
+	struct unwind_rule *r = bpf_map_lookup_elem(&unwind_rules, &ri);
 	if (!r || r->cfa_type == CFA_NONE)
 		return NULL;
 	return r;
@@ -286,13 +357,36 @@ static __always_inline int move_to(struct unwind_state *s, __u64 ra, __u64 cfa)
 	return STEP_CONTINUE;
 }
 
+// stack_u64 reads the word at addr of the user stack: from the chunk copied
+// last when it holds addr, else from a new chunk copied at addr (the walk
+// goes up the stack), else directly.
+static __always_inline int stack_u64(struct unwind_state *s, __u64 addr, __u64 *v)
+{
+	__u64 off = addr - s->chunk_at;
+
+	if (s->chunk_off)
+		return bpf_probe_read_user(v, sizeof(*v), (void *)addr);
+	if (!s->chunk_at || addr < s->chunk_at || off > STACK_CHUNK - sizeof(*v)) {
+		if (bpf_probe_read_user(s->chunk, STACK_CHUNK, (void *)addr)) {
+			s->chunk_off = 1; // past the chunk, the stack ends
+			return bpf_probe_read_user(v, sizeof(*v), (void *)addr);
+		}
+		s->chunk_at = addr;
+		off = 0;
+	}
+	if (off > STACK_CHUNK - sizeof(*v))
+		return -1;
+	*v = *(__u64 *)&s->chunk[off];
+	return 0;
+}
+
 static __always_inline int fp_step(struct unwind_state *s)
 {
 	__u64 frame[2] = {}; // saved rbp, return address
 
 	if (!s->bp)
 		return STEP_END;
-	if (bpf_probe_read_user(frame, sizeof(frame), (void *)s->bp))
+	if (stack_u64(s, s->bp, &frame[0]) || stack_u64(s, s->bp + 8, &frame[1]))
 		return STEP_CUT;
 	__u64 cfa = s->bp + 16;
 	s->bp = frame[0];
@@ -343,10 +437,10 @@ static __always_inline int rule_step(struct unwind_state *s, struct unwind_rule 
 		return STEP_CUT;
 	}
 	if (r->cfa_type != CFA_RSP_RET_RDI &&
-	    bpf_probe_read_user(&ra, sizeof(ra), (void *)(cfa - 8)))
+	    stack_u64(s, cfa - 8, &ra))
 		return STEP_CUT;
 	if (r->rbp_type == RBP_OFFSET) {
-		if (bpf_probe_read_user(&s->bp, sizeof(s->bp), (void *)(cfa + (__s64)r->rbp_offset)))
+		if (stack_u64(s, cfa + (__s64)r->rbp_offset, &s->bp))
 			return STEP_CUT;
 	} else if (r->rbp_type == RBP_UNDEFINED) {
 		s->bp = 0;
@@ -362,7 +456,7 @@ static __always_inline int entry_step(struct unwind_state *s)
 {
 	__u64 ra = 0;
 
-	if (bpf_probe_read_user(&ra, sizeof(ra), (void *)s->sp))
+	if (stack_u64(s, s->sp, &ra))
 		return STEP_CUT;
 	return move_to(s, ra, s->sp + 8);
 }
@@ -393,17 +487,36 @@ static __always_inline int no_rule_step(struct unwind_state *s, int first)
 	return first && s->entry ? entry_step(s) : fp_step(s);
 }
 
+// known_mapping returns the mapping of s->ip from the process's list:
+// one of the two found last, or found now and remembered (pm).
+static __always_inline struct unwind_mapping *known_mapping(struct unwind_state *s)
+{
+	if (s->pm_n > 0 && s->ip >= s->pm[0].start && s->ip < s->pm[0].end)
+		return &s->pm[0];
+	if (s->pm_n > 1 && s->ip >= s->pm[1].start && s->ip < s->pm[1].end)
+		return &s->pm[1];
+	__u32 tgid = s->key.tgid; // a stack copy: 6.1 refuses a PTR_TO_MEM map key
+	struct proc_info *p = bpf_map_lookup_elem(&proc_maps, &tgid);
+	struct unwind_mapping *m = p ? find_mapping(p, s->ip) : NULL;
+	if (!m)
+		return NULL;
+	s->pm[1] = s->pm[0];
+	s->pm[0] = *m;
+	s->pm_n = s->pm_n < 2 ? s->pm_n + 1 : 2;
+	return &s->pm[0];
+}
+
 // unwind_step records the current frame and moves to its caller: by the
 // pc's DWARF rule where its file has a table, else from [rsp] at a
 // function's entry or by frame pointers (JIT code, Go, tables not loaded
 // or too big); the next frame with a table is unwound by DWARF again.
-static __always_inline int unwind_step(struct unwind_state *s, struct proc_info *p)
+static __always_inline int unwind_step(struct unwind_state *s)
 {
 	int first = s->st.len == 0;
 
 	if (push(s))
 		return STEP_CUT;
-	struct unwind_mapping *m = p ? find_mapping(p, s->ip) : NULL;
+	struct unwind_mapping *m = known_mapping(s);
 	if (!m)
 		m = vma_mapping(s);
 	if (!m) {
@@ -427,11 +540,7 @@ VERIFIED_ONCE int unwind_frame(struct unwind_state *s)
 {
 	if (!s)
 		return STEP_CUT;
-	__u32 tgid = s->key.tgid; // a stack copy: 6.1 refuses a PTR_TO_MEM map key
-	struct proc_info *p = bpf_map_lookup_elem(&proc_maps, &tgid);
-	if (!p && !have_find_vma)
-		return STEP_CUT;
-	return unwind_step(s, p);
+	return unwind_step(s);
 }
 
 // run_steps does up to n steps; it returns nonzero when the walk is over.

@@ -164,7 +164,7 @@ func TestSampleVDSO(t *testing.T) {
 	}
 }
 
-// Samples inside execve (sh runs /bin/true 300 times) and in the exit of
+// Samples inside execve (sh runs /bin/true 600 times) and in the exit of
 // processes whose memory is being unmapped (exitmem-nofp, 3 x 256 MB) are
 // not partial stacks: the walk cannot go on because the user stack is gone
 // or not the task's own. probee marks them: "[in execve]" (no user frames:
@@ -184,7 +184,7 @@ func TestSampleVDSO(t *testing.T) {
 func TestSampleExecAndExit(t *testing.T) {
 	testgate.Root(t)
 	bin := fixture(t, "exitmem-nofp")
-	script := `i=0; while [ $i -lt 300 ]; do /bin/true; i=$((i+1)); done; exec "$0" 256 3`
+	script := `i=0; while [ $i -lt 600 ]; do /bin/true; i=$((i+1)); done; exec "$0" 256 3`
 	r := run(t, "", "--sample", "-F", "999", "--", "sh", "-c", script, bin)
 	var inExec, exiting, cut, sh, bare, vfork, vforkCut uint64
 	cuts, bares := map[string]uint64{}, map[string]uint64{}
