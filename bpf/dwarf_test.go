@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/probee/probee/internal/testgate"
@@ -13,6 +14,14 @@ import (
 // runGated runs bin args under the exec gate: the process stops at _start,
 // its tables are loaded, then it continues. It returns the pid.
 func runGated(t *testing.T, s *Session, bin string, args ...string) int {
+	t.Helper()
+	return runGatedWith(t, s, nil, nil, bin, args...)
+}
+
+// runGatedWith is runGated with the modules loaded for the process passed
+// through change (when set) and the command run under wrap (a command and
+// its arguments, such as taskset's).
+func runGatedWith(t *testing.T, s *Session, change func([]unwind.Module), wrap []string, bin string, args ...string) int {
 	t.Helper()
 	if err := s.AttachGate(bin, fileOffset(t, bin, "_start")); err != nil {
 		t.Fatal(err)
@@ -24,6 +33,9 @@ func runGated(t *testing.T, s *Session, bin string, args ...string) int {
 			return
 		}
 		mods, _, err := cache.Process(ev.TGID)
+		if err == nil && change != nil {
+			change(mods)
+		}
 		if err == nil {
 			err = s.SetProcessModules(ev.TGID, mods)
 		}
@@ -34,7 +46,8 @@ func runGated(t *testing.T, s *Session, bin string, args ...string) int {
 		t.Fatal(err)
 	}
 	defer stop()
-	cmd := exec.Command("sh", append([]string{"-c", `sleep 0.2; exec "$0" "$@"`, bin}, args...)...)
+	argv := append(append(wrap, "sh", "-c", `sleep 0.2; exec "$0" "$@"`, bin), args...)
+	cmd := exec.Command(argv[0], argv[1:]...)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -76,6 +89,61 @@ func TestDWARFChain(t *testing.T) {
 			}
 			checkChainStacks(t, s, 500)
 		})
+	}
+}
+
+// The walk's cache of table lookups is keyed by table: chain-nofp walked
+// first with a wrong table (every rule CFA = rsp+8: its stacks are cut),
+// then with its own, on one CPU (the cache is per CPU), gets its own
+// table's rules, not those the cache kept for the same pcs of the first.
+func TestDWARFRuleCacheByTable(t *testing.T) {
+	taskset, err := exec.LookPath("taskset")
+	if err != nil {
+		t.Skip("taskset is missing (util-linux): the runs must share a CPU")
+	}
+	bin, _ := filepath.Abs(testgate.Fixture(t, filepath.Join(fixtures, "chain-nofp")))
+	s := openSession(t, Options{FilterPIDs: true, DWARF: true})
+	off := fileOffset(t, bin, "leaf")
+	if st, err := s.AttachUprobes(3, []UprobeTarget{{Path: bin, Offset: off, Entry: true, Name: "leaf"}}, 0, !HaveUprobeMulti()); err != nil || st.Attached != 1 {
+		t.Fatalf("attach: %+v %v", st, err)
+	}
+	wrong := func(mods []unwind.Module) {
+		for i, m := range mods {
+			if filepath.Base(m.Path) != "chain-nofp" {
+				continue
+			}
+			tab := *m.Table
+			tab.Rules = slices.Clone(tab.Rules)
+			for k := 1; k < len(tab.Rules); k++ {
+				tab.Rules[k] = unwind.Rule{CFA: unwind.CFARSP, CFAOffset: 8}
+			}
+			mods[i].Table = &tab
+		}
+	}
+	cpu0 := []string{taskset, "-c", "0"}
+	first := runGatedWith(t, s, wrong, cpu0, bin, "200")
+	second := runGatedWith(t, s, nil, cpu0, bin, "200")
+	snap, err := s.Drain(4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cut, complete uint64
+	for _, c := range snap.Counts {
+		ok := len(c.User) >= 7 && !c.UserTruncated // leaf c b a main libc_start _start
+		switch {
+		case c.TGID == first && ok:
+			t.Errorf("a complete stack with the wrong table (%d calls): %x", c.Count, c.User)
+		case c.TGID == first:
+			cut += c.Count
+		case c.TGID == second && ok:
+			complete += c.Count
+		default:
+			t.Errorf("pid %d (first %d, second %d): user stack (%d frames, truncated %v): %x",
+				c.TGID, first, second, len(c.User), c.UserTruncated, c.User)
+		}
+	}
+	if cut != 200 || complete != 200 {
+		t.Errorf("%d cut stacks with the wrong table, %d complete with the right one; want 200 and 200", cut, complete)
 	}
 }
 
