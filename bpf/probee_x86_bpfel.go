@@ -198,7 +198,10 @@ type probeeUnwindState struct {
 	Vm       probeeUnwindMapping
 	Pm       [2]probeeUnwindMapping
 	PmN      uint32
+	_        [4]byte
+	Word     uint64
 	ChunkOff uint32
+	_        [4]byte
 	ChunkAt  uint64
 	Chunk    [512]uint8
 	Key      probeeCountKey

@@ -206,7 +206,10 @@ type probeeLegacyUnwindState struct {
 		Flags      uint32
 	}
 	PmN      uint32
+	_        [4]byte
+	Word     uint64
 	ChunkOff uint32
+	_        [4]byte
 	ChunkAt  uint64
 	Chunk    [512]uint8
 	Key      probeeLegacyCountKey

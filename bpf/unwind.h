@@ -70,6 +70,7 @@ struct unwind_state {
 	// lookup and a binary search (known_mapping).
 	struct unwind_mapping pm[2];
 	__u32 pm_n;
+	__u64 word;      // a word read from the user stack: here, not on the BPF stack (512 bytes for all calls)
 	__u32 chunk_off; // chunk holds no stack (a copy failed near the stack's top: read each word)
 	__u64 chunk_at;  // user address of chunk[0]; 0: nothing copied yet
 	__u8 chunk[STACK_CHUNK]; // stack_u64
@@ -297,27 +298,54 @@ static __always_inline long search_rule(struct unwind_mapping *m, __u64 tpc)
 	return e >> 16;
 }
 
+// rule_slot is the rule_cache slot of table pc tpc of m's table, and its
+// key there; NULL: tpc does not fit a slot.
+static __always_inline struct rule_cache_slot *rule_slot(struct unwind_mapping *m, __u64 tpc, __u64 *key)
+{
+	if (tpc >> 32)
+		return NULL;
+	*key = (__u64)(m->entries_off + 1) << 32 | tpc;
+	__u32 i = rule_check(*key) & ((1 << RULE_CACHE_BITS) - 1);
+	return bpf_map_lookup_elem(&rule_cache, &i);
+}
+
+// cached_rule is the rule index rule_cache holds for table pc tpc of m's
+// table; -1: none.
+static __always_inline long cached_rule(struct unwind_mapping *m, __u64 tpc)
+{
+	__u64 key = 0;
+	struct rule_cache_slot *c = rule_slot(m, tpc, &key);
+
+	if (!c || c->key != key || c->val >> 32 != rule_check(key))
+		return -1;
+	return c->val & 0xffff;
+}
+
+// cache_rule keeps rule for table pc tpc of m's table in rule_cache.
+static __always_inline void cache_rule(struct unwind_mapping *m, __u64 tpc, long rule)
+{
+	__u64 key = 0;
+	struct rule_cache_slot *c = rule_slot(m, tpc, &key);
+
+	if (c) {
+		c->key = key;
+		c->val = (__u64)rule | rule_check(key) << 32;
+	}
+}
+
 // find_rule looks up table pc tpc in m's table, through rule_cache; NULL:
-// no rule.
+// no rule. Nothing of the cache lookup stays live across the search: the
+// BPF stack of all calls together is 512 bytes, and spills count.
 static __always_inline struct unwind_rule *find_rule(struct unwind_mapping *m, __u64 tpc)
 {
-	__u64 key = (__u64)(m->entries_off + 1) << 32 | (__u32)tpc;
-	__u32 slot = rule_check(key) & ((1 << RULE_CACHE_BITS) - 1);
-	struct rule_cache_slot *c = bpf_map_lookup_elem(&rule_cache, &slot);
-	long rule;
-
 	if (page_of(tpc) >= m->npages)
 		return NULL;
-	if (c && tpc >> 32 == 0 && c->key == key && c->val >> 32 == rule_check(key)) {
-		rule = c->val & 0xffff;
-	} else {
+	long rule = cached_rule(m, tpc);
+	if (rule < 0) {
 		rule = search_rule(m, tpc);
 		if (rule < 0)
 			return NULL;
-		if (c && tpc >> 32 == 0) {
-			c->key = key;
-			c->val = (__u64)rule | rule_check(key) << 32;
-		}
+		cache_rule(m, tpc, rule);
 	}
 	__u32 ri = rule;
 	struct unwind_rule *r = bpf_map_lookup_elem(&unwind_rules, &ri);
@@ -382,15 +410,15 @@ static __always_inline int stack_u64(struct unwind_state *s, __u64 addr, __u64 *
 
 static __always_inline int fp_step(struct unwind_state *s)
 {
-	__u64 frame[2] = {}; // saved rbp, return address
-
 	if (!s->bp)
 		return STEP_END;
-	if (stack_u64(s, s->bp, &frame[0]) || stack_u64(s, s->bp + 8, &frame[1]))
-		return STEP_CUT;
 	__u64 cfa = s->bp + 16;
-	s->bp = frame[0];
-	return move_to(s, frame[1], cfa);
+	if (stack_u64(s, cfa - 8, &s->word)) // the return address
+		return STEP_CUT;
+	__u64 ra = s->word;
+	if (stack_u64(s, cfa - 16, &s->bp)) // the saved rbp
+		return STEP_CUT;
+	return move_to(s, ra, cfa);
 }
 
 static __always_inline int signal_step(struct unwind_state *s)
@@ -436,9 +464,11 @@ static __always_inline int rule_step(struct unwind_state *s, struct unwind_rule 
 	default:
 		return STEP_CUT;
 	}
-	if (r->cfa_type != CFA_RSP_RET_RDI &&
-	    stack_u64(s, cfa - 8, &ra))
-		return STEP_CUT;
+	if (r->cfa_type != CFA_RSP_RET_RDI) {
+		if (stack_u64(s, cfa - 8, &s->word))
+			return STEP_CUT;
+		ra = s->word;
+	}
 	if (r->rbp_type == RBP_OFFSET) {
 		if (stack_u64(s, cfa + (__s64)r->rbp_offset, &s->bp))
 			return STEP_CUT;
@@ -454,20 +484,17 @@ static __always_inline int rule_step(struct unwind_state *s, struct unwind_rule 
 // instruction from [rsp] (rbp still belongs to the caller).
 static __always_inline int entry_step(struct unwind_state *s)
 {
-	__u64 ra = 0;
-
-	if (stack_u64(s, s->sp, &ra))
+	if (stack_u64(s, s->sp, &s->word))
 		return STEP_CUT;
-	return move_to(s, ra, s->sp + 8);
+	return move_to(s, s->word, s->sp + 8);
 }
 
 // after_syscall reports whether the instruction before s->ip is syscall
 // (0f 05).
 static __always_inline int after_syscall(struct unwind_state *s)
 {
-	__u16 insn = 0;
-
-	return !bpf_probe_read_user(&insn, sizeof(insn), (void *)(s->ip - 2)) && insn == 0x050f;
+	s->word = 0;
+	return !bpf_probe_read_user(&s->word, 2, (void *)(s->ip - 2)) && s->word == 0x050f;
 }
 
 // syscall_gap_step moves to the caller of a first frame stopped right
