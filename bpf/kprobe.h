@@ -28,23 +28,23 @@ static __always_inline int user_regs(struct pt_regs *regs)
 SEC("kprobe")
 int probee_kprobe(struct pt_regs *ctx)
 {
-	struct pt_regs regs = {};
+	struct pt_regs *regs = scratch_regs(SLOT_KPROBE);
 	__u64 cookie = probe_cookie(ctx) & 0xffffffffULL;
 
-	if (user_regs(&regs))
+	if (!regs || user_regs(regs))
 		return 0;
-	return record(ctx, cookie, &regs, 1, SLOT_KPROBE, steps_kprobe, STEP_KPROBE);
+	return record(ctx, cookie, regs, 1, SLOT_KPROBE, steps_kprobe, STEP_KPROBE);
 }
 
 SEC("kprobe.multi")
 int probee_kprobe_multi(struct pt_regs *ctx)
 {
-	struct pt_regs regs = {};
+	struct pt_regs *regs = scratch_regs(SLOT_KPROBE);
 	__u64 cookie = probe_cookie(ctx) & 0xffffffffULL;
 
-	if (user_regs(&regs))
+	if (!regs || user_regs(regs))
 		return 0;
-	return record(ctx, cookie, &regs, 1, SLOT_KPROBE, steps_kmulti, 0);
+	return record(ctx, cookie, regs, 1, SLOT_KPROBE, steps_kmulti, 0);
 }
 
 SEC("kprobe.multi")

@@ -336,13 +336,13 @@ int probee_step_uprobe_multi(struct pt_regs *regs)
 SEC("tracepoint")
 int probee_tracepoint(void *ctx)
 {
-	struct pt_regs regs = {};
+	struct pt_regs *regs = scratch_regs(SLOT_TRACEPOINT);
 	struct pt_regs *uregs = task_user_regs();
 	__u64 cookie = probe_cookie(ctx);
 
-	if (bpf_probe_read_kernel(&regs, sizeof(regs), uregs))
+	if (!regs || bpf_probe_read_kernel(regs, sizeof(*regs), uregs))
 		return 0;
-	return record(ctx, cookie, &regs, 1, SLOT_TRACEPOINT, steps_tp, 0);
+	return record(ctx, cookie, regs, 1, SLOT_TRACEPOINT, steps_tp, 0);
 }
 
 SEC("tracepoint")
@@ -361,19 +361,19 @@ SEC("perf_event")
 int probee_perf(struct bpf_perf_event_data *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	struct pt_regs regs = {};
+	struct pt_regs *regs = scratch_regs(SLOT_PERF);
 	int user = (ctx->regs.cs & 3) == 3;
 
-	if (id == 0 && !include_idle)
-		return 0; // the idle task (pid 0)
+	if (!regs || (id == 0 && !include_idle))
+		return 0; // (or the idle task, pid 0)
 	if (user) {
-		regs = ctx->regs;
+		*regs = ctx->regs;
 	} else {
 		struct pt_regs *uregs = task_user_regs();
-		if (bpf_probe_read_kernel(&regs, sizeof(regs), uregs))
+		if (bpf_probe_read_kernel(regs, sizeof(*regs), uregs))
 			return 0;
 	}
-	return record(ctx, sample_probe, &regs, !user, SLOT_PERF, steps_perf, 0);
+	return record(ctx, sample_probe, regs, !user, SLOT_PERF, steps_perf, 0);
 }
 
 SEC("perf_event")

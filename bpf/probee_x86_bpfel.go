@@ -144,6 +144,31 @@ type probeeProcInfo struct {
 	Maps [256]probeeUnwindMapping
 }
 
+type probeePtRegs struct {
+	_       structs.HostLayout
+	R15     uint64
+	R14     uint64
+	R13     uint64
+	R12     uint64
+	Rbp     uint64
+	Rbx     uint64
+	R11     uint64
+	R10     uint64
+	R9      uint64
+	R8      uint64
+	Rax     uint64
+	Rcx     uint64
+	Rdx     uint64
+	Rsi     uint64
+	Rdi     uint64
+	OrigRax uint64
+	Rip     uint64
+	Cs      uint64
+	Eflags  uint64
+	Rsp     uint64
+	Ss      uint64
+}
+
 type probeeRuleCacheSlot struct {
 	_   structs.HostLayout
 	Key uint64
@@ -242,6 +267,7 @@ const (
 	probeeMapPids                   = "pids"
 	probeeMapProbeMeasures          = "probe_measures"
 	probeeMapProcMaps               = "proc_maps"
+	probeeMapRegsScratch            = "regs_scratch"
 	probeeMapRuleCache              = "rule_cache"
 	probeeMapScratch                = "scratch"
 	probeeMapSeen                   = "seen"
@@ -391,6 +417,7 @@ type probeeMapSpecs struct {
 	Pids          *ebpf.MapSpec `ebpf:"pids"`
 	ProbeMeasures *ebpf.MapSpec `ebpf:"probe_measures"`
 	ProcMaps      *ebpf.MapSpec `ebpf:"proc_maps"`
+	RegsScratch   *ebpf.MapSpec `ebpf:"regs_scratch"`
 	RuleCache     *ebpf.MapSpec `ebpf:"rule_cache"`
 	Scratch       *ebpf.MapSpec `ebpf:"scratch"`
 	Seen          *ebpf.MapSpec `ebpf:"seen"`
@@ -470,6 +497,7 @@ type probeeMaps struct {
 	Pids          *ebpf.Map `ebpf:"pids"`
 	ProbeMeasures *ebpf.Map `ebpf:"probe_measures"`
 	ProcMaps      *ebpf.Map `ebpf:"proc_maps"`
+	RegsScratch   *ebpf.Map `ebpf:"regs_scratch"`
 	RuleCache     *ebpf.Map `ebpf:"rule_cache"`
 	Scratch       *ebpf.Map `ebpf:"scratch"`
 	Seen          *ebpf.Map `ebpf:"seen"`
@@ -508,6 +536,7 @@ func (m *probeeMaps) Close() error {
 		m.Pids,
 		m.ProbeMeasures,
 		m.ProcMaps,
+		m.RegsScratch,
 		m.RuleCache,
 		m.Scratch,
 		m.Seen,

@@ -145,6 +145,31 @@ type probeeLegacyProcInfo struct {
 	}
 }
 
+type probeeLegacyPtRegs struct {
+	_       structs.HostLayout
+	R15     uint64
+	R14     uint64
+	R13     uint64
+	R12     uint64
+	Rbp     uint64
+	Rbx     uint64
+	R11     uint64
+	R10     uint64
+	R9      uint64
+	R8      uint64
+	Rax     uint64
+	Rcx     uint64
+	Rdx     uint64
+	Rsi     uint64
+	Rdi     uint64
+	OrigRax uint64
+	Rip     uint64
+	Cs      uint64
+	Eflags  uint64
+	Rsp     uint64
+	Ss      uint64
+}
+
 type probeeLegacyRuleCacheSlot struct {
 	_   structs.HostLayout
 	Key uint64
@@ -250,6 +275,7 @@ const (
 	probeeLegacyMapPids                   = "pids"
 	probeeLegacyMapProbeMeasures          = "probe_measures"
 	probeeLegacyMapProcMaps               = "proc_maps"
+	probeeLegacyMapRegsScratch            = "regs_scratch"
 	probeeLegacyMapRuleCache              = "rule_cache"
 	probeeLegacyMapScratch                = "scratch"
 	probeeLegacyMapSeen                   = "seen"
@@ -399,6 +425,7 @@ type probeeLegacyMapSpecs struct {
 	Pids          *ebpf.MapSpec `ebpf:"pids"`
 	ProbeMeasures *ebpf.MapSpec `ebpf:"probe_measures"`
 	ProcMaps      *ebpf.MapSpec `ebpf:"proc_maps"`
+	RegsScratch   *ebpf.MapSpec `ebpf:"regs_scratch"`
 	RuleCache     *ebpf.MapSpec `ebpf:"rule_cache"`
 	Scratch       *ebpf.MapSpec `ebpf:"scratch"`
 	Seen          *ebpf.MapSpec `ebpf:"seen"`
@@ -478,6 +505,7 @@ type probeeLegacyMaps struct {
 	Pids          *ebpf.Map `ebpf:"pids"`
 	ProbeMeasures *ebpf.Map `ebpf:"probe_measures"`
 	ProcMaps      *ebpf.Map `ebpf:"proc_maps"`
+	RegsScratch   *ebpf.Map `ebpf:"regs_scratch"`
 	RuleCache     *ebpf.Map `ebpf:"rule_cache"`
 	Scratch       *ebpf.Map `ebpf:"scratch"`
 	Seen          *ebpf.Map `ebpf:"seen"`
@@ -516,6 +544,7 @@ func (m *probeeLegacyMaps) Close() error {
 		m.Pids,
 		m.ProbeMeasures,
 		m.ProcMaps,
+		m.RegsScratch,
 		m.RuleCache,
 		m.Scratch,
 		m.Seen,

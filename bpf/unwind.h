@@ -85,6 +85,22 @@ struct {
 	__type(value, struct unwind_state);
 } unwind_states SEC(".maps");
 
+// The user registers kernel-context programs copy for an event (kprobes,
+// tracepoints, samples in kernel mode), per CPU and context kind like
+// unwind_states: in a map, as the BPF stack (512 bytes) is shared by all the
+// calls of a program, the walk's included (bpf/stack_test.go).
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, SLOT_MAX);
+	__type(key, __u32);
+	__type(value, struct pt_regs);
+} regs_scratch SEC(".maps");
+
+static __always_inline struct pt_regs *scratch_regs(__u32 slot)
+{
+	return bpf_map_lookup_elem(&regs_scratch, &slot);
+}
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
