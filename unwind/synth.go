@@ -15,7 +15,7 @@ import (
 // PLTSection names the synthetic CFI pltFrames adds.
 const PLTSection = "synthetic .plt"
 
-// pltCode is the start of a lazy-binding .plt in the layout GNU ld and lld
+// The opcodes that mark a lazy-binding .plt in the layout GNU ld and lld
 // give x86_64 without IBT: a 16-byte header (push GOT+8; jmp *GOT+16),
 // then 16-byte entries (jmp *GOT[n]; push n; jmp header).
 var (
