@@ -52,8 +52,8 @@ func tokens(s Stack) []string {
 			t[i] = unknownToken
 		}
 	}
-	if len(t) > 1 && s.Frames[0].Name == "" && t[1] == "__libc_start_main" {
-		t[0] = "_start" // a stripped executable's entry
+	if len(t) > 1 && s.Frames[0].Name == "" && (t[1] == "__libc_start_main" || t[1] == "_dl_start") {
+		t[0] = "_start" // a stripped executable's entry, or ld.so's (named only in its debug file)
 	}
 	return t
 }

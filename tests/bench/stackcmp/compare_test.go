@@ -29,6 +29,7 @@ func TestTokens(t *testing.T) {
 	}{
 		{"unnamed frames become one token", "xz;xz+0x10;main;0x40;f 1", []string{"[unknown]", "main", "[unknown]", "f"}},
 		{"unnamed caller of __libc_start_main is _start", "xz;xz+0x3ac0;__libc_start_main;main 1", []string{"_start", "__libc_start_main", "main"}},
+		{"unnamed caller of _dl_start is ld.so's _start", "xz;ld-linux-x86-64.so.2+0x1ab77;_dl_start;dl_main 1", []string{"_start", "_dl_start", "dl_main"}},
 		{"only at the root", "xz;a;xz+0x3ac0;__libc_start_main 1", []string{"a", "[unknown]", "__libc_start_main"}},
 		{"only when unnamed", "xz;b;__libc_start_main 1", []string{"b", "__libc_start_main"}},
 	}

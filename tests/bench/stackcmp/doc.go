@@ -34,7 +34,9 @@
 //     unwinding rather than symbol sources (ld.so's _start is named only
 //     there);
 //   - an unnamed root frame that calls __libc_start_main is _start (the
-//     entry of a stripped executable);
+//     entry of a stripped executable), and one that calls _dl_start is
+//     ld.so's _start (named only in ld.so's debug file, which perf reads:
+//     otherwise the name depends on whether perf sampled that frame too);
 //   - every frame still unnamed becomes the token "[unknown]".
 //
 // A stack reaches the outermost frame when its root is _start,
