@@ -43,8 +43,7 @@ func entryFrames(f *elf.File, frames []*Frames) *Frames {
 	if !hasCFI(frames) {
 		return nil
 	}
-	cie := &CIE{Version: 1, CodeAlign: 1, DataAlign: -8, RAReg: 16, AddrSize: 8,
-		Initial: []byte{0x07, 16}} // DW_CFA_undefined r16 (rip)
+	cie := synthCIE([]byte{0x07, 16}) // DW_CFA_undefined r16 (rip)
 	return &Frames{Section: EntrySection, CIEs: []*CIE{cie}, FDEs: []FDE{{Offset: -1, Start: entry, End: end}}}
 }
 

@@ -23,9 +23,9 @@ var (
 	pltJump   = []byte{0xff, 0x25}
 )
 
-// The call frame instructions of the two FDEs pltFrames makes, in
-// synthCIE's terms: the header, entered from an entry that pushed its index
-// (CFA = rsp+16), pushes once more at offset 6 (rsp+24); an entry's CFA is
+// The call frame instructions of the two FDEs pltFrames makes, after
+// atEntry's: the header, entered from an entry that pushed its index (CFA
+// = rsp+16), pushes once more at offset 6 (rsp+24); an entry's CFA is
 // rsp+8 until its push at offset 6 and rsp+16 from its jump at 11 on, the
 // expression GNU ld emits (matchPLT).
 var (
@@ -54,17 +54,21 @@ func pltFrames(f *elf.File, frames []*Frames, read sectionData) *Frames {
 		return nil
 	}
 	data := append(append([]byte{}, pltHeaderCFI...), pltEntryCFI...)
-	return &Frames{Section: PLTSection, CIEs: []*CIE{synthCIE()}, data: data, FDEs: []FDE{
+	return &Frames{Section: PLTSection, CIEs: []*CIE{synthCIE(atEntry)}, data: data, FDEs: []FDE{
 		{Offset: -1, Start: s.Addr, End: s.Addr + 16, ninstr: uint32(len(pltHeaderCFI))},
 		{Offset: -1, Start: s.Addr + 16, End: s.Addr + s.Size, instr: uint32(len(pltHeaderCFI)), ninstr: uint32(len(pltEntryCFI))},
 	}}
 }
 
-// synthCIE is the CIE of synthetic CFI: at a function's entry, CFA =
-// rsp+8 and the return address at CFA-8 (DW_CFA_def_cfa rsp 8;
+// atEntry are the initial instructions of a CIE for code entered by a
+// call: CFA = rsp+8 and the return address at CFA-8 (DW_CFA_def_cfa rsp 8;
 // DW_CFA_offset rip, cfa-8).
-func synthCIE() *CIE {
-	return &CIE{Version: 1, CodeAlign: 1, DataAlign: -8, RAReg: 16, AddrSize: 8, Initial: []byte{0x0c, 7, 8, 0x90, 1}}
+var atEntry = []byte{0x0c, 7, 8, 0x90, 1}
+
+// synthCIE is the CIE of synthetic CFI (x86_64 factors), with initial
+// instructions initial.
+func synthCIE(initial []byte) *CIE {
+	return &CIE{Version: 1, CodeAlign: 1, DataAlign: -8, RAReg: 16, AddrSize: 8, Initial: initial}
 }
 
 // hasCFI reports whether frames hold any FDE: without CFI at all, frame
@@ -107,7 +111,7 @@ func initFrames(f *elf.File, frames []*Frames, read sectionData) *Frames {
 	if !hasCFI(frames) {
 		return nil
 	}
-	out := &Frames{Section: InitSection, CIEs: []*CIE{synthCIE()}}
+	out := &Frames{Section: InitSection, CIEs: []*CIE{synthCIE(atEntry)}}
 	for _, name := range []string{".init", ".fini"} {
 		s := f.Section(name)
 		if s == nil || s.Type != elf.SHT_PROGBITS || s.Flags&elf.SHF_EXECINSTR == 0 || s.Size > maxInitCode ||
