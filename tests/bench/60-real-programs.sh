@@ -85,17 +85,29 @@ selected() {
 	fi
 }
 
-# perf_run CALLGRAPH OUT -- CMD ARGS...: one `perf record` of CMD, its
-# samples appended to OUT as `perf script` text.
+# perf_run RECORD-ARGS OUT -- CMD ARGS...: one `perf record RECORD-ARGS` of
+# CMD, its samples appended to OUT as `perf script` text; samples perf lost
+# are said.
 perf_run() {
-	cg=$1 out=$2
+	rec=$1 out=$2
 	shift 3
 	# shellcheck disable=SC2086
-	perf record -q -N -F 999 $cg -o "$tmp/perf.data" -- "$@" >/dev/null 2>>"$tmp/perf.err" ||
+	perf record -q -N $rec -o "$tmp/perf.data" -- "$@" >/dev/null 2>>"$tmp/perf.err" ||
 		echo "  (the command exited with status $? under perf)"
-	perf script -i "$tmp/perf.data" -F comm,tid,ip,sym,dso --no-inline --no-demangle >>"$out" 2>/dev/null
+	perf script -i "$tmp/perf.data" -F comm,tid,ip,sym,dso --no-inline --no-demangle >>"$out" 2>"$tmp/perf.script.err"
+	grep -h 'lost' "$tmp/perf.script.err" | sed 's/^/  perf: /' || true
 	rm -f "$tmp/perf.data"
 	drop_perf_maps
+}
+
+# compare NAME STACKCMP-FLAGS...: stackcmp's table and verdicts for NAME's
+# probee, perf and perf2 samples, then probee's notes.
+compare() {
+	name=$1
+	shift
+	"$tmp/stackcmp" compare -name "$name" "$@" ${TOP:+-top "$TOP"} -probee "$tmp/$name.folded" -perf "$tmp/$name.perf" \
+		-perf2 "$tmp/$name.perf2" -verdicts "$tmp/verdicts" || echo "  (stackcmp failed: no figures for $name)"
+	probee_notes "$name"
 }
 
 # measure NAME CALLGRAPH STACKCMP-FLAGS -- CMD ARGS...: one workload under
@@ -118,17 +130,15 @@ measure() {
 			echo "  (the command exited with status $? under probee)"
 		cat "$tmp/$name.run.folded" >>"$tmp/$name.folded"
 		drop_perf_maps
-		perf_run "$cg" "$tmp/$name.perf" -- "$@"
-		perf_run "$cg" "$tmp/$name.perf2" -- "$@"
+		perf_run "-F 999 $cg" "$tmp/$name.perf" -- "$@"
+		perf_run "-F 999 $cg" "$tmp/$name.perf2" -- "$@"
 		i=$((i + 1))
 	done
 	[ $reps = 1 ] || echo "  (each tool's samples of $reps runs, pooled)"
 	set -f # flags are split into words, not globbed (-from PREFIX*)
 	# shellcheck disable=SC2086
-	"$tmp/stackcmp" compare -name "$name" $flags ${TOP:+-top "$TOP"} -probee "$tmp/$name.folded" -perf "$tmp/$name.perf" -perf2 "$tmp/$name.perf2" \
-		-verdicts "$tmp/verdicts" || echo "  (stackcmp failed: no figures for $name)"
+	compare "$name" $flags
 	set +f
-	probee_notes "$name"
 }
 
 # measure_event NAME SPEC FROM -- CMD ARGS...: the hits of a uprobe at the
@@ -156,16 +166,11 @@ measure_event() {
 	"$PROBEE" --uprobe "$spec" -o "$tmp/$name.folded" -- "$@" >/dev/null 2>"$tmp/$name.probee.err" ||
 		echo "  (the command exited with status $? under probee)"
 	for run in perf perf2; do
-		perf record -q -N -m 1024M -e "probee_bench:$ev" --call-graph "dwarf,$PERF_STACK" -o "$tmp/$name.data" -- "$@" >/dev/null 2>&1 ||
-			echo "  (the command exited with status $? under perf)"
-		perf script -i "$tmp/$name.data" -F comm,tid,ip,sym,dso --no-inline --no-demangle >"$tmp/$name.$run" 2>"$tmp/$name.$run.err"
-		grep -h 'lost' "$tmp/$name.$run.err" | sed 's/^/  perf: /' || true
+		: >"$tmp/$name.$run"
+		perf_run "-m 1024M -e probee_bench:$ev --call-graph dwarf,$PERF_STACK" "$tmp/$name.$run" -- "$@"
 	done
 	echo "-:probee_bench/$ev" >>/sys/kernel/tracing/uprobe_events
-	rm -f "$tmp/$name.data"
-	"$tmp/stackcmp" compare -name "$name" -event ${from:+-from "$from"} ${TOP:+-top "$TOP"} -probee "$tmp/$name.folded" \
-		-perf "$tmp/$name.perf" -perf2 "$tmp/$name.perf2" -verdicts "$tmp/verdicts" || echo "  (stackcmp failed: no figures for $name)"
-	probee_notes "$name"
+	compare "$name" -event ${from:+-from "$from"}
 }
 
 echo "probee $PROBEE against $(perf --version), both at 999 Hz"
