@@ -120,14 +120,20 @@ func (f *finisher) flush() DeferredStats {
 	return f.stats
 }
 
-// finishBatch finishes a batch; each process's modules are resolved once.
+// finishBatch finishes a batch; the modules of each process's image
+// (told apart by comm) are resolved once.
 func (f *finisher) finishBatch(batch []pending) {
-	mods := map[int][]unwind.Module{}
+	type image struct {
+		tgid int
+		comm string
+	}
+	mods := map[image][]unwind.Module{}
 	for _, p := range batch {
-		m, ok := mods[p.d.TGID]
+		key := image{p.d.TGID, p.d.Comm}
+		m, ok := mods[key]
 		if !ok {
 			m = f.modules(p.d)
-			mods[p.d.TGID] = m
+			mods[key] = m
 		}
 		f.finish(p.d, m)
 	}
@@ -136,12 +142,14 @@ func (f *finisher) finishBatch(batch []pending) {
 // modules resolves the process's executable mappings to tables and gives
 // the kernel the file the walk stopped in.
 func (f *finisher) modules(d bpf.DeferredStack) []unwind.Module {
-	maps := f.t.sym.Mappings(d.TGID)
+	// The image that ran the stack: the process may have exec'd since,
+	// or its parent, whose mappings a child has until it execs.
+	pcs := append([]uint64{d.Regs.RIP}, d.PCs...)
+	maps := f.t.sym.Mappings(d.TGID, d.Comm, pcs)
 	if !covers(maps, d.Regs.RIP) && d.PPID != 0 {
-		// A child forked before its first event, whose notice came before
-		// its parent's mapping records (or that has exec'd since): until
-		// it execs, it has its parent's mappings.
-		maps = f.t.sym.Mappings(d.PPID)
+		// A child the symbolizer has not heard of (its notice came
+		// after this stack).
+		maps = f.t.sym.Mappings(d.PPID, d.Comm, pcs)
 	}
 	mods, errs := f.t.tables.modules(d.TGID, maps)
 	for _, err := range errs {

@@ -98,11 +98,11 @@ type fakeSymbols struct {
 	maps  map[int][]Mapping  // Mappings'
 }
 
-func (s *fakeSymbols) Mappings(pid int) []Mapping { return s.maps[pid] }
+func (s *fakeSymbols) Mappings(pid int, comm string, pcs []uint64) []Mapping { return s.maps[pid] }
 
 func (s *fakeSymbols) Snapshot(pid int) error { s.record("Snapshot %d", pid); return nil }
 
-func (s *fakeSymbols) SnapshotMaps(pid int, maps []Mapping) {
+func (s *fakeSymbols) SnapshotMaps(pid int, maps []Mapping, comm string) {
 	s.record("SnapshotMaps %d %s", pid, mapNames(maps))
 }
 

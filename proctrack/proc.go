@@ -25,13 +25,19 @@ func (p procFS) pidPath(pid int, name string) string {
 	return p.path(fmt.Sprintf("/proc/%d/%s", pid, name))
 }
 
-// readMaps reads /proc/PID/maps.
-func (p procFS) readMaps(pid int) ([]Mapping, error) {
-	ms, err := procmaps.Read(p.pidPath(pid, "maps"))
+// snapshot is one read of a process's mappings and the comm they go with.
+type snapshot struct {
+	maps []Mapping
+	comm string // "" when an exec kept changing it (procmaps.ReadProcess)
+}
+
+// readMaps reads /proc/PID/maps and comm.
+func (p procFS) readMaps(pid int) (snapshot, error) {
+	ms, comm, err := procmaps.ReadProcess(p.pidPath(pid, ""))
 	if err != nil {
-		return nil, fmt.Errorf("read mappings of pid %d: %w (is the process still running?)", pid, err)
+		return snapshot{}, fmt.Errorf("read mappings of pid %d: %w (is the process still running?)", pid, err)
 	}
-	return ms, nil
+	return snapshot{ms, comm}, nil
 }
 
 // alive reports whether pid still exists (a zombie does).

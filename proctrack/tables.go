@@ -48,23 +48,23 @@ func newTables(t *Tracker, cache *unwind.Cache, goByFP bool) *tables {
 }
 
 // loadProcess reads pid's mappings from /proc, loads their tables and
-// returns the mappings read (nil when none were). It is called from the
+// returns what it read (no mappings when it read none). It is called from the
 // notice and the mapping goroutines; reading and pushing under one lock
 // makes the last push the freshest read (an older, partial read pushed
 // after the gate's full one would cut stacks).
-func (d *tables) loadProcess(pid int) []Mapping {
+func (d *tables) loadProcess(pid int) snapshot {
 	d.loadMu.Lock()
 	defer d.loadMu.Unlock()
 	if d.closed {
-		return nil
+		return snapshot{}
 	}
-	all, err := d.t.proc.readMaps(pid)
+	read, err := d.t.proc.readMaps(pid)
 	if err != nil {
 		d.t.debugf("unwind tables of pid %d: %v", pid, err)
-		return nil
+		return snapshot{}
 	}
 	var exec []Mapping
-	for _, m := range all {
+	for _, m := range read.maps {
 		if m.Exec() {
 			exec = append(exec, m)
 		}
@@ -73,7 +73,7 @@ func (d *tables) loadProcess(pid int) []Mapping {
 	d.procs[pid] = exec
 	d.mu.Unlock()
 	d.push(pid, exec)
-	return all
+	return read
 }
 
 // loadVDSO gives the kernel the vDSO's table to find by identity (it has
@@ -113,14 +113,14 @@ func (d *tables) push(pid int, maps []Mapping) {
 }
 
 // newProcess loads the tables of a process seen for the first time and
-// returns the mappings it read (nil when it read none: the process is
+// returns what it read (no mappings when it read none: the process is
 // already tracked, or gone).
-func (d *tables) newProcess(pid int) []Mapping {
+func (d *tables) newProcess(pid int) snapshot {
 	d.mu.Lock()
 	_, known := d.procs[pid]
 	d.mu.Unlock()
 	if known {
-		return nil
+		return snapshot{}
 	}
 	return d.loadProcess(pid)
 }

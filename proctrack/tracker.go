@@ -45,14 +45,15 @@ type Kernel interface {
 // *resolver.Symbolizer implements it.
 type Symbols interface {
 	Snapshot(pid int) error
-	SnapshotMaps(pid int, maps []Mapping)
+	SnapshotMaps(pid int, maps []Mapping, comm string)
 	AddMapping(pid int, m Mapping)
 	ExecReset(pid int, comm string)
 	Inherit(child, parent int)
 	Prune(grace time.Duration, alive func(pid int) bool) int
-	// Mappings returns the executable mappings known of pid, sorted by
-	// start, also after it exited.
-	Mappings(pid int) []Mapping
+	// Mappings returns the executable mappings, sorted by start, of the
+	// image that ran a stack of pid counted under comm through pcs, also
+	// after it exited or exec'd.
+	Mappings(pid int, comm string, pcs []uint64) []Mapping
 }
 
 // Config is what a Tracker drives and how.
@@ -170,12 +171,12 @@ func (t *Tracker) newProcess(pid, ppid int) {
 	if t.ctrs != nil {
 		t.ctrs.seen(pid, ppid)
 	}
-	var read []Mapping
+	var read snapshot
 	if t.tables != nil {
 		read = t.tables.newProcess(pid)
 	}
-	if read != nil {
-		t.sym.SnapshotMaps(pid, read)
+	if read.maps != nil {
+		t.sym.SnapshotMaps(pid, read.maps, read.comm)
 	} else {
 		t.sym.Snapshot(pid)
 	}

@@ -1,9 +1,13 @@
 package resolver
 
 import (
+	"errors"
 	"fmt"
+	"maps"
 	"os"
-	"strings"
+	"slices"
+
+	"github.com/probee/probee/internal/procmaps"
 )
 
 // A process's address space changes at each exec, and the kernel's counts
@@ -13,34 +17,82 @@ import (
 // pid; the comm tells them apart, since exec renames the process after the
 // new program. So a process's snapshot keeps the mapping sets it had
 // before each exec (before), each with the comm it had then, and Frames
-// symbolizes a stack with the set of the comm it was counted under: the
-// current set unless an earlier one has that comm and the current one
-// does not. A child whose first snapshot shows it after its exec gets its
-// parent's set (a fork copies it) as its earlier one (Inherit).
+// symbolizes a stack with a set of the comm it was counted under, the one
+// that holds the stack's addresses. A child whose first snapshot shows it
+// after its exec gets its parent's set (a fork copies it) as its earlier
+// one (Inherit), and the parent's sets are tried for the stacks its own
+// do not hold (setFor).
+//
+// The sets are built from /proc reads and from the kernel's mapping
+// records, which are handled up to a tick after the exec: a read can see
+// the new image before its exec record is handled (ExecReset then keeps
+// the set it made), and a read's comm is the one its maps go with
+// (procmaps.ReadProcess).
 
-// readComm is pid's comm, "" when it cannot be read.
-func (r *Resolver) readComm(pid int) string {
-	b, err := os.ReadFile(r.rootPath(fmt.Sprintf("/proc/%d/comm", pid)))
-	if err != nil {
-		return ""
+// readProcess reads pid's mappings and the comm they go with (see
+// procmaps.ReadProcess: "" when an exec kept changing it).
+func (r *Resolver) readProcess(pid int) ([]Mapping, string, error) {
+	dir := r.rootPath(fmt.Sprintf("/proc/%d", pid))
+	maps, comm, err := procmaps.ReadProcess(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil, "", fmt.Errorf("no process with pid %d: check the pid", pid)
+	case err != nil:
+		return nil, "", fmt.Errorf("read %s/maps: %w (run as root)", dir, err)
 	}
-	return strings.TrimSuffix(string(b), "\n")
+	return maps, comm, nil
 }
 
-// generation is the mapping set of p to symbolize a stack counted under
-// comm (see above). Where the current set's comm is unknown, or an exec
-// kept the name (a program that re-executes itself), comm cannot tell the
-// sets apart, and the current one is used.
-func (p *procMaps) generation(comm string) *procMaps {
-	if comm == "" || p.comm == "" || p.comm == comm {
+// generation is the mapping set of p to symbolize a stack (addrs) counted
+// under comm (see above). Several sets can have that comm: a program that
+// re-executed itself, or a shell's child that ran env, then a shell again
+// (its first and last images are both "bash"). Of those, the one whose
+// mappings hold most of addrs wins, the latest on a tie. Where comm is
+// unknown, or no set has it, the current one is used.
+func (p *procMaps) generation(comm string, addrs []uint64) *procMaps {
+	if comm == "" || p.comm == "" {
 		return p
 	}
-	for i := len(p.before) - 1; i >= 0; i-- {
-		if p.before[i].comm == comm {
-			return p.before[i]
+	best, most := p, -1
+	if p.comm == comm {
+		most = p.holds(addrs)
+	}
+	for _, b := range slices.Backward(p.before) {
+		if n := b.holds(addrs); b.comm == comm && n > most {
+			best, most = b, n
 		}
 	}
-	return p
+	return best
+}
+
+// setFor is the mapping set that symbolizes a stack of pid (whose sets
+// are p) counted under comm, and the pid whose set it is. A forked child
+// got a copy of its parent's mappings when its notice was handled, which
+// can be before the records of its parent's last exec were: a shell that
+// has just exec'd forks a subshell at once. Where the child's own sets do
+// not hold every address, the parent's sets as they are now are tried
+// too. Call it with s.mu held.
+func (s *Symbolizer) setFor(pid int, p *procMaps, comm string, addrs []uint64) (*procMaps, int) {
+	g := p.generation(comm, addrs)
+	n := g.holds(addrs)
+	if n == len(addrs) || p.parent == 0 || s.procs[p.parent] == nil {
+		return g, pid
+	}
+	if pg := s.procs[p.parent].generation(comm, addrs); pg.holds(addrs) > n {
+		return pg, p.parent
+	}
+	return g, pid
+}
+
+// holds is how many of addrs p's mappings hold.
+func (p *procMaps) holds(addrs []uint64) int {
+	n := 0
+	for _, a := range addrs {
+		if _, ok := p.mappingAt(a); ok {
+			n++
+		}
+	}
+	return n
 }
 
 // retired is p as an earlier set of its process: without the perf map
@@ -51,16 +103,32 @@ func (p *procMaps) retired() *procMaps {
 	return &q
 }
 
-// addBefore records g as a set p had before its last exec, unless one
-// with g's comm is there already.
+// addBefore records g as a set p had before its last exec. A set with
+// g's comm there already gets g's mappings added (g's win where they
+// overlap): the stacks counted under that comm may come from either.
 func (p *procMaps) addBefore(g *procMaps) {
 	if g.comm == "" || !g.hasFile() {
 		return
 	}
 	for _, b := range p.before {
 		if b.comm == g.comm {
+			b.absorb(g)
 			return
 		}
 	}
 	p.before = append(p.before, g)
+}
+
+// absorb adds g's mappings and objects to p.
+func (p *procMaps) absorb(g *procMaps) {
+	p.maps = slices.Clone(p.maps)
+	p.open = maps.Clone(p.open)
+	for _, m := range g.maps {
+		p.insert(m)
+	}
+	for path, o := range g.open {
+		if p.open[path] == nil {
+			p.open[path] = o
+		}
+	}
 }

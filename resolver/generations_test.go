@@ -101,3 +101,103 @@ func TestExecGenerations(t *testing.T) {
 		}
 	}
 }
+
+// moved is m mapped from start instead.
+func moved(m Mapping, start uint64) Mapping {
+	m.End, m.Start = start+m.End-m.Start, start
+	return m
+}
+
+// The mapping records of an exec are handled up to a tick after it, so
+// what a set holds depends on the order of /proc reads, records and
+// notices. Each process here runs three images in turn, each at its own
+// address: "sh" at genBase (sh's code), then one named by the first exec
+// (true's code at base2), then one named by the second (sh's code at
+// base3). Stacks in each are named whatever the order:
+//   - 20: read from /proc after its first exec, before that exec's record
+//     (only part of the new image was mapped then);
+//   - 21: known from records alone (never read);
+//   - 22: the first and last images share the comm "sh" (a shell's child
+//     that ran env, then a shell);
+//   - 23: a child forked by 24 after 24's exec, whose notice was handled
+//     before that exec's records: its copy of 24's set is stale.
+func TestExecRecordOrder(t *testing.T) {
+	g := newGenRoot(t)
+	s := NewSymbolizer(Scope{Root: g.root}, nil)
+	const base2, base3 = 0x400000, 0x800000
+	spin3, leaf2 := g.spinAt-genBase+base3, g.leafAt-genBase+base2
+	third := map[int]string{20: "true", 21: "true", 22: "sh"}
+	g.process(20, "env", g.sh)
+	if err := s.Snapshot(20); err != nil {
+		t.Fatal(err)
+	}
+	g.process(22, "sh", g.sh)
+	if err := s.Snapshot(22); err != nil {
+		t.Fatal(err)
+	}
+	for _, pid := range []int{20, 21, 22} {
+		s.ExecReset(pid, "env")
+		s.AddMapping(pid, moved(g.tr, base2))
+		s.ExecReset(pid, third[pid])
+		s.AddMapping(pid, moved(g.sh, base3))
+	}
+	g.process(24, "sh", g.sh)
+	if err := s.Snapshot(24); err != nil {
+		t.Fatal(err)
+	}
+	s.Inherit(23, 24) // no /proc/23: gone
+	s.ExecReset(24, "true")
+	s.AddMapping(24, moved(g.tr, base2))
+	for _, c := range []struct {
+		pid  int
+		comm string
+		addr uint64
+		want string
+	}{
+		{20, "env", leaf2, "leaf"},
+		{20, "true", spin3, "spin_leaf"},
+		{21, "env", leaf2, "leaf"},
+		{21, "true", spin3, "spin_leaf"},
+		{22, "sh", g.spinAt, "spin_leaf"},
+		{22, "env", leaf2, "leaf"},
+		{22, "sh", spin3, "spin_leaf"},
+		{23, "true", leaf2, "leaf"},
+		{23, "sh", g.spinAt, "spin_leaf"},
+	} {
+		if f := s.Frames(c.pid, c.comm, []uint64{c.addr}); f[0].Function != c.want {
+			t.Errorf("pid %d comm %q 0x%x: %q, want %q", c.pid, c.comm, c.addr, f[0].Function, c.want)
+		}
+	}
+}
+
+// Mappings gives the user-space unwinder the mappings of the image that
+// ran a stack: a vfork child's stack in its parent's code, finished after
+// both the child and the parent exec'd, gets the parent's set from
+// before its exec.
+func TestMappingsOfImage(t *testing.T) {
+	g := newGenRoot(t)
+	s := NewSymbolizer(Scope{Root: g.root}, nil)
+	const base2, base3 = 0x400000, 0x800000
+	g.process(30, "sh", g.sh)
+	if err := s.Snapshot(30); err != nil {
+		t.Fatal(err)
+	}
+	s.Inherit(31, 30)
+	s.ExecReset(31, "true")
+	s.AddMapping(31, moved(g.tr, base2))
+	s.ExecReset(30, "true")
+	s.AddMapping(30, moved(g.tr, base3))
+	for _, c := range []struct {
+		comm string
+		pc   uint64
+		want uint64 // start of the mapping holding pc
+	}{
+		{"sh", g.spinAt, genBase},
+		{"true", g.leafAt - genBase + base2, base2},
+	} {
+		maps := s.Mappings(31, c.comm, []uint64{c.pc})
+		if len(maps) != 1 || maps[0].Start != c.want {
+			t.Errorf("comm %q pc 0x%x: %+v, want one mapping from 0x%x", c.comm, c.pc, maps, c.want)
+		}
+	}
+}

@@ -45,6 +45,7 @@ type procMaps struct {
 	last   time.Time          // when AddMapping last recorded a mapping
 	jit    *jitMap            // its perf map, from the first snapshot on (nil: process gone by then)
 	comm   string             // the process's comm while these were its mappings ("" unknown)
+	parent int                // the tgid it was forked from, when known (see setFor)
 	before []*procMaps        // its mapping sets before its execs, oldest first (generations.go)
 }
 
@@ -92,19 +93,19 @@ func NewSymbolizer(scope Scope, idx *Index) *Symbolizer {
 // snapshot (new mappings after dlopen); mappings already known and not
 // overlapped by the new snapshot are kept.
 func (s *Symbolizer) Snapshot(pid int) error {
-	maps, err := s.r.readMaps(pid)
+	maps, comm, err := s.r.readProcess(pid)
 	if err != nil {
 		return err
 	}
-	s.SnapshotMaps(pid, maps)
+	s.SnapshotMaps(pid, maps, comm)
 	return nil
 }
 
 // SnapshotMaps is Snapshot from mappings the caller has just read from
 // /proc/PID/maps (the unwind-table loader reads them too: one read serves
-// both).
-func (s *Symbolizer) SnapshotMaps(pid int, maps []Mapping) {
-	p := &procMaps{open: map[string]*Object{}, jit: s.jitMapOf(pid), comm: s.r.readComm(pid)}
+// both), with the comm they go with (procmaps.ReadProcess; "" unknown).
+func (s *Symbolizer) SnapshotMaps(pid int, maps []Mapping, comm string) {
+	p := &procMaps{open: map[string]*Object{}, jit: s.jitMapOf(pid), comm: comm}
 	var files []Mapping
 	for _, m := range maps {
 		if !m.Exec() {
@@ -217,7 +218,7 @@ func (s *Symbolizer) Frames(pid int, comm string, addrs []uint64) []Frame {
 	}
 	if p != nil {
 		s.mu.Lock()
-		p = p.generation(comm)
+		p, pid = s.setFor(pid, p, comm, addrs)
 		s.mu.Unlock()
 		s.loadMissing(pid, p)
 		s.refreshJIT(p, addrs)

@@ -149,8 +149,9 @@ func (s *Symbolizer) Inherit(child, parent int) {
 	if p == nil {
 		return
 	}
-	q := &procMaps{maps: slices.Clone(p.maps), open: maps.Clone(p.open), seen: true, comm: p.comm}
+	q := &procMaps{maps: slices.Clone(p.maps), open: maps.Clone(p.open), seen: true, comm: p.comm, parent: parent}
 	if c.hasFile() {
+		c.parent = parent
 		if c.comm != p.comm {
 			c.addBefore(q)
 		}
@@ -179,20 +180,34 @@ func (p *procMaps) hasFile() bool {
 // process is gone by then, the map read is kept, as it most likely is.
 //
 // The mappings it had are kept as an earlier set (generations.go): samples
-// counted under its comm before the exec are symbolized with them.
+// counted under its comm before the exec are symbolized with them. A set
+// that has the exec's comm already is kept as the current one, the
+// records that follow added to it: it was read from /proc after this exec
+// (the record is handled up to a tick later), or the program re-executed
+// itself, when comm cannot tell the two images apart anyway.
 func (s *Symbolizer) ExecReset(pid int, comm string) {
 	s.mu.Lock()
 	p := s.procs[pid]
-	delete(s.procs, pid)
-	if p != nil {
-		q := &procMaps{open: map[string]*Object{}, seen: p.seen, last: time.Now(), before: p.before, comm: comm}
-		q.addBefore(p.retired())
-		s.procs[pid] = q
-	}
-	s.mu.Unlock()
-	if p == nil || p.jit == nil {
+	if p != nil && p.comm == comm && comm != "" {
+		p.last = time.Now()
+		s.mu.Unlock()
 		return
 	}
+	q := &procMaps{open: map[string]*Object{}, last: time.Now(), comm: comm}
+	if p != nil {
+		q.seen, q.before, q.parent = p.seen, p.before, p.parent
+		q.addBefore(p.retired())
+	}
+	s.procs[pid] = q // the records that follow are the new image's
+	s.mu.Unlock()
+	if p != nil && p.jit != nil {
+		s.rereadJIT(pid, p, comm)
+	}
+}
+
+// rereadJIT gives pid's current set the perf map as it is after the exec
+// that retired p (see ExecReset).
+func (s *Symbolizer) rereadJIT(pid int, p *procMaps, comm string) {
 	m := s.newJITMap(pid)
 	if m == nil {
 		m = p.jit
@@ -271,14 +286,17 @@ func (s *Symbolizer) closeExitedJIT(alive func(pid int) bool) {
 	}
 }
 
-// Mappings returns the executable mappings known of pid, sorted by start
-// (nil when it is unknown): what unwinding a stack of pid in user space
-// needs, also after the process exited.
-func (s *Symbolizer) Mappings(pid int) []Mapping {
+// Mappings returns the executable mappings, sorted by start, of the set
+// that names a stack of pid counted under comm through pcs (the set
+// Frames uses, see setFor; nil when pid is unknown): what unwinding that
+// stack in user space needs, also after the process exited or exec'd, or
+// its parent did.
+func (s *Symbolizer) Mappings(pid int, comm string, pcs []uint64) []Mapping {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if p := s.procs[pid]; p != nil {
-		return slices.Clone(p.maps)
+		g, _ := s.setFor(pid, p, comm, pcs)
+		return slices.Clone(g.maps)
 	}
 	return nil
 }

@@ -187,7 +187,7 @@ func TestSampleExecAndExit(t *testing.T) {
 	script := `i=0; while [ $i -lt 600 ]; do /bin/true; i=$((i+1)); done; exec "$0" 256 3`
 	r := run(t, "", "--sample", "-F", "999", "--", "sh", "-c", script, bin)
 	var inExec, exiting, cut, sh, bare, vfork, vforkCut uint64
-	cuts, bares := map[string]uint64{}, map[string]uint64{}
+	cuts, bares, vforkCuts := map[string]uint64{}, map[string]uint64{}, map[string]uint64{}
 	for st, n := range folded(t, r.stdout) {
 		u := userFrames(st)
 		if strings.HasPrefix(st, "sample;sh;") {
@@ -195,6 +195,9 @@ func TestSampleExecAndExit(t *testing.T) {
 			if slices.Contains(u, "vfork") {
 				vfork += n
 				vforkCut += count(u[2] == "[truncated]", n)
+				if u[2] == "[truncated]" {
+					vforkCuts[st] = n
+				}
 			}
 			if slices.ContainsFunc(u, addressFrame) {
 				bare += n
@@ -215,7 +218,7 @@ func TestSampleExecAndExit(t *testing.T) {
 	t.Logf("%d samples in execve, %d in an exit, marked; %d cut; %d partial stacks reported; %d of %d sh samples with a bare address",
 		inExec, exiting, cut, partial, bare, sh)
 	if vfork < 3 || vforkCut > 0 {
-		t.Errorf("%d of %d sh samples in vfork are [truncated], want none of >= 3", vforkCut, vfork)
+		t.Errorf("%d of %d sh samples in vfork are [truncated], want none of >= 3:\n%s", vforkCut, vfork, foldedLines(vforkCuts))
 	}
 	if sh < 20 || bare > 0 {
 		t.Errorf("%d of %d sh samples have a bare address frame, want none of >= 20:\n%s", bare, sh, foldedLines(bares))
@@ -236,3 +239,29 @@ var addressRE = regexp.MustCompile(`^0x[0-9a-f]+$`)
 // addressFrame reports whether a frame is a bare address: no mapping of
 // its process was known to hold it.
 func addressFrame(f string) bool { return addressRE.MatchString(f) }
+
+// Processes that exec twice in quick succession (env, then the program it
+// runs) and shells that fork at once after their exec: the mapping
+// records of each exec are handled after the process was read from /proc
+// or its child was first seen, and both images may share a comm. Every
+// user frame of every sample is named from a mapping of its own image.
+func TestSampleExecChains(t *testing.T) {
+	testgate.Root(t)
+	script := `for i in $(seq 150); do /usr/bin/env true; done
+for i in $(seq 60); do /usr/bin/env bash -c 'x=$(echo a)'; done`
+	r := run(t, "", "--sample", "-F", "999", "--", "bash", "-c", script)
+	bares := map[string]uint64{}
+	var bare, all uint64
+	for st, n := range folded(t, r.stdout) {
+		all += n
+		if slices.ContainsFunc(userFrames(st), addressFrame) {
+			bare += n
+			bares[st] = n
+		}
+	}
+	t.Logf("%d of %d samples with a bare address frame", bare, all)
+	if r.code != 0 || all < 200 || bare > 0 {
+		t.Errorf("exit %d: %d of %d samples have a bare address frame, want none of >= 200:\n%s",
+			r.code, bare, all, foldedLines(bares))
+	}
+}
