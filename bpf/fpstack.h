@@ -4,6 +4,15 @@
 #ifndef PROBEE_FPSTACK_H
 #define PROBEE_FPSTACK_H
 
+// MAX_STACK_SWITCHES is how often a frame-pointer walk may step down the
+// address space, to a frame on another stack: Go runs the runtime's work on
+// the thread's system stack (systemstack, cgo calls), whose frames point
+// back to the goroutine's stack wherever the two lie (goroutine stacks are
+// in Go's heap, the main thread's below its environment). Past it, a saved
+// rbp that is not above its frame cuts the walk: a loop of frames (garbage
+// where code keeps no frame pointer) turns back down at least once a turn.
+#define MAX_STACK_SWITCHES 2
+
 // user_pc reports whether v can be a user-space return address (canonical,
 // above the null page): a frame-pointer walk through code built without
 // frame pointers reads garbage, and must stop there.
@@ -46,6 +55,21 @@ static __always_inline __u32 mark_gone(struct user_stack *st)
 	return gone;
 }
 
+// STACK_SWITCH counts fp_walk's stack switches in st->flags while it walks:
+// in map memory the verifier does not follow its value through the
+// unrolled loop (a counter on the BPF stack multiplies its states past
+// the 1M-instruction limit).
+#define STACK_SWITCH 0x10000
+
+// fp_switch counts a step down to another stack; 0 when too many were.
+static __always_inline int fp_switch(struct user_stack *st)
+{
+	if (st->flags >= MAX_STACK_SWITCHES * STACK_SWITCH)
+		return 0;
+	st->flags += STACK_SWITCH;
+	return 1;
+}
+
 // fp_walk fills st with the user stack from regs, walking frame pointers.
 // At a function's first instruction the return address is at [sp]. It
 // returns 1 when the walk stopped before a zero rbp (the outermost frame's,
@@ -83,12 +107,15 @@ static __always_inline int fp_walk(struct user_stack *st, __u64 ip, __u64 sp,
 			break;
 		st->pcs[n++] = frame[1];
 		h = mix(h, frame[1]);
-		if (frame[0] <= bp) // frames grow upwards; stop on loops/garbage
+		// Frames grow upwards; stop on loops and garbage (see
+		// MAX_STACK_SWITCHES).
+		if (frame[0] == bp || (frame[0] < bp && !fp_switch(st)))
 			break;
 		bp = frame[0];
 	}
 	st->len = n;
 	st->hash = h ? h : 1;
+	st->flags &= STACK_SWITCH - 1;
 	return cut;
 }
 

@@ -226,6 +226,7 @@ static __always_inline struct unwind_state *unwind_begin(void *ctx, __u64 cookie
 	s->partial = 0;
 	s->busy = 0;
 	s->unknown = 0;
+	s->switches = 0;
 	s->slot = slot;
 	s->calls = 0;
 	s->st.len = 0;

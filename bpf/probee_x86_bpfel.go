@@ -214,9 +214,9 @@ type probeeUnwindState struct {
 	Slot     uint32
 	Busy     uint32
 	Unknown  uint32
+	Switches uint32
 	Dn       uint32
 	Dexact   uint32
-	_        [4]byte
 	Dip      uint64
 	Dsp      uint64
 	Dbp      uint64

@@ -187,30 +187,30 @@ type probeeLegacyUnwindRule struct {
 }
 
 type probeeLegacyUnwindState struct {
-	_       structs.HostLayout
-	Ip      uint64
-	Sp      uint64
-	Bp      uint64
-	Di      uint64
-	Ax      uint64
-	Tramp   uint64
-	Ri      uint64
-	Exact   uint32
-	Calls   uint32
-	Done    uint32
-	Entry   uint32
-	VmOk    uint32
-	Partial uint32
-	Slot    uint32
-	Busy    uint32
-	Unknown uint32
-	Dn      uint32
-	Dexact  uint32
-	_       [4]byte
-	Dip     uint64
-	Dsp     uint64
-	Dbp     uint64
-	Vm      struct {
+	_        structs.HostLayout
+	Ip       uint64
+	Sp       uint64
+	Bp       uint64
+	Di       uint64
+	Ax       uint64
+	Tramp    uint64
+	Ri       uint64
+	Exact    uint32
+	Calls    uint32
+	Done     uint32
+	Entry    uint32
+	VmOk     uint32
+	Partial  uint32
+	Slot     uint32
+	Busy     uint32
+	Unknown  uint32
+	Switches uint32
+	Dn       uint32
+	Dexact   uint32
+	Dip      uint64
+	Dsp      uint64
+	Dbp      uint64
+	Vm       struct {
 		_          structs.HostLayout
 		Start      uint64
 		End        uint64

@@ -61,6 +61,7 @@ struct unwind_state {
 	__u32 slot;    // the context kind's slot (enum unwind_slot)
 	__u32 busy;    // bpf_find_vma failed (interrupt context): cut, to be finished in user space
 	__u32 unknown; // cut at a pc no mapping holds
+	__u32 switches; // frame-pointer steps down to another stack (fp_step)
 	__u32 dn, dexact;     // defer.h: frames before the first such frame, its exact
 	__u64 dip, dsp, dbp;  // and its registers
 	struct unwind_mapping vm;
@@ -424,6 +425,9 @@ static __always_inline int stack_u64(struct unwind_state *s, __u64 addr, __u64 *
 	return 0;
 }
 
+// fp_step moves to the caller by the frame pointer. A frame whose saved
+// rbp points below it is on another stack (see MAX_STACK_SWITCHES): the
+// walk goes on there, up to that many times.
 static __always_inline int fp_step(struct unwind_state *s)
 {
 	if (!s->bp)
@@ -434,6 +438,12 @@ static __always_inline int fp_step(struct unwind_state *s)
 	__u64 ra = s->word;
 	if (stack_u64(s, cfa - 16, &s->bp)) // the saved rbp
 		return STEP_CUT;
+	if (cfa < s->sp) {
+		if (s->switches >= MAX_STACK_SWITCHES)
+			return STEP_CUT;
+		s->switches++;
+		s->sp = 0; // another stack: any cfa is above this one
+	}
 	return move_to(s, ra, cfa);
 }
 
