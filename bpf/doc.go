@@ -115,7 +115,11 @@
 // Without tail calls (Options.NoTailCalls, or a failed tail call) the walk
 // runs inline in bpf_loop (256 frames; 5.17+) or a bounded loop of
 // InlineLoopFrames. Frames: pc-1 lookups for return addresses, exact pcs
-// after signal frames; mappings without a table take a frame-pointer step;
+// after signal frames; mappings without a table take a frame-pointer step,
+// which may go down to another stack twice per walk (Go's systemstack;
+// MAX_STACK_SWITCHES in fpstack.h); the walk remembers where the last
+// frame that saved rbx put it, for the rbx-based CFA of ld.so's
+// lazy-binding trampolines (CFA_RBX, frame_rbx in unwind.h);
 // a return address equal to the uretprobe trampoline is replaced by the
 // real one from the task's pending return_instance whose stack slot matches
 // (CO-RE reads of task->utask). Cut walks set STACK_TRUNCATED and count a

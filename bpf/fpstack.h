@@ -61,10 +61,13 @@ static __always_inline __u32 mark_gone(struct user_stack *st)
 // the 1M-instruction limit).
 #define STACK_SWITCH 0x10000
 
-// fp_switch counts a step down to another stack; 0 when too many were.
-static __always_inline int fp_switch(struct user_stack *st)
+// fp_switch counts a step down to another stack, at bp; 0 when too many
+// were, or bp is no frame's address: a small integer such as argc, which
+// code without frame pointers leaves in rbp, is not read (a faulting read
+// costs more than the rest of the walk).
+static __always_inline int fp_switch(struct user_stack *st, __u64 bp)
 {
-	if (st->flags >= MAX_STACK_SWITCHES * STACK_SWITCH)
+	if (!user_pc(bp) || (bp & 7) || st->flags >= MAX_STACK_SWITCHES * STACK_SWITCH)
 		return 0;
 	st->flags += STACK_SWITCH;
 	return 1;
@@ -109,7 +112,7 @@ static __always_inline int fp_walk(struct user_stack *st, __u64 ip, __u64 sp,
 		h = mix(h, frame[1]);
 		// Frames grow upwards; stop on loops and garbage (see
 		// MAX_STACK_SWITCHES).
-		if (frame[0] == bp || (frame[0] < bp && !fp_switch(st)))
+		if (frame[0] == bp || (frame[0] < bp && !fp_switch(st, frame[0])))
 			break;
 		bp = frame[0];
 	}

@@ -33,6 +33,13 @@
 #include "kernel.h"
 #include "compat.h"
 
+// rbx of user registers: bpf_tracing.h has no accessor for it.
+#if defined(__KERNEL__) || defined(__VMLINUX_H__)
+#define PT_REGS_BX(x) (__PT_REGS_CAST(x)->bx)
+#else
+#define PT_REGS_BX(x) (__PT_REGS_CAST(x)->rbx)
+#endif
+
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 #include "maps.h"
@@ -193,7 +200,7 @@ static __always_inline int record_fp(struct count_key *k, __u64 ip, __u64 sp,
 // NULL when the event was handled with frame pointers instead (FP mode, no
 // tables for the process yet, a kernel thread).
 static __always_inline struct unwind_state *unwind_begin(void *ctx, __u64 cookie,
-		__u64 ip, __u64 sp, __u64 bp, __u64 di, __u64 ax, int with_kstack, __u32 slot)
+		__u64 ip, __u64 sp, __u64 bp, __u64 di, __u64 ax, __u64 bx, int with_kstack, __u32 slot)
 {
 	struct count_key k = {};
 	int entry = (cookie >> 32) & COOKIE_ENTRY;
@@ -217,6 +224,8 @@ static __always_inline struct unwind_state *unwind_begin(void *ctx, __u64 cookie
 	s->bp = bp;
 	s->di = di;
 	s->ax = ax;
+	s->bx = bx;
+	s->bx_at = 0;
 	s->exact = 1;
 	s->entry = entry;
 	s->vm_ok = 0;
@@ -265,7 +274,7 @@ static __always_inline int unwind_finish(struct unwind_state *s, __u32 slot)
 	({                                                                                 \
 		struct unwind_state *s_ = unwind_begin(ctx, cookie, PT_REGS_IP(regs),     \
 			PT_REGS_SP(regs), PT_REGS_FP(regs), PT_REGS_PARM1(regs),           \
-			PT_REGS_RC(regs), with_kstack, slot);                              \
+			PT_REGS_RC(regs), PT_REGS_BX(regs), with_kstack, slot);            \
 		if (s_) {                                                                  \
 			if (use_tail_calls)                                                \
 				bpf_tail_call(ctx, &steps, idx);                           \

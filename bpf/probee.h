@@ -88,7 +88,7 @@ struct unwind_rule {
 	__u8 cfa_type;
 	__u8 rbp_type;
 	__u8 plt_threshold;
-	__u8 reserved;
+	__s8 rbx_slot; // the caller's rbx is at cfa + 8 * rbx_slot (0: not saved here)
 	__s32 cfa_offset;
 	__s32 rbp_offset;
 };
@@ -97,6 +97,7 @@ enum cfa_type {
 	CFA_NONE = 0, CFA_RSP = 1, CFA_RBP = 2, CFA_PLT = 3,
 	CFA_SIGNAL = 4, CFA_UNSUPPORTED = 5, CFA_END = 6,
 	CFA_RSP_RET_RDI = 7, // cfa = rsp + offset, return address in rdi (glibc's vfork): first frame only
+	CFA_RBX = 8,         // cfa = rbx + offset (ld.so's lazy-binding trampolines)
 };
 
 enum rbp_type { RBP_SAME = 0, RBP_OFFSET = 1, RBP_UNDEFINED = 2 };

@@ -191,7 +191,7 @@ type probeeUnwindRule struct {
 	CfaType      uint8
 	RbpType      uint8
 	PltThreshold uint8
-	Reserved     uint8
+	RbxSlot      int8
 	CfaOffset    int32
 	RbpOffset    int32
 }
@@ -203,6 +203,8 @@ type probeeUnwindState struct {
 	Bp       uint64
 	Di       uint64
 	Ax       uint64
+	Bx       uint64
+	BxAt     uint64
 	Tramp    uint64
 	Ri       uint64
 	Exact    uint32

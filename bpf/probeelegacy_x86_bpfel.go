@@ -181,7 +181,7 @@ type probeeLegacyUnwindRule struct {
 	CfaType      uint8
 	RbpType      uint8
 	PltThreshold uint8
-	Reserved     uint8
+	RbxSlot      int8
 	CfaOffset    int32
 	RbpOffset    int32
 }
@@ -193,6 +193,8 @@ type probeeLegacyUnwindState struct {
 	Bp       uint64
 	Di       uint64
 	Ax       uint64
+	Bx       uint64
+	BxAt     uint64
 	Tramp    uint64
 	Ri       uint64
 	Exact    uint32

@@ -50,6 +50,8 @@ struct unwind_state {
 	__u64 ip, sp, bp;
 	__u64 di;     // the interrupted frame's rdi (CFA_RSP_RET_RDI)
 	__u64 ax;     // and its rax (syscall_gap_step)
+	__u64 bx;     // and its rbx; the frame's rbx unless bx_at is set (frame_rbx)
+	__u64 bx_at;  // where the frame's rbx was saved: the last slot a callee's rule named
 	__u64 tramp;  // uretprobe trampoline address of the process, 0: none
 	__u64 ri;     // kernel address of the first pending return_instance
 	__u32 exact;  // ip is not a return address (first frame, signal frames)
@@ -432,6 +434,8 @@ static __always_inline int fp_step(struct unwind_state *s)
 {
 	if (!s->bp)
 		return STEP_END;
+	if (!user_pc(s->bp)) // no frame's address (argc, left in rbp by code without frame pointers): reading it would fault
+		return STEP_CUT;
 	__u64 cfa = s->bp + 16;
 	if (stack_u64(s, cfa - 8, &s->word)) // the return address
 		return STEP_CUT;
@@ -447,6 +451,18 @@ static __always_inline int fp_step(struct unwind_state *s)
 	return move_to(s, ra, cfa);
 }
 
+// frame_rbx reads the current frame's rbx: from the slot where the last
+// callee that saved rbx put it, else the interrupted rbx (no callee
+// changed it).
+static __always_inline int frame_rbx(struct unwind_state *s, __u64 *v)
+{
+	if (!s->bx_at) {
+		*v = s->bx;
+		return 0;
+	}
+	return stack_u64(s, s->bx_at, v);
+}
+
 static __always_inline int signal_step(struct unwind_state *s)
 {
 	__u64 sc[3] = {}; // rbp at +120, rsp at +160, rip at +168
@@ -454,6 +470,7 @@ static __always_inline int signal_step(struct unwind_state *s)
 	if (bpf_probe_read_user(&sc[0], 8, (void *)(s->sp + 120)) ||
 	    bpf_probe_read_user(&sc[1], 16, (void *)(s->sp + 160)))
 		return STEP_CUT;
+	s->bx_at = s->sp + 128; // sigcontext's rbx (unwind.SigcontextRBX)
 	s->bp = sc[0];
 	s->sp = sc[1];
 	s->ip = sc[2];
@@ -483,6 +500,11 @@ static __always_inline int rule_step(struct unwind_state *s, struct unwind_rule 
 		cfa = s->sp + (__s64)r->cfa_offset;
 		ra = s->di;
 		break;
+	case CFA_RBX:
+		if (frame_rbx(s, &s->word))
+			return STEP_CUT;
+		cfa = s->word + (__s64)r->cfa_offset;
+		break;
 	case CFA_SIGNAL:
 		return signal_step(s);
 	case CFA_END:
@@ -490,6 +512,8 @@ static __always_inline int rule_step(struct unwind_state *s, struct unwind_rule 
 	default:
 		return STEP_CUT;
 	}
+	if (r->rbx_slot)
+		s->bx_at = cfa + 8 * (__s64)r->rbx_slot;
 	if (r->cfa_type != CFA_RSP_RET_RDI) {
 		if (stack_u64(s, cfa - 8, &s->word))
 			return STEP_CUT;

@@ -8,6 +8,7 @@ import (
 
 // DWARF register numbers on x86_64 (System V psABI, figure 3.36).
 const (
+	regRBX = 3
 	regRBP = 6
 	regRSP = 7
 	regRIP = 16 // return address column
@@ -39,11 +40,12 @@ type cfaRule struct {
 	expr []byte // non-nil: DW_CFA_def_cfa_expression
 }
 
-// frameState is the part of a CFI row probee tracks: CFA, rbp and the
+// frameState is the part of a CFI row probee tracks: CFA, rbp, rbx (ld.so's
+// lazy-binding trampolines compute their CFA from it) and the
 // return-address column. Other registers are decoded and ignored.
 type frameState struct {
-	cfa     cfaRule
-	rbp, ra regRule
+	cfa          cfaRule
+	rbp, rbx, ra regRule
 }
 
 // maxStateDepth bounds DW_CFA_remember_state nesting (GCC emits 1-2).
@@ -108,6 +110,8 @@ func (in *interp) reg(n uint64) *regRule {
 		return &in.st.ra
 	case regRBP:
 		return &in.st.rbp
+	case regRBX:
+		return &in.st.rbx
 	}
 	return nil
 }
@@ -127,10 +131,13 @@ func (in *interp) restoreReg(n uint64) {
 		*p = regRule{}
 		return
 	}
-	if n == in.cie.RAReg {
+	switch n {
+	case in.cie.RAReg:
 		*p = in.init.ra
-	} else {
+	case regRBP:
 		*p = in.init.rbp
+	default:
+		*p = in.init.rbx
 	}
 }
 

@@ -20,11 +20,14 @@
 //
 // # Rules
 //
-// Every CFI row is reduced to a Rule: the CFA is rsp+off, rbp+off, the .plt
-// expression, a signal frame (CIE augmentation 'S'), end of stack (return
-// address undefined) or unsupported (stop); the return address must be at
-// CFA-8 (anything else is unsupported); the caller's rbp is unchanged,
-// loaded from CFA+off, or undefined. Rows whose rules are equal merge.
+// Every CFI row is reduced to a Rule: the CFA is rsp+off, rbp+off, rbx+off
+// (ld.so's lazy-binding trampolines), the .plt expression, a signal frame
+// (CIE augmentation 'S'), end of stack (return address undefined) or
+// unsupported (stop); the return address must be at CFA-8 (anything else is
+// unsupported); the caller's rbp is unchanged, loaded from CFA+off, or
+// undefined; where the frame saved its caller's rbx is kept too, so that a
+// walk knows rbx when it reaches a trampoline. Rows whose rules are equal
+// merge.
 // Each FDE ends with a CFANone entry so a pc between functions never uses
 // a stale rule, except where the next FDE starts after mere alignment
 // padding (less than 16 bytes, 16-aligned start), which is never executed.
@@ -97,11 +100,12 @@
 //	rules: nrules x RuleSize = 12 bytes
 //	  0 u8  cfa_type       CFAType: 0 none, 1 rsp, 2 rbp, 3 plt, 4 signal,
 //	                       5 unsupported, 6 end of stack, 7 rsp with the
-//	                       return address in rdi (first frame only)
+//	                       return address in rdi (first frame only),
+//	                       8 rbx
 //	  1 u8  rbp_type       RBPType: 0 same, 1 offset, 2 undefined
 //	  2 u8  plt_threshold  plt: cfa = rsp + cfa_offset + ((rip & 15) >= plt_threshold ? 8 : 0)
-//	  3 u8  reserved, 0
-//	  4 i32 cfa_offset     rsp/rbp/plt: cfa = reg + cfa_offset
+//	  3 i8  rbx_slot       the caller's rbx is at cfa + 8*rbx_slot (0: not saved)
+//	  4 i32 cfa_offset     rsp/rbp/plt/rbx: cfa = reg + cfa_offset
 //	  8 i32 rbp_offset     rbp_type offset: caller rbp = *(u64 *)(cfa + rbp_offset)
 //	return address: *(u64 *)(cfa - 8) for rsp, rbp and plt rules.
 //	signal frame: rsp points at the ucontext; rip, rsp and rbp of the

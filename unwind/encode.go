@@ -11,7 +11,7 @@ const (
 	HeaderSize = 32
 	PageSize   = 4  // one u32 per page index element
 	EntrySize  = 4  // u16 pc_low, u16 rule
-	RuleSize   = 12 // u8 cfa_type, u8 rbp_type, u8 plt_threshold, u8 0, i32 cfa_offset, i32 rbp_offset
+	RuleSize   = 12 // u8 cfa_type, u8 rbp_type, u8 plt_threshold, i8 rbx_slot, i32 cfa_offset, i32 rbp_offset
 )
 
 // Magic starts an encoded table; FormatVersion is its layout version.
@@ -25,7 +25,7 @@ const (
 // fix, a new rule kind, another way of merging rows). With FormatVersion
 // it decides whether a table an earlier probee saved (unwind/diskcache)
 // may be used.
-const BuilderVersion = 4 // 3: rules for a .plt without CFI; 4: for .init and .fini (synth.go)
+const BuilderVersion = 5 // 3: rules for a .plt without CFI; 4: for .init and .fini (synth.go); 5: rbx (CFARBX, RBXSlot)
 
 // Size is the encoded size of t in bytes.
 func (t *Table) Size() int {
@@ -168,7 +168,7 @@ func EncodeRules(rules []Rule) [][RuleSize]byte {
 
 func encodeRule(r Rule) [RuleSize]byte {
 	var b [RuleSize]byte
-	b[0], b[1], b[2] = byte(r.CFA), byte(r.RBP), r.PLTThreshold
+	b[0], b[1], b[2], b[3] = byte(r.CFA), byte(r.RBP), r.PLTThreshold, byte(r.RBXSlot)
 	binary.LittleEndian.PutUint32(b[4:], uint32(r.CFAOffset))
 	binary.LittleEndian.PutUint32(b[8:], uint32(r.RBPOffset))
 	return b
@@ -176,8 +176,7 @@ func encodeRule(r Rule) [RuleSize]byte {
 
 func decodeRule(r *reader) Rule {
 	var x Rule
-	x.CFA, x.RBP, x.PLTThreshold = CFAType(r.u8()), RBPType(r.u8()), r.u8()
-	r.u8()
+	x.CFA, x.RBP, x.PLTThreshold, x.RBXSlot = CFAType(r.u8()), RBPType(r.u8()), r.u8(), int8(r.u8())
 	x.CFAOffset, x.RBPOffset = int32(r.u32()), int32(r.u32())
 	return x
 }

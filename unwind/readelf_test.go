@@ -155,6 +155,8 @@ func expect(row *oracleRow, signal bool) expectation {
 		e.rule.CFA, e.rule.CFAOffset = CFARSP, atoi32(cfa[3:])
 	case strings.HasPrefix(cfa, "rbp+"), strings.HasPrefix(cfa, "rbp-"):
 		e.rule.CFA, e.rule.CFAOffset = CFARBP, atoi32(cfa[3:])
+	case strings.HasPrefix(cfa, "rbx+"), strings.HasPrefix(cfa, "rbx-"):
+		e.rule.CFA, e.rule.CFAOffset = CFARBX, atoi32(cfa[3:])
 	default:
 		return expectation{rule: ruleUnsupported}
 	}
@@ -171,6 +173,11 @@ func expect(row *oracleRow, signal bool) expectation {
 		e.rule.RBP, e.rule.RBPOffset = RBPOffset, atoi32(rbp[1:])
 	default:
 		e.rule.RBP = RBPUndefined
+	}
+	if rbx := row.cols["rbx"]; strings.HasPrefix(rbx, "c-") {
+		if off := atoi32(rbx[1:]); off%8 == 0 && off >= -1024 {
+			e.rule.RBXSlot = int8(off / 8)
+		}
 	}
 	return e
 }

@@ -37,6 +37,11 @@ const (
 	// so only a first frame takes this step; deeper, it stops the walk
 	// as CFAUnsupported does.
 	CFARSPRetRDI
+	// CFARBX: CFA = rbx + CFAOffset: ld.so's lazy-binding trampolines
+	// (_dl_runtime_resolve_*) align rsp down for the state they save and
+	// keep the frame's address in rbx. The walk tracks where each frame
+	// saved its caller's rbx (Rule.RBXSlot).
+	CFARBX
 )
 
 // dwarfRDI is rdi's DWARF register number on x86_64.
@@ -57,6 +62,7 @@ const (
 // rax, rcx, rsp, rip).
 const (
 	SigcontextRBP = 40 + 10*8
+	SigcontextRBX = 40 + 11*8
 	SigcontextRSP = 40 + 15*8
 	SigcontextRIP = 40 + 16*8
 )
@@ -66,7 +72,7 @@ type Rule struct {
 	CFA          CFAType
 	RBP          RBPType
 	PLTThreshold uint8 // CFAPLT only: 11 or 10
-	_            uint8
+	RBXSlot      int8  // the caller's rbx is saved at CFA + 8*RBXSlot; 0: not saved by this frame
 	CFAOffset    int32
 	RBPOffset    int32 // RBPOffset only: offset from the CFA
 }
@@ -90,14 +96,19 @@ func (r Rule) String() string {
 		return "end"
 	case CFARSPRetRDI:
 		cfa = fmt.Sprintf("rsp%+d ra=rdi", r.CFAOffset)
+	case CFARBX:
+		cfa = fmt.Sprintf("rbx%+d", r.CFAOffset)
 	default:
 		cfa = fmt.Sprintf("cfa?%d", r.CFA)
 	}
 	switch r.RBP {
 	case RBPOffset:
-		return fmt.Sprintf("%s rbp=c%+d", cfa, r.RBPOffset)
+		cfa += fmt.Sprintf(" rbp=c%+d", r.RBPOffset)
 	case RBPUndefined:
-		return cfa + " rbp=u"
+		cfa += " rbp=u"
+	}
+	if r.RBXSlot != 0 {
+		cfa += fmt.Sprintf(" rbx=c%+d", 8*int(r.RBXSlot))
 	}
 	return cfa
 }
@@ -139,6 +150,19 @@ func setRule(r *Rule, st *frameState, signal bool) {
 	default:
 		r.RBP, r.RBPOffset = RBPOffset, int32(st.rbp.off)
 	}
+	if r.CFA != CFAUnsupported {
+		r.RBXSlot = rbxSlot(&st.rbx)
+	}
+}
+
+// rbxSlot is where a frame saved its caller's rbx, in words from the CFA
+// (Rule.RBXSlot); 0 when it did not, or the offset is not a word within
+// 1 KiB below the CFA (compilers save it among the first pushes).
+func rbxSlot(r *regRule) int8 {
+	if r.kind != regOffset || r.off%8 != 0 || r.off >= 0 || r.off < -128*8 {
+		return 0
+	}
+	return int8(r.off / 8)
 }
 
 func cfaRuleOf(c *cfaRule) (Rule, bool) {
@@ -154,6 +178,8 @@ func cfaRuleOf(c *cfaRule) (Rule, bool) {
 		return Rule{CFA: CFARSP, CFAOffset: int32(c.off)}, true
 	case regRBP:
 		return Rule{CFA: CFARBP, CFAOffset: int32(c.off)}, true
+	case regRBX:
+		return Rule{CFA: CFARBX, CFAOffset: int32(c.off)}, true
 	}
 	return Rule{}, false
 }

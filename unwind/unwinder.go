@@ -3,7 +3,8 @@ package unwind
 import "encoding/binary"
 
 // Regs are the registers an unwind starts from.
-type Regs struct{ RIP, RSP, RBP uint64 }
+// RBX is 0 where it is not known (a CFARBX frame then stops the walk).
+type Regs struct{ RIP, RSP, RBP, RBX uint64 }
 
 // Memory reads the target's memory.
 type Memory interface {
@@ -122,6 +123,11 @@ func (u *unwinder) step(m *Module) (StopReason, bool) {
 		if u.regs.RIP&15 >= uint64(r.PLTThreshold) {
 			cfa += 8
 		}
+	case CFARBX:
+		if u.regs.RBX == 0 {
+			return StopUnsupported, true
+		}
+		cfa = u.regs.RBX + uint64(int64(r.CFAOffset))
 	case CFASignal:
 		return u.signalStep()
 	case CFAEndOfStack:
@@ -144,6 +150,11 @@ func (u *unwinder) finish(cfa uint64, r Rule) (StopReason, bool) {
 		}
 	case RBPUndefined:
 		u.regs.RBP = 0
+	}
+	if r.RBXSlot != 0 {
+		if u.regs.RBX, ok = u.mem.Read64(cfa + uint64(8*int64(r.RBXSlot))); !ok {
+			return StopMemory, true
+		}
 	}
 	return u.move(ra, cfa)
 }
@@ -182,7 +193,8 @@ func (u *unwinder) signalStep() (StopReason, bool) {
 	if !ok1 || !ok2 || !ok3 {
 		return StopMemory, true
 	}
-	u.regs = Regs{RIP: rip, RSP: rsp, RBP: rbp}
+	rbx, _ := u.mem.Read64(sp + SigcontextRBX) // 0, unknown, when unreadable
+	u.regs = Regs{RIP: rip, RSP: rsp, RBP: rbp, RBX: rbx}
 	u.exact = true
 	return 0, false
 }
