@@ -61,13 +61,12 @@ static __always_inline __u32 mark_gone(struct user_stack *st)
 // the 1M-instruction limit).
 #define STACK_SWITCH 0x10000
 
-// fp_switch counts a step down to another stack, at bp; 0 when too many
-// were, or bp is no frame's address: a small integer such as argc, which
-// code without frame pointers leaves in rbp, is not read (a faulting read
-// costs more than the rest of the walk).
-static __always_inline int fp_switch(struct user_stack *st, __u64 bp)
+// fp_switch counts a step down to another stack; 0 when too many were.
+// (Checking the new rbp here too, before fp_walk's own check of it, took
+// the legacy program past the verifier's limit.)
+static __always_inline int fp_switch(struct user_stack *st)
 {
-	if (!user_pc(bp) || (bp & 7) || st->flags >= MAX_STACK_SWITCHES * STACK_SWITCH)
+	if (st->flags >= MAX_STACK_SWITCHES * STACK_SWITCH)
 		return 0;
 	st->flags += STACK_SWITCH;
 	return 1;
@@ -100,7 +99,11 @@ static __always_inline int fp_walk(struct user_stack *st, __u64 ip, __u64 sp,
 			st->flags |= STACK_TRUNCATED;
 			break;
 		}
-		if (!bp)
+		// 0 ends the stack; a small integer such as argc, left in rbp by
+		// code without frame pointers, is no frame either (it used to
+		// stop the walk as a step down; read, it faults, which costs
+		// more than the rest of the walk)
+		if (bp < 0x1000)
 			break;
 		if (bpf_probe_read_user(frame, sizeof(frame), (void *)bp)) {
 			cut = 1;
@@ -112,7 +115,7 @@ static __always_inline int fp_walk(struct user_stack *st, __u64 ip, __u64 sp,
 		h = mix(h, frame[1]);
 		// Frames grow upwards; stop on loops and garbage (see
 		// MAX_STACK_SWITCHES).
-		if (frame[0] == bp || (frame[0] < bp && !fp_switch(st, frame[0])))
+		if (frame[0] == bp || (frame[0] < bp && !fp_switch(st)))
 			break;
 		bp = frame[0];
 	}

@@ -27,9 +27,11 @@
 //     Go binaries get no table under --unwind auto;
 //   - how the stacks the kernel handed over unfinished (a walk that
 //     reached a file whose table was not loaded yet: OnDeferred) are
-//     finished: with the file's table, the process's mappings as the
-//     mapping records reported them (its parent's for a child forked
-//     before its first event) and the stack copy, then counted
+//     finished: with the file's table, the mappings of the image that
+//     ran the stack as /proc and the mapping records reported them (told
+//     apart by comm and by the stack's pcs; its parent's for a child
+//     forked before its first event, as they were before the parent's
+//     own exec) and the stack copy, then counted
 //     (Kernel.AddStack); FinishDeferred finishes the rest at the end;
 //   - what the symbolizer hears of each process: one /proc/PID/maps read
 //     serves the snapshot and the tables, a forked child inherits its
