@@ -1,10 +1,8 @@
 package resolver
 
 import (
-	"errors"
 	"fmt"
 	"maps"
-	"os"
 	"slices"
 
 	"github.com/probee/probee/internal/procmaps"
@@ -34,11 +32,8 @@ import (
 func (r *Resolver) readProcess(pid int) ([]Mapping, string, error) {
 	dir := r.rootPath(fmt.Sprintf("/proc/%d", pid))
 	maps, comm, err := procmaps.ReadProcess(dir)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		return nil, "", fmt.Errorf("no process with pid %d: check the pid", pid)
-	case err != nil:
-		return nil, "", fmt.Errorf("read %s/maps: %w (run as root)", dir, err)
+	if err != nil {
+		return nil, "", mapsError(pid, dir+"/maps", err)
 	}
 	return maps, comm, nil
 }
@@ -48,21 +43,28 @@ func (r *Resolver) readProcess(pid int) ([]Mapping, string, error) {
 // re-executed itself, or a shell's child that ran env, then a shell again
 // (its first and last images are both "bash"). Of those, the one whose
 // mappings hold most of addrs wins, the latest on a tie. Where comm is
-// unknown, or no set has it, the current one is used.
-func (p *procMaps) generation(comm string, addrs []uint64) *procMaps {
+// unknown, or no set has it, the current one is used. It also returns how
+// many of addrs the set holds.
+func (p *procMaps) generation(comm string, addrs []uint64) (*procMaps, int) {
 	if comm == "" || p.comm == "" {
-		return p
+		return p, p.holds(addrs)
 	}
 	best, most := p, -1
 	if p.comm == comm {
 		most = p.holds(addrs)
 	}
 	for _, b := range slices.Backward(p.before) {
-		if n := b.holds(addrs); b.comm == comm && n > most {
+		if b.comm != comm {
+			continue
+		}
+		if n := b.holds(addrs); n > most {
 			best, most = b, n
 		}
 	}
-	return best
+	if most < 0 { // no set has comm
+		most = p.holds(addrs)
+	}
+	return best, most
 }
 
 // setFor is the mapping set that symbolizes a stack of pid (whose sets
@@ -73,12 +75,11 @@ func (p *procMaps) generation(comm string, addrs []uint64) *procMaps {
 // not hold every address, the parent's sets as they are now are tried
 // too. Call it with s.mu held.
 func (s *Symbolizer) setFor(pid int, p *procMaps, comm string, addrs []uint64) (*procMaps, int) {
-	g := p.generation(comm, addrs)
-	n := g.holds(addrs)
+	g, n := p.generation(comm, addrs)
 	if n == len(addrs) || p.parent == 0 || s.procs[p.parent] == nil {
 		return g, pid
 	}
-	if pg := s.procs[p.parent].generation(comm, addrs); pg.holds(addrs) > n {
+	if pg, pn := s.procs[p.parent].generation(comm, addrs); pn > n {
 		return pg, p.parent
 	}
 	return g, pid

@@ -186,11 +186,16 @@ func (r *Resolver) readMaps(pid int) ([]Mapping, error) {
 	p := r.rootPath(fmt.Sprintf("/proc/%d/maps", pid))
 	f, err := os.Open(p)
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("no process with pid %d: check the pid", pid)
-		}
-		return nil, fmt.Errorf("read %s: %w (run as root)", p, err)
+		return nil, mapsError(pid, p, err)
 	}
 	defer f.Close()
 	return ParseMaps(f)
+}
+
+// mapsError explains why pid's maps file at path could not be read.
+func mapsError(pid int, path string, err error) error {
+	if errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("no process with pid %d: check the pid", pid)
+	}
+	return fmt.Errorf("read %s: %w (run as root)", path, err)
 }
