@@ -37,7 +37,8 @@
 // outermost frame of every start-up constructor's stack. A lazy-binding
 // .plt that no FDE covers (lld emits no CFI for it) gets the rules GNU
 // ld's CFI gives a .plt, and .init and .fini (crti/crtn code, never with
-// CFI) get theirs (synth.go).
+// CFI) get theirs (synth.go), and so does GCC's crtbegin code around
+// __do_global_dtors_aux (crtstuff.go).
 //
 // # Building
 //

@@ -71,7 +71,7 @@ func buildELF(f *elf.File, data sectionData) (*Table, error) {
 	if fr := entryFrames(f, frames); fr != nil {
 		frames = append(frames, fr)
 	}
-	for _, synth := range []func(*elf.File, []*Frames, sectionData) *Frames{pltFrames, initFrames} {
+	for _, synth := range []func(*elf.File, []*Frames, sectionData) *Frames{pltFrames, initFrames, crtFrames} {
 		if fr := synth(f, frames, data); fr != nil {
 			frames = append(frames, fr)
 		}

@@ -142,3 +142,49 @@ func TestInitFrames(t *testing.T) {
 		}
 	}
 }
+
+// crtbegin's functions, which have no CFI, get rules: CFA = rsp+8 in the
+// frameless ones and in __do_global_dtors_aux up to its push and from its
+// pop, rsp+16 with rbp at CFA-16 between (chain-nofp's symbols name them;
+// the code is found without them).
+func TestCrtFrames(t *testing.T) {
+	path := testgate.Fixture(t, filepath.Join(fixtureDir, "chain-nofp"))
+	f, err := elf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	tab, err := BuildELF(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	syms, err := f.Symbols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := map[string]uint64{}
+	for _, s := range syms {
+		at[s.Name] = s.Value
+	}
+	dtors := at["__do_global_dtors_aux"]
+	entry := Rule{CFA: CFARSP, CFAOffset: 8}
+	framed := Rule{CFA: CFARSP, CFAOffset: 16, RBP: RBPOffset, RBPOffset: -16}
+	for _, c := range []struct {
+		pc   uint64
+		want Rule
+	}{
+		{at["deregister_tm_clones"], entry},
+		{at["register_tm_clones"] + 8, entry},
+		{dtors, entry},
+		{dtors + 0xb, entry},  // jne, before the push
+		{dtors + 0xe, framed}, // after the push
+		{dtors + 0x2c, framed},
+		{dtors + 0x34, entry}, // ret, after the pop
+		{dtors + 0x38, entry}, // the other ret
+		{at["frame_dummy"], entry},
+	} {
+		if r, ok := tab.Lookup(c.pc); !ok || r != c.want {
+			t.Errorf("pc %#x (__do_global_dtors_aux%+d): rule %v (found %v), want %v", c.pc, int64(c.pc-dtors), r, ok, c.want)
+		}
+	}
+}
