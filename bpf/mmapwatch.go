@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
-	"github.com/probee/probee/internal/procmaps"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -14,11 +14,14 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/probee/probee/internal/procmaps"
 	"golang.org/x/sys/unix"
 )
 
-// MmapEvent is an executable file mapping created by a process, or an exec
-// (Exec set, no mapping) after which the process's earlier mappings are gone.
+// MmapEvent is an executable file mapping created by a process, an exec
+// (Exec set, no mapping) after which the process's earlier mappings are
+// gone, or a fork (Fork set): the new process PID starts with a copy of
+// PPID's mappings as they are at this point of the records.
 //
 // The watcher exists for processes that exit before /proc/PID/maps can be
 // read: the kernel queues a record for every executable mapping as it is
@@ -26,9 +29,11 @@ import (
 // mechanism perf itself uses), so a process's layout is known even when it
 // lived for a millisecond.
 type MmapEvent struct {
-	Time  uint64 // kernel clock; records are handled in this order
+	Time  uint64 // CLOCK_MONOTONIC, ns; records are handled in this order
 	PID   int
 	Exec  bool
+	Fork  bool
+	PPID  int    // Fork: the parent
 	Comm  string // Exec: the new comm (the program's name)
 	Start uint64
 	End   uint64
@@ -44,6 +49,7 @@ const mmapRingPages = 64 // data pages per CPU (256 KiB)
 type MmapWatcher struct {
 	fds    []int
 	rings  [][]byte
+	held   []MmapEvent // records too recent to order yet (see readAll)
 	handle func(MmapEvent)
 	lost   atomic.Uint64
 	stop   chan struct{}
@@ -77,7 +83,8 @@ func (w *MmapWatcher) open(cpu int) error {
 		Config: unix.PERF_COUNT_SW_DUMMY,
 		Size:   uint32(unsafe.Sizeof(unix.PerfEventAttr{})),
 		Bits: unix.PerfBitMmap | unix.PerfBitMmap2 | unix.PerfBitComm | unix.PerfBitCommExec |
-			unix.PerfBitSampleIDAll,
+			unix.PerfBitTask | unix.PerfBitSampleIDAll | unix.PerfBitUseClockID,
+		Clockid:     unix.CLOCK_MONOTONIC,  // comparable with the time a read starts
 		Sample_type: unix.PERF_SAMPLE_TIME, // every record ends in its u64 time
 	}
 	fd, err := unix.PerfEventOpen(&attr, -1, cpu, -1, unix.PERF_FLAG_FD_CLOEXEC)
@@ -102,17 +109,17 @@ func (w *MmapWatcher) loop() {
 	for {
 		select {
 		case <-w.stop:
-			w.readAll()
+			w.readAll(true)
 			return
 		case <-tick.C:
-			w.readAll()
+			w.readAll(false)
 		}
 	}
 }
 
 // Flush handles every record queued so far before returning (nothing once
 // the watcher is closed: its rings are gone).
-func (w *MmapWatcher) Flush() { w.readAll() }
+func (w *MmapWatcher) Flush() { w.readAll(true) }
 
 // Lost is the number of records the kernel dropped (rings full).
 func (w *MmapWatcher) Lost() uint64 { return w.lost.Load() }
@@ -136,19 +143,41 @@ func (w *MmapWatcher) closeRings() {
 	w.fds, w.rings = nil, nil
 }
 
-// readAll reads every ring and handles the records in time order: a process
-// can exec on one CPU and map libraries on another.
-func (w *MmapWatcher) readAll() {
+// orderDelay is how long a record waits before it is handled: a record is
+// stamped before it is written, and the rings are read one after the
+// other, so a record read now may be older than one another CPU writes
+// after its ring was read. Past this delay every older record is in.
+const orderDelay = 10 * time.Millisecond
+
+// readAll reads every ring and handles the records in time order: a
+// process forks on one CPU and its child execs on another, and the fork
+// must come first. Records younger than orderDelay wait for the next read,
+// unless all is set (Flush, Close).
+func (w *MmapWatcher) readAll(all bool) {
 	w.mu.Lock() // readAll runs from the loop and from Flush
 	defer w.mu.Unlock()
-	var batch []MmapEvent
+	var ts unix.Timespec
+	_ = unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
+	batch := w.held
 	for _, ring := range w.rings {
 		batch = w.readRing(ring, batch)
 	}
-	sort.SliceStable(batch, func(i, j int) bool { return batch[i].Time < batch[j].Time })
-	for _, ev := range batch {
+	var ready []MmapEvent
+	ready, w.held = orderRecords(batch, uint64(ts.Nano()-orderDelay.Nanoseconds()), all)
+	for _, ev := range ready {
 		w.handle(ev)
 	}
+}
+
+// orderRecords sorts batch by time and splits it into the records stamped
+// up to cutoff, to handle now, and the later ones, to hold (none with all).
+func orderRecords(batch []MmapEvent, cutoff uint64, all bool) (ready, held []MmapEvent) {
+	sort.SliceStable(batch, func(i, j int) bool { return batch[i].Time < batch[j].Time })
+	n := len(batch)
+	if !all {
+		n = sort.Search(len(batch), func(i int) bool { return batch[i].Time > cutoff })
+	}
+	return batch[:n], slices.Clone(batch[n:])
 }
 
 func (w *MmapWatcher) readRing(ring []byte, batch []MmapEvent) []MmapEvent {
@@ -196,6 +225,10 @@ func (w *MmapWatcher) record(typ uint32, misc uint16, b []byte) (MmapEvent, bool
 		pid := ne.Uint32(b)
 		exec := misc&unix.PERF_RECORD_MISC_COMM_EXEC != 0 && pid == ne.Uint32(b[4:])
 		return MmapEvent{Time: time, PID: int(pid), Exec: true, Comm: cString(b[8 : len(b)-8])}, exec
+	case unix.PERF_RECORD_FORK: // pid, ppid, tid, ptid, time
+		pid, ppid := ne.Uint32(b), ne.Uint32(b[4:])
+		fork := pid != ppid && pid == ne.Uint32(b[8:]) // a process, not a thread
+		return MmapEvent{Time: time, PID: int(pid), Fork: true, PPID: int(ppid)}, fork
 	case unix.PERF_RECORD_LOST:
 		w.lost.Add(ne.Uint64(b[8:]))
 	}

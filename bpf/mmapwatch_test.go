@@ -2,8 +2,10 @@ package bpf
 
 import (
 	"encoding/binary"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 
@@ -53,6 +55,51 @@ func TestWatchMmapsShortLived(t *testing.T) {
 	}
 	if !exe || !libc || !execEv {
 		t.Errorf("pid %d: exe %v libc %v exec %v; events %+v", cmd.Process.Pid, exe, libc, execEv, evs)
+	}
+	if len(evs) == 0 || !evs[0].Fork || evs[0].PPID != os.Getpid() {
+		t.Errorf("pid %d: first record %+v, want its fork from %d", cmd.Process.Pid, evs[:min(1, len(evs))], os.Getpid())
+	}
+}
+
+// A fork record of a new process is a fork record; a new thread's is not.
+func TestRecordFork(t *testing.T) {
+	rec := func(pid, ppid, tid, ptid uint32) []byte {
+		var b []byte
+		for _, v := range []uint32{pid, ppid, tid, ptid} {
+			b = binary.NativeEndian.AppendUint32(b, v)
+		}
+		b = binary.NativeEndian.AppendUint64(b, 41)    // time
+		return binary.NativeEndian.AppendUint64(b, 42) // sample_id: time
+	}
+	var w MmapWatcher
+	if ev, ok := w.record(unix.PERF_RECORD_FORK, 0, rec(8, 7, 8, 7)); !ok || ev != (MmapEvent{Time: 42, PID: 8, Fork: true, PPID: 7}) {
+		t.Errorf("process fork: %+v, %v; want pid 8 forked from 7 at 42", ev, ok)
+	}
+	if ev, ok := w.record(unix.PERF_RECORD_FORK, 0, rec(7, 7, 9, 7)); ok {
+		t.Errorf("new thread: %+v, want no record", ev)
+	}
+}
+
+// Records are handled in time order once older than the cutoff; younger
+// ones wait for the next read, unless all are asked for.
+func TestOrderRecords(t *testing.T) {
+	batch := func() []MmapEvent {
+		return []MmapEvent{{Time: 30, PID: 3}, {Time: 10, PID: 1}, {Time: 50, PID: 5}, {Time: 20, PID: 2}}
+	}
+	pids := func(evs []MmapEvent) []int {
+		var out []int
+		for _, ev := range evs {
+			out = append(out, ev.PID)
+		}
+		return out
+	}
+	ready, held := orderRecords(batch(), 30, false)
+	if !slices.Equal(pids(ready), []int{1, 2, 3}) || !slices.Equal(pids(held), []int{5}) {
+		t.Errorf("cutoff 30: ready %v held %v, want [1 2 3] [5]", pids(ready), pids(held))
+	}
+	ready, held = orderRecords(batch(), 0, true)
+	if !slices.Equal(pids(ready), []int{1, 2, 3, 5}) || len(held) != 0 {
+		t.Errorf("all: ready %v held %v, want [1 2 3 5] []", pids(ready), pids(held))
 	}
 }
 

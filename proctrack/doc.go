@@ -6,7 +6,8 @@
 // right after its exec)
 // and the kernel's records, handed over as they arrive: process notices
 // (a new process and its parent, a gate stop, an exit: OnProcessEvent) and
-// mapping records (an exec, a new executable mapping: OnMmap). From them
+// mapping records (a fork, an exec, a new executable mapping: OnMmap, in
+// the order they happened). From them
 // it decides:
 //
 //   - when a process's unwind tables are (re)loaded: once when it is first
@@ -34,8 +35,10 @@
 //     own exec) and the stack copy, then counted
 //     (Kernel.AddStack); FinishDeferred finishes the rest at the end;
 //   - what the symbolizer hears of each process: one /proc/PID/maps read
-//     serves the snapshot and the tables, a forked child inherits its
-//     parent's mappings, an exec resets them, exited processes are pruned;
+//     serves the snapshot and the tables, a fork record copies the
+//     parent's mappings to the child (a process notice does too, for a
+//     child whose record is not handled yet), an exec resets them, exited
+//     processes are pruned;
 //   - with --group-by container, which container (cgroup) each process
 //     that produced an event runs in, kept after it exits (containers.go).
 //

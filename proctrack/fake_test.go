@@ -109,6 +109,7 @@ func (s *fakeSymbols) SnapshotMaps(pid int, maps []Mapping, comm string) {
 func (s *fakeSymbols) AddMapping(pid int, m Mapping)  { s.record("AddMapping %d %s", pid, m.Path) }
 func (s *fakeSymbols) ExecReset(pid int, comm string) { s.record("ExecReset %d", pid) }
 func (s *fakeSymbols) Inherit(child, parent int)      { s.record("Inherit %d %d", child, parent) }
+func (s *fakeSymbols) Fork(child, parent int)         { s.record("Fork %d %d", child, parent) }
 
 func (s *fakeSymbols) Prune(grace time.Duration, alive func(pid int) bool) int {
 	s.record("Prune")
@@ -331,6 +332,10 @@ func mapped(pid int, m Mapping) bpf.MmapEvent {
 }
 
 func execed(pid int) bpf.MmapEvent { return bpf.MmapEvent{PID: pid, Exec: true} }
+
+func forked(child, parent int) bpf.MmapEvent {
+	return bpf.MmapEvent{PID: child, Fork: true, PPID: parent}
+}
 
 // defaultInterp is the ld.so the fake ELF files ask for.
 const defaultInterp = "/lib64/ld-linux-x86-64.so.2"

@@ -48,6 +48,7 @@ type Symbols interface {
 	SnapshotMaps(pid int, maps []Mapping, comm string)
 	AddMapping(pid int, m Mapping)
 	ExecReset(pid int, comm string)
+	Fork(child, parent int)
 	Inherit(child, parent int)
 	Prune(grace time.Duration, alive func(pid int) bool) int
 	// Mappings returns the executable mappings, sorted by start, of the
@@ -185,11 +186,15 @@ func (t *Tracker) newProcess(pid, ppid int) {
 	}
 }
 
-// OnMmap handles a mapping record: an exec, or a new executable mapping.
-// The symbolizer records it, so that processes which exit before their
-// maps are read still symbolize; with tables, a tracked process mapping
-// new code is reloaded and, system-wide, a new file gets its table.
+// OnMmap handles a mapping record: a fork, an exec, or a new executable
+// mapping. The symbolizer records it, so that processes which exit before
+// their maps are read still symbolize; with tables, a tracked process
+// mapping new code is reloaded and, system-wide, a new file gets its table.
 func (t *Tracker) OnMmap(ev bpf.MmapEvent) {
+	if ev.Fork {
+		t.sym.Fork(ev.PID, ev.PPID)
+		return
+	}
 	if t.tables != nil {
 		t.tables.onMmap(ev)
 	}

@@ -62,7 +62,8 @@ func TestFork(t *testing.T) {
 
 // An exec replaces a tracked process's mappings: the symbolizer forgets
 // them, and the new image's records reload the tables from /proc, which
-// no longer lists the old image.
+// no longer lists the old image. A fork record goes to the symbolizer
+// alone.
 func TestExec(t *testing.T) {
 	r := newRig(t, nil)
 	sh := r.proc.file(r.proc.root, "/bin/sh", appAt)
@@ -73,7 +74,8 @@ func TestExec(t *testing.T) {
 	r.proc.setMaps(10, app)
 	r.tr.OnMmap(execed(10))
 	r.tr.OnMmap(mapped(10, app))
-	r.wantSymbols("ExecReset 10", "AddMapping 10 /usr/bin/app")
+	r.tr.OnMmap(forked(11, 10))
+	r.wantSymbols("ExecReset 10", "AddMapping 10 /usr/bin/app", "Fork 11 10")
 	if n := r.clock.fire(); n != 1 {
 		t.Fatalf("%d reloads after the exec, want 1", n)
 	}

@@ -21,11 +21,18 @@ import (
 // one (Inherit), and the parent's sets are tried for the stacks its own
 // do not hold (setFor).
 //
-// The sets are built from /proc reads and from the kernel's mapping
-// records, which are handled up to a tick after the exec: a read can see
-// the new image before its exec record is handled (ExecReset then keeps
-// the set it made), and a read's comm is the one its maps go with
-// (procmaps.ReadProcess).
+// The sets are built from the kernel's records where they can be: a fork
+// record copies the parent's set as it is at that point of the records
+// (Fork), an exec record starts a new set, and the mapping records that
+// follow fill it; the records are handled in time order (bpf.MmapWatcher),
+// so each set is one image, whatever happened meanwhile. Such a set takes
+// nothing from /proc reads, which can meet a process in the middle of an
+// exec: the new address space is in place before the comm changes. The
+// reads build the sets of processes that ran before the watcher started
+// (the -p process, system-wide) until their next exec, and of processes
+// the records missed. There a read can see the new image before its exec
+// record is handled (ExecReset then keeps the set it made), and a read's
+// comm is the one its maps go with (procmaps.ReadProcess).
 
 // readProcess reads pid's mappings and the comm they go with (see
 // procmaps.ReadProcess: "" when an exec kept changing it).

@@ -201,3 +201,48 @@ func TestMappingsOfImage(t *testing.T) {
 		}
 	}
 }
+
+// A fork record builds the child's sets from the records that follow it,
+// in order, whatever /proc showed. Pid 41 was read in the middle of its
+// exec of true, between the switch to the new address space and the new
+// comm: comm sh, true's code mapped where sh's was (without ASLR every
+// image maps at one address). Its stacks under sh (before the exec) are
+// still named from its parent's copy, those under true from the records.
+// A second read in the middle of a later exec (comm true, sh's code) is
+// not mixed into true's set either.
+func TestForkRecords(t *testing.T) {
+	g := newGenRoot(t)
+	s := NewSymbolizer(Scope{Root: g.root}, nil)
+	g.process(40, "sh", g.sh)
+	if err := s.Snapshot(40); err != nil {
+		t.Fatal(err)
+	}
+	g.process(41, "sh", g.tr)
+	if err := s.Snapshot(41); err != nil {
+		t.Fatal(err)
+	}
+	s.Inherit(41, 40)
+	s.Fork(41, 40)
+	s.ExecReset(41, "true")
+	s.AddMapping(41, g.tr)
+	g.process(41, "true", g.sh)
+	if err := s.Snapshot(41); err != nil {
+		t.Fatal(err)
+	}
+	s.Fork(42, 99) // a parent never known: nothing to copy
+	for _, c := range []struct {
+		comm string
+		addr uint64
+		want string
+	}{
+		{"sh", g.spinAt, "spin_leaf"},
+		{"true", g.leafAt, "leaf"},
+	} {
+		if f := s.Frames(41, c.comm, []uint64{c.addr}); f[0].Function != c.want {
+			t.Errorf("comm %q 0x%x: %q, want %q", c.comm, c.addr, f[0].Function, c.want)
+		}
+	}
+	if f := s.Frames(42, "", []uint64{g.spinAt}); f[0].Function != "" {
+		t.Errorf("pid 42 forked from an unknown parent: %q, want no name", f[0].Function)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -46,7 +47,10 @@ type procMaps struct {
 	jit    *jitMap            // its perf map, from the first snapshot on (nil: process gone by then)
 	comm   string             // the process's comm while these were its mappings ("" unknown)
 	parent int                // the tgid it was forked from, when known (see setFor)
-	before []*procMaps        // its mapping sets before its execs, oldest first (generations.go)
+	// recorded: the set is built from the kernel's records alone since the
+	// process's fork or last exec, in their order (generations.go)
+	recorded bool
+	before   []*procMaps // its mapping sets before its execs, oldest first (generations.go)
 }
 
 // Symbolizer turns addresses into frames. Processes are snapshotted when
@@ -161,6 +165,8 @@ func (s *Symbolizer) load(pid int, files []Mapping) []*Object {
 // merge adds a snapshot to what is known of pid (mappings recorded as they
 // were created, see AddMapping): the snapshot wins where they overlap. A
 // process read while it exits shows no mappings; it keeps the recorded ones.
+// A set built from records alone takes only the mappings the kernel
+// records nothing for ([uprobes]): the read may have met a later exec.
 func (s *Symbolizer) merge(pid int, p *procMaps) {
 	old := s.procs[pid]
 	if old == nil {
@@ -169,13 +175,17 @@ func (s *Symbolizer) merge(pid int, p *procMaps) {
 		return
 	}
 	old.seen = true
-	if old.comm == "" {
-		old.comm = p.comm
-	}
 	if old.jit == nil {
 		old.jit = p.jit
 	} else if p.jit != old.jit {
 		p.jit.release()
+	}
+	if old.recorded {
+		old.addUnrecorded(p.maps)
+		return
+	}
+	if old.comm == "" {
+		old.comm = p.comm
 	}
 	for _, m := range p.maps {
 		old.insert(m)
@@ -183,6 +193,16 @@ func (s *Symbolizer) merge(pid int, p *procMaps) {
 	for k, o := range p.open {
 		if old.open[k] == nil {
 			old.open[k] = o
+		}
+	}
+}
+
+// addUnrecorded adds the special mappings of maps (a /proc read) that the
+// kernel makes without a mapping record, where nothing is mapped yet.
+func (p *procMaps) addUnrecorded(maps []Mapping) {
+	for _, m := range maps {
+		if strings.HasPrefix(m.Path, "[") && m.Path != "[vdso]" && p.holds([]uint64{m.Start, m.End - 1}) == 0 {
+			p.insert(m)
 		}
 	}
 }

@@ -139,6 +139,9 @@ func (s *Symbolizer) Inherit(child, parent int) {
 	s.mu.Lock()
 	c := s.procs[child]
 	s.mu.Unlock()
+	if c != nil && c.recorded {
+		return // its fork record made it (Fork)
+	}
 	if c.hasFile() && c.comm == "" {
 		return // no comm to tell its sets apart by
 	}
@@ -167,6 +170,30 @@ func (s *Symbolizer) Inherit(child, parent int) {
 	s.procs[child] = q
 }
 
+// Fork starts child's mappings as a copy of parent's current set: the
+// kernel's fork record, handled in order with the mapping and exec
+// records, so the copy is the parent's image at the fork, and the
+// records that follow build the child's next ones (ExecReset,
+// AddMapping). What /proc reads and Inherit made of child is replaced
+// (they may have met it in the middle of an exec), but for its perf map.
+// A parent not known whole (neither read nor built from records since
+// an exec: it ran before the watcher started) gives nothing; then the
+// reads and Inherit stand.
+func (s *Symbolizer) Fork(child, parent int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.procs[parent]
+	if p == nil || !(p.recorded || p.seen) || !p.hasFile() {
+		return
+	}
+	q := &procMaps{maps: slices.Clone(p.maps), open: maps.Clone(p.open), comm: p.comm,
+		parent: parent, recorded: true, last: time.Now()}
+	if c := s.procs[child]; c != nil {
+		q.seen, q.jit = c.seen, c.jit
+	}
+	s.procs[child] = q
+}
+
 // hasFile reports whether a file mapping is known of the process.
 func (p *procMaps) hasFile() bool {
 	return p != nil && slices.ContainsFunc(p.maps, Mapping.File)
@@ -184,16 +211,18 @@ func (p *procMaps) hasFile() bool {
 // that has the exec's comm already is kept as the current one, the
 // records that follow added to it: it was read from /proc after this exec
 // (the record is handled up to a tick later), or the program re-executed
-// itself, when comm cannot tell the two images apart anyway.
+// itself, when comm cannot tell the two images apart anyway. A set built
+// from records (Fork) is always retired: the records are in order.
+// From here on the set is built from the records (see merge).
 func (s *Symbolizer) ExecReset(pid int, comm string) {
 	s.mu.Lock()
 	p := s.procs[pid]
-	if p != nil && p.comm == comm && comm != "" {
-		p.last = time.Now()
+	if p != nil && !p.recorded && p.comm == comm && comm != "" {
+		p.last, p.recorded = time.Now(), true
 		s.mu.Unlock()
 		return
 	}
-	q := &procMaps{open: map[string]*Object{}, last: time.Now(), comm: comm}
+	q := &procMaps{open: map[string]*Object{}, last: time.Now(), comm: comm, recorded: true}
 	if p != nil {
 		q.seen, q.before, q.parent = p.seen, p.before, p.parent
 		q.addBefore(p.retired())
