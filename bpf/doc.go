@@ -77,7 +77,7 @@
 // or tracefs kprobe_events (HaveKprobes), not from a program load, which
 // succeeds without CONFIG_KPROBES; attaching then fails with ErrNoKprobes.
 //
-// # DWARF unwinding (unwind.h, tables.go)
+// # DWARF unwinding (unwind.h, unwind_state.h, rules.h, tables.go)
 //
 // Storage: one u32 space for every table's page index and entries (u32:
 // pc_low | rule<<16), in shards of 64K elements (256 KiB) that an

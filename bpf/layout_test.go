@@ -11,7 +11,7 @@ import (
 // them (elements never written read 0).
 type storage func(uint64) uint32
 
-// search is find_rule of unwind.h over st: the rule index of table pc tpc
+// search is find_rule of rules.h over st: the rule index of table pc tpc
 // in the table at loc, false for none. Like the BPF search it reads the
 // page index through the shard of its element and a page's entries through
 // the shard of the page's first entry; it fails t when an element it reads

@@ -11,10 +11,10 @@ import (
 	"github.com/probee/probee/unwind"
 )
 
-// The table storage (unwind_shards in unwind.h): one u32 space, in shards
+// The table storage (unwind_shards in unwind_state.h): one u32 space, in shards
 // created as tables need them; see doc.go.
 const (
-	shardShift = 16 // SHARD_SHIFT in unwind.h
+	shardShift = 16 // SHARD_SHIFT in unwind_state.h
 	shardU32s  = 1 << shardShift
 	// ShardBytes is the kernel memory of one storage shard: what the
 	// storage holds beyond the tables' own bytes is less than one shard.

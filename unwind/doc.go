@@ -129,7 +129,7 @@
 // fit the rule map (NewRuleSet's limit). MarshalBinary writes the same
 // encodings after the same checks.
 //
-// In C (bpf/unwind.h and bpf/probee.h), an entry is one __u32 e with
+// In C (bpf/rules.h and bpf/probee.h), an entry is one __u32 e with
 // pc_low = e & 0xffff and rule = e >> 16 (the little-endian u16 pair
 // above), and a rule is
 //

@@ -1,0 +1,183 @@
+// Lookups of the DWARF walk (see unwind.h): a pc's mapping in the
+// process's sorted array, its rule in the binary's table (page index,
+// then a branch-free binary search), and the per-CPU cache of recent
+// lookups. Included from unwind.h.
+#ifndef PROBEE_RULES_H
+#define PROBEE_RULES_H
+
+// le reports x <= y for values below 2^63 without a branch: the binary
+// searches below are branch-free, or the verifier's path count explodes.
+static __always_inline __u64 le(__u64 x, __u64 y)
+{
+	return 1 - ((y - x) >> 63);
+}
+
+// find_mapping binary-searches the process's sorted mappings for pc.
+static __always_inline struct unwind_mapping *find_mapping(struct proc_info *p, __u64 pc)
+{
+	__u32 n = p->n, base = 0;
+
+	if (n == 0 || n > MAX_MAPPINGS)
+		return NULL;
+	// Last mapping whose start <= pc.
+	for (int i = 0; i < 9 && n > 1; i++) { // log2(MAX_MAPPINGS)+1
+		__u32 half = n / 2;
+		struct unwind_mapping *m = &p->maps[(base + half) & (MAX_MAPPINGS - 1)];
+		base += half * le(m->start, pc);
+		n -= half;
+	}
+	struct unwind_mapping *m = &p->maps[base & (MAX_MAPPINGS - 1)];
+	if (pc < m->start || pc >= m->end)
+		return NULL;
+	return m;
+}
+
+// storage_shard returns the shard of the table storage that holds
+// element idx; NULL: none was created.
+static __always_inline void *storage_shard(__u32 idx)
+{
+	__u32 i = idx >> SHARD_SHIFT;
+	return bpf_map_lookup_elem(&unwind_shards, &i);
+}
+
+// shard_u32 reads element idx of the table storage from sh, its shard.
+static __always_inline __u32 shard_u32(void *sh, __u32 idx, int *ok)
+{
+	__u32 off = idx & (SHARD_U32S - 1);
+	__u32 *v = bpf_map_lookup_elem(sh, &off);
+	if (!v) {
+		*ok = 0;
+		return 0;
+	}
+	return *v;
+}
+
+// A per-CPU cache of table lookups, direct-mapped: hot code is walked
+// through the same pcs event after event (a probed function's callers, a
+// sampled loop), and a hit skips find_rule's binary search. Tables are
+// never freed nor moved during a session, so (entries_off, tpc) names one
+// table's pc for good. Programs of other contexts can interrupt an update
+// on the same CPU (a sample during a uprobe's walk), so a slot's value
+// carries a check of its key: a slot written halfway is a miss.
+#define RULE_CACHE_BITS 12
+
+struct rule_cache_slot {
+	__u64 key; // (entries_off + 1) << 32 | tpc; 0: empty
+	__u64 val; // rule | rule_check(key) << 32
+};
+
+static __always_inline __u64 rule_check(__u64 key)
+{
+	return (key * 0x9E3779B97F4A7C15ULL) >> 32;
+}
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1 << RULE_CACHE_BITS);
+	__type(key, __u32);
+	__type(value, struct rule_cache_slot);
+} rule_cache SEC(".maps");
+
+static __always_inline __u64 page_of(__u64 tpc)
+{
+	return tpc >> 16;
+}
+
+// search_rule is the index of the rule of table pc tpc in m's table,
+// by binary search; -1: none, or the table storage is missing. The loader
+// places a table's page index in one shard, and each page's entries with
+// the element before them in one shard (padding where needed), so a frame
+// takes two shard lookups.
+static __always_inline long search_rule(struct unwind_mapping *m, __u64 tpc)
+{
+	__u64 page = page_of(tpc);
+	__u32 low = tpc & 0xffff;
+	int ok = 1;
+
+	if (page >= m->npages)
+		return -1;
+	__u32 pi = m->pages_off + (__u32)page;
+	void *sh = storage_shard(pi);
+	if (!sh)
+		return -1;
+	__u32 lo = shard_u32(sh, pi, &ok);
+	__u32 hi = shard_u32(sh, pi + 1, &ok);
+	if (!ok || !(sh = storage_shard(m->entries_off + lo)))
+		return -1;
+	// Last entry in [lo, hi) with pc_low <= low (branch-free lower bound).
+	__u32 base = lo, n = hi - lo;
+	for (int i = 0; i < 17 && n > 1; i++) {
+		__u32 half = n / 2;
+		__u32 e = shard_u32(sh, m->entries_off + base + half, &ok);
+		base += half * le(e & 0xffff, low);
+		n -= half;
+	}
+	__u32 e = shard_u32(sh, m->entries_off + base, &ok);
+	if (hi <= lo || (e & 0xffff) > low) {
+		// None in this page: the last entry of an earlier page applies.
+		if (base == 0)
+			return -1;
+		e = shard_u32(sh, m->entries_off + base - 1, &ok);
+	}
+	if (!ok)
+		return -1;
+	return e >> 16;
+}
+
+// rule_slot is the rule_cache slot of table pc tpc of m's table, and its
+// key there; NULL: tpc does not fit a slot.
+static __always_inline struct rule_cache_slot *rule_slot(struct unwind_mapping *m, __u64 tpc, __u64 *key)
+{
+	if (tpc >> 32)
+		return NULL;
+	*key = (__u64)(m->entries_off + 1) << 32 | tpc;
+	__u32 i = rule_check(*key) & ((1 << RULE_CACHE_BITS) - 1);
+	return bpf_map_lookup_elem(&rule_cache, &i);
+}
+
+// cached_rule is the rule index rule_cache holds for table pc tpc of m's
+// table; -1: none.
+static __always_inline long cached_rule(struct unwind_mapping *m, __u64 tpc)
+{
+	__u64 key = 0;
+	struct rule_cache_slot *c = rule_slot(m, tpc, &key);
+
+	if (!c || c->key != key || c->val >> 32 != rule_check(key))
+		return -1;
+	return c->val & 0xffff;
+}
+
+// cache_rule keeps rule for table pc tpc of m's table in rule_cache.
+static __always_inline void cache_rule(struct unwind_mapping *m, __u64 tpc, long rule)
+{
+	__u64 key = 0;
+	struct rule_cache_slot *c = rule_slot(m, tpc, &key);
+
+	if (c) {
+		c->key = key;
+		c->val = (__u64)rule | rule_check(key) << 32;
+	}
+}
+
+// find_rule looks up table pc tpc in m's table, through rule_cache; NULL:
+// no rule. Nothing of the cache lookup stays live across the search: the
+// BPF stack of all calls together is 512 bytes, and spills count.
+static __always_inline struct unwind_rule *find_rule(struct unwind_mapping *m, __u64 tpc)
+{
+	if (page_of(tpc) >= m->npages)
+		return NULL;
+	long rule = cached_rule(m, tpc);
+	if (rule < 0) {
+		rule = search_rule(m, tpc);
+		if (rule < 0)
+			return NULL;
+		cache_rule(m, tpc, rule);
+	}
+	__u32 ri = rule;
+	struct unwind_rule *r = bpf_map_lookup_elem(&unwind_rules, &ri);
+	if (!r || r->cfa_type == CFA_NONE)
+		return NULL;
+	return r;
+}
+
+#endif

@@ -1,0 +1,172 @@
+// The state of a user-stack walk and the maps it reads: per-CPU state
+// slots, the processes' mapping arrays, the table storage shards and the
+// step programs' arrays (see unwind.h). Included from unwind.h.
+#ifndef PROBEE_UNWIND_STATE_H
+#define PROBEE_UNWIND_STATE_H
+
+#define STEP_FRAMES 8    // frames per tail-called step program
+#define MAX_TAIL_CALLS 32 // the kernel allows 33 (32 before 5.17)
+#define INLINE_FRAMES 24 // the no-bpf_loop inline path (verifier-bound)
+
+// Per-CPU state slots, one per context kind.
+enum unwind_slot {
+	SLOT_UPROBE = 0,
+	SLOT_UPROBE_MULTI = 1,
+	SLOT_KPROBE = 2,
+	SLOT_TRACEPOINT = 3,
+	SLOT_PERF = 4,
+	SLOT_MAX = 5,
+};
+
+// Indexes in the kprobe-typed prog array (uprobe and kprobe programs share
+// it: both are BPF_PROG_TYPE_KPROBE with no expected attach type).
+enum { STEP_UPROBE = 0, STEP_KPROBE = 1 };
+
+enum unwind_mode { UNWIND_FP = 0, UNWIND_DWARF = 1 };
+
+// Set by the loader before load (rodata).
+const volatile __u32 unwind_mode = UNWIND_FP;
+const volatile __u32 use_tail_calls = 1;
+const volatile __u32 have_bpf_loop = 1;
+
+// The walk copies the user stack in chunks of STACK_CHUNK bytes, one read
+// for several frames: each bpf_probe_read_user costs about as much as a
+// frame's table lookup.
+#define STACK_CHUNK 512
+
+struct unwind_state {
+	__u64 ip, sp, bp;
+	__u64 di;     // the interrupted frame's rdi (CFA_RSP_RET_RDI)
+	__u64 ax;     // and its rax (syscall_gap_step)
+	__u64 bx;     // and its rbx; the frame's rbx unless bx_at is set (frame_rbx)
+	__u64 bx_at;  // where the frame's rbx was saved: the last slot a callee's rule named
+	__u64 tramp;  // uretprobe trampoline address of the process, 0: none
+	__u64 ri;     // kernel address of the first pending return_instance
+	__u32 exact;  // ip is not a return address (first frame, signal frames)
+	__u32 calls;  // tail calls made
+	__u32 done;
+	__u32 entry;   // the event is at a function's first instruction
+	__u32 vm_ok;   // vm holds the mapping bpf_find_vma found last (vma.h)
+	__u32 partial; // a frame was in a file whose table is not loaded
+	__u32 slot;    // the context kind's slot (enum unwind_slot)
+	__u32 busy;    // bpf_find_vma failed (interrupt context): cut, to be finished in user space
+	__u32 unknown; // cut at a pc no mapping holds
+	__u32 switches; // frame-pointer steps down to another stack (fp_step)
+	__u32 dn, dexact;     // defer.h: frames before the first such frame, its exact
+	__u64 dip, dsp, dbp;  // and its registers
+	struct unwind_mapping vm;
+	// The last two mappings of the process's list (proc_maps) this walk
+	// found, most recent first: a walk goes back and forth between a few
+	// files (libc, the program), and each frame found here skips a hash
+	// lookup and a binary search (known_mapping).
+	struct unwind_mapping pm[2];
+	__u32 pm_n;
+	__u64 word;      // a word read from the user stack: here, not on the BPF stack (512 bytes for all calls)
+	__u32 chunk_off; // chunk holds no stack (a copy failed near the stack's top: read each word)
+	__u64 chunk_at;  // user address of chunk[0]; 0: nothing copied yet
+	__u8 chunk[STACK_CHUNK]; // stack_u64
+	struct count_key key;
+	struct user_stack st;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, SLOT_MAX);
+	__type(key, __u32);
+	__type(value, struct unwind_state);
+} unwind_states SEC(".maps");
+
+// The user registers kernel-context programs copy for an event (kprobes,
+// tracepoints, samples in kernel mode), per CPU and context kind like
+// unwind_states: in a map, as the BPF stack (512 bytes) is shared by all the
+// calls of a program, the walk's included (bpf/stack_test.go).
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, SLOT_MAX);
+	__type(key, __u32);
+	__type(value, struct pt_regs);
+} regs_scratch SEC(".maps");
+
+static __always_inline struct pt_regs *scratch_regs(__u32 slot)
+{
+	return bpf_map_lookup_elem(&regs_scratch, &slot);
+}
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct proc_info);
+} proc_maps SEC(".maps");
+
+// Table storage: one u32 space in shards of SHARD_U32S elements, created
+// by the loader as tables need them (unwind_shards[i] holds elements
+// i*SHARD_U32S..; max_entries set by the loader from the table budget).
+// Each table's page index and entries lie one after the other in it (at
+// pages_off, entries_off; the entries padded, see find_rule); rules are
+// shared (unwind.RuleSet). All shards have one size, so the verifier
+// inlines the lookups.
+#define SHARD_SHIFT 16
+#define SHARD_U32S (1 << SHARD_SHIFT) // 256 KiB per shard
+
+struct unwind_shard {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SHARD_U32S);
+	__type(key, __u32);
+	__type(value, __u32); // page index element, or u16 pc_low | u16 rule << 16
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__array(values, struct unwind_shard);
+} unwind_shards SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1 << 14);
+	__type(key, __u32);
+	__type(value, struct unwind_rule);
+} unwind_rules SEC(".maps");
+
+// Step programs for tail calls, one array per program type (a prog array is
+// bound to the type and expected attach type of its first user).
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, __u32);
+} steps_kprobe SEC(".maps");
+
+#define ONE_STEP_ARRAY(name)                         \
+	struct {                                     \
+		__uint(type, BPF_MAP_TYPE_PROG_ARRAY); \
+		__uint(max_entries, 1);              \
+		__type(key, __u32);                  \
+		__type(value, __u32);                \
+	} name SEC(".maps")
+
+ONE_STEP_ARRAY(steps_multi);
+ONE_STEP_ARRAY(steps_tp);
+ONE_STEP_ARRAY(steps_perf);
+
+// uretprobe_init finds the process's uretprobe trampoline and the pending
+// return instances: a pending uretprobe replaced a return address on the
+// stack with the trampoline, and the kernel keeps the real one.
+static __always_inline void uretprobe_init(struct unwind_state *s)
+{
+	struct task_struct *task = current_task();
+	struct uprobe_task *ut = BPF_CORE_READ(task, utask);
+
+	s->tramp = 0;
+	s->ri = 0;
+	if (!ut)
+		return;
+	s->ri = (__u64)BPF_CORE_READ(ut, return_instances);
+	if (s->ri)
+		s->tramp = BPF_CORE_READ(task, mm, uprobes_state.xol_area, vaddr);
+}
+
+#endif
