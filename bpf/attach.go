@@ -105,7 +105,7 @@ func groupTargets(targets []UprobeTarget) [][]UprobeTarget {
 	return groups
 }
 
-// Cookie bits above the probe id (probee.h, latency.h).
+// Cookie bits above the probe id (probee.h, latency_maps.h).
 const (
 	cookieEntry     = 1 << 32 // at a function's first instruction, or a RET: the return address at [rsp]
 	cookieGo        = 2 << 32 // a Go function

@@ -17,7 +17,7 @@ import (
 // MeasureMode says what function probes (uprobes, kprobes) count.
 type MeasureMode uint32
 
-// Measure modes (enum measure_mode in latency.h).
+// Measure modes (enum measure_mode in latency_maps.h).
 const (
 	MeasureCount   MeasureMode = iota // hits per stack (the default)
 	MeasureLatency                    // time from entry to return per entry stack

@@ -110,7 +110,7 @@ static __always_inline void add_count_to(void *counts, struct count_key *k)
 // space writes active, then reads busy: Dekker's pattern, ordered by the
 // lock-prefixed add on x86; bpf/gate.go); -1 when the gate is missing or
 // the map switched twice during the event (a drop). counts_exit ends it.
-// The counts maps and the measures maps (latency.h) share the gate.
+// The counts maps and the measures maps (latency_maps.h) share the gate.
 static __always_inline int counts_enter(struct counts_gate **gp, __u32 *slotp)
 {
 	__u32 zero = 0;
