@@ -30,7 +30,7 @@ const maxPendingBytes = 128 << 20
 // DeferredStats says what became of the stacks the kernel handed over.
 type DeferredStats struct {
 	Finished uint64 // unwound to the end of the stack
-	Cut      uint64 // finished but cut short (a frame without unwind information)
+	Cut      uint64 // finished but cut short (past the stack copy, a bad frame, a file without its table)
 	Dropped  uint64 // not finished: too many waiting (maxPendingBytes)
 }
 
@@ -127,7 +127,7 @@ func (f *finisher) finishBatch(batch []pending) {
 		tgid int
 		comm string
 	}
-	mods := map[image][]unwind.Module{}
+	mods := map[image]imageModules{}
 	for _, p := range batch {
 		key := image{p.d.TGID, p.d.Comm}
 		m, ok := mods[key]
@@ -139,9 +139,26 @@ func (f *finisher) finishBatch(batch []pending) {
 	}
 }
 
+// imageModules are the modules of the image that ran a stack: those with
+// tables (or Go's, walked by frame pointers) first, then its other
+// executable mappings, walked by frame pointers as the kernel walks them:
+// JIT code, and files whose table could not be built.
+type imageModules struct {
+	mods  []unwind.Module
+	known int // mods[:known] are the first kind
+}
+
+// partial reports whether frames went through a file without its table:
+// the kernel counts such a stack partial too.
+func (im imageModules) partial(frames []unwind.Frame) bool {
+	return slices.ContainsFunc(frames, func(fr unwind.Frame) bool {
+		return fr.Module >= im.known && im.mods[fr.Module].Inode != 0
+	})
+}
+
 // modules resolves the process's executable mappings to tables and gives
 // the kernel the file the walk stopped in.
-func (f *finisher) modules(d bpf.DeferredStack) []unwind.Module {
+func (f *finisher) modules(d bpf.DeferredStack) imageModules {
 	// The image that ran the stack: the process may have exec'd since,
 	// or its parent, whose mappings a child has until it execs.
 	pcs := append([]uint64{d.Regs.RIP}, d.PCs...)
@@ -155,9 +172,22 @@ func (f *finisher) modules(d bpf.DeferredStack) []unwind.Module {
 	for _, err := range errs {
 		f.t.debugf("unwind table: %v", err)
 	}
-	stuck := stuckModule(d.Regs.RIP, maps, mods)
-	if err := f.t.k.SetFileModules(stuck); err != nil {
-		f.t.debugf("unwind tables: %v", err)
+	if stuck := stuckModule(d.Regs.RIP, maps, mods); len(stuck) > 0 {
+		if err := f.t.k.SetFileModules(stuck); err != nil {
+			f.t.debugf("unwind tables: %v", err)
+		}
+	}
+	return imageModules{withoutTables(mods, maps), len(mods)}
+}
+
+// withoutTables adds to mods the executable mappings none of them covers
+// as modules without a table (see imageModules).
+func withoutTables(mods []unwind.Module, maps []Mapping) []unwind.Module {
+	known := mods
+	for _, m := range maps {
+		if m.Exec() && !slices.ContainsFunc(known, func(u unwind.Module) bool { return u.Start < m.End && m.Start < u.End }) {
+			mods = append(mods, unwind.Module{Start: m.Start, End: m.End, Path: m.Path, Table: &unwind.Table{}, Offset: m.Offset, Dev: m.Dev, Inode: m.Inode})
+		}
 	}
 	return mods
 }
@@ -185,13 +215,13 @@ func stuckModule(pc uint64, maps []Mapping, mods []unwind.Module) []unwind.Modul
 }
 
 // finish unwinds the rest of d's stack and counts it.
-func (f *finisher) finish(d bpf.DeferredStack, mods []unwind.Module) {
-	frames, stop := unwind.UnwindFrom(d.Regs, d.Exact, d.Stack, mods, maxStackFrames-len(d.PCs))
+func (f *finisher) finish(d bpf.DeferredStack, im imageModules) {
+	frames, stop := unwind.UnwindFrom(d.Regs, d.Exact, d.Stack, im.mods, maxStackFrames-len(d.PCs))
 	user := slices.Grow(slices.Clone(d.PCs), len(frames))
 	for _, fr := range frames {
 		user = append(user, fr.PC)
 	}
-	cut := stop != unwind.StopEndOfStack
+	cut := stop != unwind.StopEndOfStack || im.partial(frames)
 	f.t.k.AddStack(d, user, cut)
 	f.mu.Lock()
 	if cut {

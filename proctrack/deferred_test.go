@@ -2,6 +2,7 @@ package proctrack
 
 import (
 	"debug/elf"
+	"encoding/binary"
 	"fmt"
 	"path/filepath"
 	"testing"
@@ -66,4 +67,25 @@ func TestDeferredNoTable(t *testing.T) {
 		t.Errorf("stats %+v, want 1 cut, 1 dropped", st)
 	}
 	r.wantKernel()
+}
+
+// A stack handed over in JIT code (anonymous executable memory, no table)
+// is finished as the kernel walks it: by frame pointers there, then by
+// the table of the file below, and counted whole.
+func TestDeferredThroughJIT(t *testing.T) {
+	r := newRig(t, func(c *Config, k *fakeKernel) { k.byFile = true })
+	app := r.proc.file(r.proc.root, "/usr/bin/app", appAt)
+	start := entryPC(t, filepath.Join(r.proc.root, "/usr/bin/app"), appAt)
+	const jitAt, sp = 0x7e0000000000, 0x7ffd00000000
+	jit := Mapping{Start: jitAt, End: jitAt + 0x1000, Perms: "r-xp"}
+	r.sym.maps = map[int][]Mapping{10: {app, jit}}
+	stack := make([]byte, 64) // the JIT frame's saved rbp at sp+32, its return address above
+	binary.LittleEndian.PutUint64(stack[40:], start+1)
+	r.tr.OnDeferred(bpf.DeferredStack{TGID: 10, Exact: true, Regs: unwind.Regs{RIP: jitAt + 0x10, RSP: sp, RBP: sp + 32},
+		Stack: unwind.StackCopy{Addr: sp, Data: stack}})
+	st := r.tr.FinishDeferred()
+	r.wantKernel(fmt.Sprintf("AddStack 10 [%#x %#x] cut=false", jitAt+0x10, start+1))
+	if st != (DeferredStats{Finished: 1}) {
+		t.Errorf("stats %+v, want 1 finished", st)
+	}
 }

@@ -32,14 +32,13 @@ type StopReason uint8
 const (
 	StopEndOfStack  StopReason = iota // outermost frame (RA undefined) or zero return address
 	StopNoModule                      // pc outside every known module
-	StopNoRule                        // pc in a module but not covered by its CFI
 	StopUnsupported                   // a CFAUnsupported rule
 	StopMemory                        // a stack read failed
-	StopBadFrame                      // the stack pointer did not move up
+	StopBadFrame                      // no caller's frame: the stack pointer did not move up (or down to another stack too often), no user address
 	StopMaxFrames
 )
 
-var stopNames = [...]string{"end of stack", "no module", "no unwind rule", "unsupported rule", "memory read failed", "bad frame", "max frames"}
+var stopNames = [...]string{"end of stack", "no module", "unsupported rule", "memory read failed", "bad frame", "max frames"}
 
 func (s StopReason) String() string {
 	if int(s) < len(stopNames) {
@@ -59,7 +58,9 @@ type Frame struct {
 // Unwind walks the stack from regs the way the BPF unwinder does: find the
 // module, look up pc (pc-1 for return addresses) in its table, compute the
 // CFA, read the return address at CFA-8 and rbp by its rule. Modules
-// without CFI are walked with frame pointers.
+// without CFI (JIT code, given as modules with an empty table) and pcs
+// their table does not cover are walked with frame pointers, which may
+// step down to another stack MaxStackSwitches times.
 func Unwind(regs Regs, mem Memory, mods []Module, maxFrames int) ([]Frame, StopReason) {
 	return UnwindFrom(regs, true, mem, mods, maxFrames)
 }
@@ -93,11 +94,17 @@ func findModule(mods []Module, pc uint64) int {
 }
 
 type unwinder struct {
-	regs  Regs
-	mem   Memory
-	mods  []Module
-	exact bool
+	regs     Regs
+	mem      Memory
+	mods     []Module
+	exact    bool
+	switches int // frame-pointer steps down to another stack so far
 }
+
+// MaxStackSwitches is how often a frame-pointer walk may step down to
+// another stack (bpf/fpstack.h's MAX_STACK_SWITCHES: Go's g0 stack leads
+// back to the goroutine's, below it); a loop still turns down once per turn.
+const MaxStackSwitches = 2
 
 // step moves regs to the caller's frame; done reports the end of the walk.
 func (u *unwinder) step(m *Module) (StopReason, bool) {
@@ -109,8 +116,8 @@ func (u *unwinder) step(m *Module) (StopReason, bool) {
 		pc--
 	}
 	r, ok := m.Table.Lookup(pc)
-	if !ok {
-		return StopNoRule, true
+	if !ok { // code its table does not cover (V8's embedded builtins in node)
+		return u.fpStep()
 	}
 	var cfa uint64
 	switch r.CFA {
@@ -163,17 +170,23 @@ func (u *unwinder) move(ra, cfa uint64) (StopReason, bool) {
 	if ra == 0 {
 		return StopEndOfStack, true
 	}
-	if cfa <= u.regs.RSP {
+	if cfa <= u.regs.RSP || !userPC(ra) {
 		return StopBadFrame, true
 	}
 	u.regs.RIP, u.regs.RSP, u.exact = ra, cfa, false
 	return 0, false
 }
 
+// fpStep moves to the caller by the frame pointer, as bpf/unwind.h's
+// fp_step: rbp 0 ends the stack; an rbp that is no user address (argc,
+// left there by code without frame pointers) ends the walk unread.
 func (u *unwinder) fpStep() (StopReason, bool) {
 	fp := u.regs.RBP
 	if fp == 0 {
 		return StopEndOfStack, true
+	}
+	if !userPC(fp) {
+		return StopBadFrame, true
 	}
 	ra, ok1 := u.mem.Read64(fp + 8)
 	next, ok2 := u.mem.Read64(fp)
@@ -181,8 +194,19 @@ func (u *unwinder) fpStep() (StopReason, bool) {
 		return StopMemory, true
 	}
 	u.regs.RBP = next
+	if fp+16 < u.regs.RSP { // another stack, below this one
+		if u.switches >= MaxStackSwitches {
+			return StopBadFrame, true
+		}
+		u.switches++
+		u.regs.RSP = 0
+	}
 	return u.move(ra, fp+16)
 }
+
+// userPC reports whether v can be a user-space address (canonical, above
+// the null page), as bpf/fpstack.h's user_pc.
+func userPC(v uint64) bool { return v >= 0x1000 && v < 0x800000000000 }
 
 // signalStep restores the interrupted registers from the sigcontext.
 func (u *unwinder) signalStep() (StopReason, bool) {

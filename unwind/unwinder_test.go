@@ -81,7 +81,7 @@ func TestUnwindStops(t *testing.T) {
 		want StopReason
 	}{
 		{"no module", Regs{RIP: 0x9000}, StopNoModule},
-		{"gap between functions", Regs{RIP: 0x1010, RSP: 0x8000}, StopNoRule},
+		{"gap between functions, rbp argc", Regs{RIP: 0x1010, RSP: 0x8000, RBP: 2}, StopBadFrame},
 		{"unsupported", Regs{RIP: 0x1250, RSP: 0x8000}, StopUnsupported},
 		{"memory", Regs{RIP: 0x1010, RSP: 0x100}, StopMemory},
 	}
@@ -90,5 +90,32 @@ func TestUnwindStops(t *testing.T) {
 		if stop != tt.want {
 			t.Errorf("%s: stop = %v, want %v", tt.name, stop, tt.want)
 		}
+	}
+}
+
+// A pc its module's table does not cover (a gap between FDEs; V8's
+// builtins in node) takes a frame-pointer step, and the walk resumes by
+// the table in the caller, as in the kernel. A saved rbp below the frame
+// is another stack: stepped down to twice, then the walk is cut.
+func TestUnwindNoRuleByFramePointers(t *testing.T) {
+	tab := tableOf(t, []uint64{0x1000, 0x1100, 0x1200}, []Rule{{CFA: CFARSP, CFAOffset: 8}})
+	mods := []Module{{Start: 0x1000, End: 0x2000, Table: tab}}
+	mem := fakeStack{
+		0x8000: 0x1150, // f's return address: into the gap
+		0x8020: 0,      // the gap's frame: saved rbp, return address into f
+		0x8028: 0x1050,
+		0x8030: 0, // f's caller: none (end of stack)
+	}
+	frames, stop := Unwind(Regs{RIP: 0x1010, RSP: 0x8000, RBP: 0x8020}, mem, mods, 8)
+	if stop != StopEndOfStack || len(frames) != 3 || frames[1].PC != 0x1150 || frames[2].PC != 0x1050 {
+		t.Errorf("through a gap: stop %v, frames %+v; want 0x1010, 0x1150, 0x1050 to the end", stop, frames)
+	}
+	// Frames in a module without a table whose rbp chain goes down: two
+	// switches are followed, the third is cut.
+	fp := []Module{{Start: 0x5000, End: 0x6000, Table: &Table{}}}
+	down := fakeStack{0x9000: 0x8800, 0x9008: 0x5001, 0x8800: 0x8400, 0x8808: 0x5002, 0x8400: 0x8000, 0x8408: 0x5003}
+	frames, stop = Unwind(Regs{RIP: 0x5000, RSP: 0x9100, RBP: 0x9000}, down, fp, 8)
+	if stop != StopBadFrame || len(frames) != 3 {
+		t.Errorf("down the stack: stop %v, frames %+v; want 3 frames, then bad frame", stop, frames)
 	}
 }

@@ -177,7 +177,7 @@ func (t *tracer) reportDeferred() (dropped uint64) {
 		t.status.infof("finished in user space: %s taken before their binary's unwind table was loaded", plural(int(n), "stack"))
 	}
 	if st.Cut > 0 {
-		t.status.infof("partial stacks: %d finished in user space but cut short (a frame without unwind information)", st.Cut)
+		t.status.infof("partial stacks: %d finished in user space but cut short (past the stack copy, or through code without unwind information)", st.Cut)
 	}
 	if st.Dropped > 0 {
 		t.status.warnf("dropped %d: stacks to finish in user space (too many waiting)", st.Dropped)
