@@ -111,6 +111,10 @@ func (s *fakeSymbols) ExecReset(pid int, comm string) { s.record("ExecReset %d",
 func (s *fakeSymbols) Inherit(child, parent int)      { s.record("Inherit %d %d", child, parent) }
 func (s *fakeSymbols) Fork(child, parent int)         { s.record("Fork %d %d", child, parent) }
 
+func (s *fakeSymbols) Prime(pid int, maps []Mapping, comm string) {
+	s.record("Prime %d %s %s", pid, comm, mapNames(maps))
+}
+
 func (s *fakeSymbols) Prune(grace time.Duration, alive func(pid int) bool) int {
 	s.record("Prune")
 	s.alive = alive

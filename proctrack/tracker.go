@@ -49,6 +49,7 @@ type Symbols interface {
 	AddMapping(pid int, m Mapping)
 	ExecReset(pid int, comm string)
 	Fork(child, parent int)
+	Prime(pid int, maps []Mapping, comm string)
 	Inherit(child, parent int)
 	Prune(grace time.Duration, alive func(pid int) bool) int
 	// Mappings returns the executable mappings, sorted by start, of the

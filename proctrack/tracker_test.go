@@ -356,3 +356,19 @@ func TestGoByFramePointers(t *testing.T) {
 		}
 	}
 }
+
+// ReadRunning hands the symbolizer every running process's mappings
+// (system-wide, the processes that started before the run); a /proc
+// entry that is no process is skipped.
+func TestReadRunning(t *testing.T) {
+	r := newRig(t, nil)
+	app := r.proc.file(r.proc.root, "/usr/bin/app", appAt)
+	sh := r.proc.file(r.proc.root, "/bin/sh", appAt)
+	r.proc.process(10, r.proc.root, app)
+	r.proc.process(12, r.proc.root, sh)
+	if err := os.MkdirAll(filepath.Join(r.proc.root, "proc", "self"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r.tr.ReadRunning()
+	r.wantSymbols("Prime 10  [/usr/bin/app]", "Prime 12  [/bin/sh]") // the fake /proc has no comm
+}

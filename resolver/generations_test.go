@@ -246,3 +246,31 @@ func TestForkRecords(t *testing.T) {
 		t.Errorf("pid 42 forked from an unknown parent: %q, want no name", f[0].Function)
 	}
 }
+
+// A process read at the start of a system-wide run (Prime) is named when
+// its first event is handled after it exited, and its children start from
+// its mappings; what is known already is not replaced by the older read.
+func TestPrime(t *testing.T) {
+	g := newGenRoot(t)
+	s := NewSymbolizer(Scope{Root: g.root}, nil)
+	s.Prime(50, []Mapping{g.sh}, "sh") // no /proc/50 by the time of Frames
+	s.Fork(51, 50)
+	g.process(52, "true", g.tr)
+	if err := s.Snapshot(52); err != nil {
+		t.Fatal(err)
+	}
+	s.Prime(52, []Mapping{g.sh}, "sh")
+	for _, c := range []struct {
+		pid  int
+		addr uint64
+		want string
+	}{
+		{50, g.spinAt, "spin_leaf"},
+		{51, g.spinAt, "spin_leaf"},
+		{52, g.leafAt, "leaf"},
+	} {
+		if f := s.Frames(c.pid, "", []uint64{c.addr}); f[0].Function != c.want {
+			t.Errorf("pid %d 0x%x: %q, want %q", c.pid, c.addr, f[0].Function, c.want)
+		}
+	}
+}

@@ -43,6 +43,7 @@ type procMaps struct {
 	maps   []Mapping          // executable mappings, sorted by Start
 	open   map[string]*Object // mapping path -> loaded object (nil: unreadable)
 	seen   bool               // snapshotted: the process produced an event
+	read   bool               // a /proc read gave the set (whole as of then)
 	last   time.Time          // when AddMapping last recorded a mapping
 	jit    *jitMap            // its perf map, from the first snapshot on (nil: process gone by then)
 	comm   string             // the process's comm while these were its mappings ("" unknown)
@@ -170,7 +171,7 @@ func (s *Symbolizer) load(pid int, files []Mapping) []*Object {
 func (s *Symbolizer) merge(pid int, p *procMaps) {
 	old := s.procs[pid]
 	if old == nil {
-		p.seen = true
+		p.seen, p.read = true, true
 		s.procs[pid] = p
 		return
 	}
@@ -187,6 +188,7 @@ func (s *Symbolizer) merge(pid int, p *procMaps) {
 	if old.comm == "" {
 		old.comm = p.comm
 	}
+	old.read = true
 	for _, m := range p.maps {
 		old.insert(m)
 	}
@@ -201,7 +203,7 @@ func (s *Symbolizer) merge(pid int, p *procMaps) {
 // kernel makes without a mapping record, where nothing is mapped yet.
 func (p *procMaps) addUnrecorded(maps []Mapping) {
 	for _, m := range maps {
-		if strings.HasPrefix(m.Path, "[") && m.Path != "[vdso]" && p.holds([]uint64{m.Start, m.End - 1}) == 0 {
+		if strings.HasPrefix(m.Path, "[") && m.Path != "[vdso]" && !p.overlaps(m) {
 			p.insert(m)
 		}
 	}

@@ -152,7 +152,7 @@ func (s *Symbolizer) Inherit(child, parent int) {
 	if p == nil {
 		return
 	}
-	q := &procMaps{maps: slices.Clone(p.maps), open: maps.Clone(p.open), seen: true, comm: p.comm, parent: parent}
+	q := &procMaps{maps: slices.Clone(p.maps), open: maps.Clone(p.open), seen: true, read: true, comm: p.comm, parent: parent}
 	if c.hasFile() {
 		c.parent = parent
 		if c.comm != p.comm {
@@ -183,7 +183,7 @@ func (s *Symbolizer) Fork(child, parent int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p := s.procs[parent]
-	if p == nil || !(p.recorded || p.seen) || !p.hasFile() {
+	if p == nil || !(p.recorded || p.read) || !p.hasFile() {
 		return
 	}
 	q := &procMaps{maps: slices.Clone(p.maps), open: maps.Clone(p.open), comm: p.comm,

@@ -179,6 +179,9 @@ func (t *tracer) open() error {
 	if t.mmaps, err = bpf.WatchMmaps(t.procs.OnMmap); err != nil {
 		return err
 	}
+	if !filter {
+		t.procs.ReadRunning() // system-wide: the processes already running
+	}
 	if t.stopDef, err = s.Deferred(t.procs.OnDeferred); err != nil {
 		return err
 	}

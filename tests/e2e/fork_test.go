@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -144,5 +145,53 @@ func TestExecKnownBinary(t *testing.T) {
 	want := label + ";chain-nofp;_start;__libc_start_main;__libc_start_call_main;main;a;b;c;leaf"
 	if st[want] != 100 || total(st) != 100 || strings.Contains(b.stderr(), "partial stacks") {
 		t.Errorf("%d of 100 calls complete (%d in all):\n%s", st[want], total(st), data)
+	}
+}
+
+// System-wide, a process that ran before probee started and is first
+// heard of as it exits (a probe on _exit: its notice is handled once it
+// is gone) is named and unwound from the mappings probee read of the
+// running processes at its start, as perf synthesizes them. The program
+// is a private copy of bash: no table of it is loaded, so its stack is
+// finished in user space, with those mappings too.
+func TestSystemWideRunningBefore(t *testing.T) {
+	testgate.Root(t)
+	bash := filepath.Join(t.TempDir(), "bash-early")
+	data, err := os.ReadFile("/bin/bash")
+	if err != nil {
+		t.Skipf("no bash: %v", err)
+	}
+	if err := os.WriteFile(bash, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	target := exec.Command(bash, "-c", "read x; exit 0")
+	in, err := target.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := target.Start(); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	b := start(t, dir, "--uprobe", "libc:_exit", "-o", "out.folded")
+	b.waitFor(t, "attached", 30*time.Second)
+	in.Write([]byte("go\n"))
+	target.Wait()
+	time.Sleep(300 * time.Millisecond) // the notice, after the process is gone
+	b.cmd.Process.Signal(syscall.SIGINT)
+	b.wait(t, 30*time.Second)
+	out, err := os.ReadFile(filepath.Join(dir, "out.folded"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "libc:_exit;bash-early;_start;__libc_start_main;__libc_start_call_main;main;exit_shell;"
+	var got []string
+	for s, n := range folded(t, string(out)) {
+		if strings.Contains(s, ";bash-early;") {
+			got = append(got, fmt.Sprintf("%s %d", s, n))
+		}
+	}
+	if len(got) != 1 || !strings.HasPrefix(got[0], want) || strings.Contains(got[0], ";0x") {
+		t.Errorf("bash-early's stacks: %q, want one starting %s, every frame named", got, want)
 	}
 }

@@ -1,0 +1,55 @@
+package resolver
+
+import (
+	"slices"
+	"sort"
+	"time"
+)
+
+// Prime records the mappings of a process that ran before probee started,
+// read from /proc at the start of a system-wide run (comm as
+// procmaps.ReadProcess gives it), as perf synthesizes its records of the
+// processes it finds running. Their objects are read when a stack needs
+// them, and the process is not marked seen: one that never produces an
+// event is pruned once it is gone. One that does is named even when its
+// first event comes as it exits (its maps are empty by the time the
+// notice is handled), and the children it forks start with its mappings
+// (Fork). What is known of pid already is newer and wins: a snapshot, the
+// records of an exec; mappings recorded since the start are kept where
+// they overlap.
+func (s *Symbolizer) Prime(pid int, maps []Mapping, comm string) {
+	var exec []Mapping
+	for _, m := range maps {
+		if m.Exec() {
+			exec = append(exec, m)
+		}
+	}
+	if !slices.ContainsFunc(exec, Mapping.File) {
+		return // a kernel thread, or a process exiting
+	}
+	sort.Slice(exec, func(i, j int) bool { return exec[i].Start < exec[j].Start })
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.procs[pid]
+	if p == nil {
+		s.procs[pid] = &procMaps{maps: exec, open: map[string]*Object{}, comm: comm, read: true, last: time.Now()}
+		return
+	}
+	if p.read || p.recorded {
+		return
+	}
+	for _, m := range exec {
+		if !p.overlaps(m) {
+			p.insert(m)
+		}
+	}
+	if p.comm == "" {
+		p.comm = comm
+	}
+	p.read = true
+}
+
+// overlaps reports whether any of p's mappings overlaps m.
+func (p *procMaps) overlaps(m Mapping) bool {
+	return slices.ContainsFunc(p.maps, func(o Mapping) bool { return o.Start < m.End && m.Start < o.End })
+}
