@@ -38,11 +38,7 @@ func (s *Symbolizer) Prime(pid int, maps []Mapping, comm string) {
 	if p.read || p.recorded {
 		return
 	}
-	for _, m := range exec {
-		if !p.overlaps(m) {
-			p.insert(m)
-		}
-	}
+	p.addMissing(exec)
 	if p.comm == "" {
 		p.comm = comm
 	}

@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -166,8 +165,10 @@ func (s *Symbolizer) load(pid int, files []Mapping) []*Object {
 // merge adds a snapshot to what is known of pid (mappings recorded as they
 // were created, see AddMapping): the snapshot wins where they overlap. A
 // process read while it exits shows no mappings; it keeps the recorded ones.
-// A set built from records alone takes only the mappings the kernel
-// records nothing for ([uprobes]): the read may have met a later exec.
+// A set built from records alone takes only the mappings that overlap
+// none of its own: what the records did not report ([uprobes], a record
+// lost); the read may have met a later exec, whose image must not replace
+// this one's.
 func (s *Symbolizer) merge(pid int, p *procMaps) {
 	old := s.procs[pid]
 	if old == nil {
@@ -182,7 +183,7 @@ func (s *Symbolizer) merge(pid int, p *procMaps) {
 		p.jit.release()
 	}
 	if old.recorded {
-		old.addUnrecorded(p.maps)
+		old.addMissing(p.maps)
 		return
 	}
 	if old.comm == "" {
@@ -199,11 +200,11 @@ func (s *Symbolizer) merge(pid int, p *procMaps) {
 	}
 }
 
-// addUnrecorded adds the special mappings of maps (a /proc read) that the
-// kernel makes without a mapping record, where nothing is mapped yet.
-func (p *procMaps) addUnrecorded(maps []Mapping) {
+// addMissing adds the mappings of maps (a /proc read) that overlap none
+// of p's.
+func (p *procMaps) addMissing(maps []Mapping) {
 	for _, m := range maps {
-		if strings.HasPrefix(m.Path, "[") && m.Path != "[vdso]" && !p.overlaps(m) {
+		if !p.overlaps(m) {
 			p.insert(m)
 		}
 	}
