@@ -45,16 +45,21 @@ func TestPushOutage(t *testing.T) {
 	}
 }
 
-// outageRun runs probee pushing to srv, stops srv 2.5s in (SIGTERM: a
-// killed server loses what it had not written, which is not probee's
-// loss), keeps it down 2.5s (more than 2 intervals) and restarts it.
+// outageRun runs probee pushing to srv through a proxy, and 2.5s in takes
+// srv away: the proxy refuses connections once the requests under way are
+// answered, srv stops (SIGTERM: a killed server loses what it had not
+// written, which is not probee's loss), stays down 2.5s (more than 2
+// intervals) and restarts, and the proxy serves again.
 func outageRun(t *testing.T, srv *server, args ...string) *pushRun {
-	return backgroundRun(t, srv, func(*exec.Cmd) {
+	px := newPushProxy(t, srv)
+	return backgroundRun(t, px.front(srv), func(*exec.Cmd) {
 		time.Sleep(2500 * time.Millisecond)
+		px.down()
 		srv.stop(syscall.SIGTERM)
 		down := time.Now()
 		time.Sleep(2500 * time.Millisecond)
 		srv.start()
+		px.up()
 		t.Logf("backend down for %v", time.Since(down).Round(time.Millisecond))
 	}, args...)
 }
