@@ -26,8 +26,9 @@ import (
 // (Fork), an exec record starts a new set, and the mapping records that
 // follow fill it; the records are handled in time order (bpf.MmapWatcher),
 // so each set is one image, whatever happened meanwhile. Such a set takes
-// nothing from /proc reads, which can meet a process in the middle of an
-// exec: the new address space is in place before the comm changes. The
+// from /proc reads only mappings that overlap none of its own (a lost
+// record): a read can meet a process in the middle of an exec, when the
+// new address space is in place before the comm changes. The
 // reads build the sets of processes that ran before the watcher started
 // (the -p process, system-wide) until their next exec, and of processes
 // the records missed. There a read can see the new image before its exec
