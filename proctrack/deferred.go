@@ -20,8 +20,9 @@ import (
 // handing over stacks of that file.
 
 // finishDelay is how long a stack waits before it is finished: the
-// mapping records of the code it ran through arrive within 50 ms.
-const finishDelay = 80 * time.Millisecond
+// mapping records of the code it ran through are handled within 60 ms
+// (read every 50 ms, held 10 ms to be put in order: bpf.MmapWatcher).
+const finishDelay = 100 * time.Millisecond
 
 // maxPendingBytes bounds the stack copies waiting; past it a stack is
 // counted as dropped.
