@@ -59,7 +59,8 @@ type MmapWatcher struct {
 }
 
 // WatchMmaps starts recording executable mappings system-wide and calls
-// handle for each record from one goroutine, every 50 ms (rings hold
+// handle for each record from one goroutine, every 50 ms, in time order
+// (see readAll: a record is handled 10-60 ms after it was made; rings hold
 // the records meanwhile; a faster tick costs probee 0.4% of a core).
 func WatchMmaps(handle func(MmapEvent)) (*MmapWatcher, error) {
 	cpus, err := onlineCPUs()

@@ -14,7 +14,7 @@
 //     seen, at each gate stop (then it is resumed), and after it maps new
 //     code, the mapping records of one process coalesced into one reload
 //     (reloadDelay) that re-reads /proc/PID/maps rather than patching the
-//     list from records that arrive up to 50 ms late;
+//     list from records that arrive up to 60 ms late;
 //   - which gate holds the traced command until the tables of the
 //     libraries ld.so mapped are loaded (the ld.so gate; its program's and
 //     ld.so's are loaded before its first instruction), and the -p process

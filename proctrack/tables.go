@@ -148,7 +148,7 @@ func (d *tables) exit(pid int) {
 
 // onMmap reloads a tracked process's mappings when it maps new code
 // (exec, dlopen). /proc/PID/maps is re-read rather than patched with the
-// record: records arrive up to 50 ms late, and a list rebuilt from them
+// record: records arrive up to 60 ms late, and a list rebuilt from them
 // would briefly lack mappings the gate already loaded. The records of one
 // process are coalesced into one reload (see reloadDelay).
 func (d *tables) onMmap(ev bpf.MmapEvent) {
