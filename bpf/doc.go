@@ -119,7 +119,9 @@
 // which may go down to another stack twice per walk (Go's systemstack;
 // MAX_STACK_SWITCHES in fpstack.h); the walk remembers where the last
 // frame that saved rbx put it, for the rbx-based CFA of ld.so's
-// lazy-binding trampolines (CFA_RBX, frame_rbx in unwind.h);
+// lazy-binding trampolines (CFA_RBX, frame_rbx in unwind.h); the
+// interrupted frame's general registers are kept (unwind_state.gpr) for a
+// first frame whose CFA is another register (CFA_REG: stack probe loops);
 // a return address equal to the uretprobe trampoline is replaced by the
 // real one from the task's pending return_instance whose stack slot matches
 // (CO-RE reads of task->utask). Cut walks set STACK_TRUNCATED and count a

@@ -40,6 +40,27 @@
 #define PT_REGS_BX(x) (__PT_REGS_CAST(x)->rbx)
 #endif
 
+// save_gprs copies user registers r to g by DWARF number (unwind_state.gpr).
+static __always_inline void save_gprs(__u64 *g, struct pt_regs *r)
+{
+	g[0] = PT_REGS_RC(r);
+	g[1] = PT_REGS_PARM3(r); // rdx
+	g[2] = PT_REGS_PARM4(r); // rcx
+	g[3] = PT_REGS_BX(r);
+	g[4] = PT_REGS_PARM2(r); // rsi
+	g[5] = PT_REGS_PARM1(r); // rdi
+	g[6] = PT_REGS_FP(r);
+	g[7] = PT_REGS_SP(r);
+	g[8] = __PT_REGS_CAST(r)->r8;
+	g[9] = __PT_REGS_CAST(r)->r9;
+	g[10] = __PT_REGS_CAST(r)->r10;
+	g[11] = __PT_REGS_CAST(r)->r11;
+	g[12] = __PT_REGS_CAST(r)->r12;
+	g[13] = __PT_REGS_CAST(r)->r13;
+	g[14] = __PT_REGS_CAST(r)->r14;
+	g[15] = __PT_REGS_CAST(r)->r15;
+}
+
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 #include "maps.h"
@@ -200,8 +221,9 @@ static __always_inline int record_fp(struct count_key *k, __u64 ip, __u64 sp,
 // NULL when the event was handled with frame pointers instead (FP mode, no
 // tables for the process yet, a kernel thread).
 static __always_inline struct unwind_state *unwind_begin(void *ctx, __u64 cookie,
-		__u64 ip, __u64 sp, __u64 bp, __u64 di, __u64 ax, __u64 bx, int with_kstack, __u32 slot)
+		struct pt_regs *regs, int with_kstack, __u32 slot)
 {
+	__u64 ip = PT_REGS_IP(regs), sp = PT_REGS_SP(regs), bp = PT_REGS_FP(regs);
 	struct count_key k = {};
 	int entry = (cookie >> 32) & COOKIE_ENTRY;
 
@@ -222,9 +244,7 @@ static __always_inline struct unwind_state *unwind_begin(void *ctx, __u64 cookie
 	s->ip = ip;
 	s->sp = sp;
 	s->bp = bp;
-	s->di = di;
-	s->ax = ax;
-	s->bx = bx;
+	save_gprs(s->gpr, regs);
 	s->bx_at = 0;
 	s->exact = 1;
 	s->entry = entry;
@@ -272,9 +292,7 @@ static __always_inline int unwind_finish(struct unwind_state *s, __u32 slot)
 // regs the user registers.
 #define record(ctx, cookie, regs, with_kstack, slot, steps, idx)                         \
 	({                                                                                 \
-		struct unwind_state *s_ = unwind_begin(ctx, cookie, PT_REGS_IP(regs),     \
-			PT_REGS_SP(regs), PT_REGS_FP(regs), PT_REGS_PARM1(regs),           \
-			PT_REGS_RC(regs), PT_REGS_BX(regs), with_kstack, slot);            \
+		struct unwind_state *s_ = unwind_begin(ctx, cookie, regs, with_kstack, slot); \
 		if (s_) {                                                                  \
 			if (use_tail_calls)                                                \
 				bpf_tail_call(ctx, &steps, idx);                           \

@@ -98,6 +98,7 @@ enum cfa_type {
 	CFA_SIGNAL = 4, CFA_UNSUPPORTED = 5, CFA_END = 6,
 	CFA_RSP_RET_RDI = 7, // cfa = rsp + offset, return address in rdi (glibc's vfork): first frame only
 	CFA_RBX = 8,         // cfa = rbx + offset (ld.so's lazy-binding trampolines)
+	CFA_REG = 9,         // cfa = the register numbered plt_threshold (DWARF) + offset: first frame only
 };
 
 enum rbp_type { RBP_SAME = 0, RBP_OFFSET = 1, RBP_UNDEFINED = 2 };

@@ -201,9 +201,7 @@ type probeeUnwindState struct {
 	Ip       uint64
 	Sp       uint64
 	Bp       uint64
-	Di       uint64
-	Ax       uint64
-	Bx       uint64
+	Gpr      [16]uint64
 	BxAt     uint64
 	Tramp    uint64
 	Ri       uint64

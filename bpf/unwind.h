@@ -120,7 +120,7 @@ static __always_inline int fp_step(struct unwind_state *s)
 static __always_inline int frame_rbx(struct unwind_state *s, __u64 *v)
 {
 	if (!s->bx_at) {
-		*v = s->bx;
+		*v = s->gpr[DW_RBX];
 		return 0;
 	}
 	return stack_u64(s, s->bx_at, v);
@@ -161,12 +161,17 @@ static __always_inline int rule_step(struct unwind_state *s, struct unwind_rule 
 		if (s->st.len != 1) // only the interrupted frame's rdi is known
 			return STEP_CUT;
 		cfa = s->sp + (__s64)r->cfa_offset;
-		ra = s->di;
+		ra = s->gpr[DW_RDI];
 		break;
 	case CFA_RBX:
 		if (frame_rbx(s, &s->word))
 			return STEP_CUT;
 		cfa = s->word + (__s64)r->cfa_offset;
+		break;
+	case CFA_REG: // a stack probe loop's r11, OpenSSL's rax...
+		if (s->st.len != 1) // only the interrupted frame's registers are known
+			return STEP_CUT;
+		cfa = s->gpr[r->plt_threshold & 15] + (__s64)r->cfa_offset;
 		break;
 	case CFA_SIGNAL:
 		return signal_step(s);
@@ -218,7 +223,7 @@ static __always_inline int after_syscall(struct unwind_state *s)
 // at [rsp]. A new child (rax 0, on its new stack) is the outermost frame.
 static __always_inline int syscall_gap_step(struct unwind_state *s)
 {
-	return s->ax ? entry_step(s) : STEP_END;
+	return s->gpr[DW_RAX] ? entry_step(s) : STEP_END;
 }
 
 // no_rule_step moves to the caller of a pc without a DWARF rule.

@@ -34,11 +34,15 @@ const volatile __u32 have_bpf_loop = 1;
 // frame's table lookup.
 #define STACK_CHUNK 512
 
+enum dwarf_reg { DW_RAX = 0, DW_RBX = 3, DW_RDI = 5 };
+
 struct unwind_state {
 	__u64 ip, sp, bp;
-	__u64 di;     // the interrupted frame's rdi (CFA_RSP_RET_RDI)
-	__u64 ax;     // and its rax (syscall_gap_step)
-	__u64 bx;     // and its rbx; the frame's rbx unless bx_at is set (frame_rbx)
+	// The interrupted frame's general registers by DWARF number (enum
+	// dwarf_reg): for its CFA_REG and CFA_RSP_RET_RDI rules, rax for
+	// syscall_gap_step, rbx for frame_rbx (the frame's rbx unless bx_at
+	// is set).
+	__u64 gpr[16];
 	__u64 bx_at;  // where the frame's rbx was saved: the last slot a callee's rule named
 	__u64 tramp;  // uretprobe trampoline address of the process, 0: none
 	__u64 ri;     // kernel address of the first pending return_instance

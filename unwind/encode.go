@@ -25,7 +25,7 @@ const (
 // fix, a new rule kind, another way of merging rows). With FormatVersion
 // it decides whether a table an earlier probee saved (unwind/diskcache)
 // may be used.
-const BuilderVersion = 6 // 3: rules for a .plt without CFI; 4: for .init and .fini (synth.go); 5: rbx (CFARBX, RBXSlot); 6: crtbegin code (crtstuff.go)
+const BuilderVersion = 7 // 3: rules for a .plt without CFI; 4: for .init and .fini (synth.go); 5: rbx (CFARBX, RBXSlot); 6: crtbegin code (crtstuff.go); 7: CFAReg
 
 // Size is the encoded size of t in bytes.
 func (t *Table) Size() int {
@@ -169,6 +169,9 @@ func EncodeRules(rules []Rule) [][RuleSize]byte {
 func encodeRule(r Rule) [RuleSize]byte {
 	var b [RuleSize]byte
 	b[0], b[1], b[2], b[3] = byte(r.CFA), byte(r.RBP), r.PLTThreshold, byte(r.RBXSlot)
+	if r.CFA == CFAReg {
+		b[2] = r.Reg
+	}
 	binary.LittleEndian.PutUint32(b[4:], uint32(r.CFAOffset))
 	binary.LittleEndian.PutUint32(b[8:], uint32(r.RBPOffset))
 	return b
@@ -177,6 +180,9 @@ func encodeRule(r Rule) [RuleSize]byte {
 func decodeRule(r *reader) Rule {
 	var x Rule
 	x.CFA, x.RBP, x.PLTThreshold, x.RBXSlot = CFAType(r.u8()), RBPType(r.u8()), r.u8(), int8(r.u8())
+	if x.CFA == CFAReg {
+		x.Reg, x.PLTThreshold = x.PLTThreshold, 0
+	}
 	x.CFAOffset, x.RBPOffset = int32(r.u32()), int32(r.u32())
 	return x
 }

@@ -53,7 +53,7 @@ func oracleCases() []oracleCase {
 		{"libstdc++", systemLib("libstdc++.so.6"), false},
 		{"large", largeBinary(), false},
 	}
-	for _, f := range []string{"chain-fp", "chain-nofp", "chain-nopie-nofp", "libfx.so", "uselib-nofp", "cxx", "rustfx", "gofx", "recurse-nofp"} {
+	for _, f := range []string{"chain-fp", "chain-nofp", "chain-nopie-nofp", "libfx.so", "uselib-nofp", "cxx", "rustfx", "gofx", "recurse-nofp", "bigframe-nofp"} {
 		cases = append(cases, oracleCase{f, filepath.Join(fixtureDir, f), true})
 	}
 	return cases

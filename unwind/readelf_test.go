@@ -158,7 +158,11 @@ func expect(row *oracleRow, signal bool) expectation {
 	case strings.HasPrefix(cfa, "rbx+"), strings.HasPrefix(cfa, "rbx-"):
 		e.rule.CFA, e.rule.CFAOffset = CFARBX, atoi32(cfa[3:])
 	default:
-		return expectation{rule: ruleUnsupported}
+		reg, off, ok := cfaRegister(cfa)
+		if !ok {
+			return expectation{rule: ruleUnsupported}
+		}
+		e.rule.CFA, e.rule.Reg, e.rule.CFAOffset = CFAReg, reg, off
 	}
 	if raInRDI && e.rule.CFA != CFARSP {
 		return expectation{rule: ruleUnsupported}
@@ -180,6 +184,21 @@ func expect(row *oracleRow, signal bool) expectation {
 		}
 	}
 	return e
+}
+
+// cfaRegister parses readelf's "r11+1048592": another general register
+// and its offset.
+func cfaRegister(cfa string) (uint8, int32, bool) {
+	i := strings.IndexAny(cfa, "+-")
+	if i < 0 {
+		return 0, 0, false
+	}
+	for n, name := range dwarfRegNames {
+		if name == cfa[:i] {
+			return uint8(n), atoi32(cfa[i:]), true
+		}
+	}
+	return 0, 0, false
 }
 
 func atoi32(s string) int32 {

@@ -42,7 +42,19 @@ const (
 	// keep the frame's address in rbx. The walk tracks where each frame
 	// saved its caller's rbx (Rule.RBXSlot).
 	CFARBX
+	// CFAReg: CFA = the register Rule.Reg (a DWARF number, not rsp, rbp or
+	// rbx) + CFAOffset: code that keeps its CFA in a scratch register for
+	// a while, such as LLVM's and GCC's stack probe loops for large frames
+	// (r11: rustc's run_compiler closure, 540 KiB) and OpenSSL's
+	// assembly (rax, rsi, r10... in node). Only the interrupted frame's
+	// registers are known, so only a first frame takes this step; deeper,
+	// it stops the walk as CFAUnsupported does.
+	CFAReg
 )
+
+// dwarfRegNames are the x86_64 general registers by DWARF number.
+var dwarfRegNames = [16]string{"rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp", "rsp",
+	"r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15"}
 
 // dwarfRDI is rdi's DWARF register number on x86_64.
 const dwarfRDI = 5
@@ -72,6 +84,7 @@ type Rule struct {
 	CFA          CFAType
 	RBP          RBPType
 	PLTThreshold uint8 // CFAPLT only: 11 or 10
+	Reg          uint8 // CFAReg only: the register's DWARF number (encoded in PLTThreshold's byte)
 	RBXSlot      int8  // the caller's rbx is saved at CFA + 8*RBXSlot; 0: not saved by this frame
 	CFAOffset    int32
 	RBPOffset    int32 // RBPOffset only: offset from the CFA
@@ -98,6 +111,8 @@ func (r Rule) String() string {
 		cfa = fmt.Sprintf("rsp%+d ra=rdi", r.CFAOffset)
 	case CFARBX:
 		cfa = fmt.Sprintf("rbx%+d", r.CFAOffset)
+	case CFAReg:
+		cfa = fmt.Sprintf("%s%+d", dwarfRegNames[r.Reg&15], r.CFAOffset)
 	default:
 		cfa = fmt.Sprintf("cfa?%d", r.CFA)
 	}
@@ -180,6 +195,9 @@ func cfaRuleOf(c *cfaRule) (Rule, bool) {
 		return Rule{CFA: CFARBP, CFAOffset: int32(c.off)}, true
 	case regRBX:
 		return Rule{CFA: CFARBX, CFAOffset: int32(c.off)}, true
+	}
+	if c.reg < uint64(len(dwarfRegNames)) {
+		return Rule{CFA: CFAReg, Reg: uint8(c.reg), CFAOffset: int32(c.off)}, true
 	}
 	return Rule{}, false
 }

@@ -3,9 +3,10 @@ package unwind
 import "testing"
 
 // A CFI row reduces to the rule the BPF unwinder evaluates: a return
-// address at CFA-8 under an rsp or rbp CFA as it is; one kept in rdi
-// (glibc's vfork, between its pop and push around the system call) only
-// under an rsp CFA; any other register or CFA is unsupported.
+// address at CFA-8 under an rsp, rbp, rbx or other general register CFA
+// as it is; one kept in rdi (glibc's vfork, between its pop and push
+// around the system call) only under an rsp CFA; anything else is
+// unsupported.
 func TestSetRule(t *testing.T) {
 	ra8 := regRule{kind: regOffset, off: -8}
 	tests := []struct {
@@ -33,6 +34,9 @@ func TestSetRule(t *testing.T) {
 			Rule{CFA: CFARSP, CFAOffset: 4096}},
 		{"rbx in another register", frameState{cfa: cfaRule{reg: regRSP, off: 32}, ra: ra8, rbx: regRule{kind: regRegister, off: 12}},
 			Rule{CFA: CFARSP, CFAOffset: 32}},
+		{"r11 CFA (a stack probe loop)", frameState{cfa: cfaRule{reg: 11, off: 1048592}, ra: ra8},
+			Rule{CFA: CFAReg, Reg: 11, CFAOffset: 1048592}},
+		{"CFA in no general register", frameState{cfa: cfaRule{reg: 16, off: 8}, ra: ra8}, ruleUnsupported},
 		{"return address undefined", frameState{cfa: cfaRule{reg: regRSP, off: 8}, ra: regRule{kind: regUndef}},
 			ruleEnd},
 	}

@@ -27,7 +27,7 @@ type ruleKey struct{ offsets, kinds uint64 }
 
 func keyOf(r *Rule) ruleKey {
 	return ruleKey{uint64(uint32(r.CFAOffset)) | uint64(uint32(r.RBPOffset))<<32,
-		uint64(r.CFA) | uint64(r.RBP)<<8 | uint64(r.PLTThreshold)<<16 | uint64(uint8(r.RBXSlot))<<24}
+		uint64(r.CFA) | uint64(r.RBP)<<8 | uint64(r.PLTThreshold)<<16 | uint64(uint8(r.RBXSlot))<<24 | uint64(r.Reg)<<32}
 }
 
 func newRuleIndex() ruleIndex {

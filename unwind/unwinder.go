@@ -139,7 +139,7 @@ func (u *unwinder) step(m *Module) (StopReason, bool) {
 		return u.signalStep()
 	case CFAEndOfStack:
 		return StopEndOfStack, true
-	default: // CFARSPRetRDI too: the registers here have no rdi
+	default: // CFARSPRetRDI and CFAReg too: the registers here have no rdi, r11...
 		return StopUnsupported, true
 	}
 	return u.finish(cfa, r)

@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"debug/elf"
+	"fmt"
 	"os/exec"
 	"slices"
 	"strings"
@@ -298,4 +300,55 @@ func TestLazyBindingTrampoline(t *testing.T) {
 		t.Errorf("exit %d: %d samples in lazy binding (want >= 100), %d complete; cut:\n%s",
 			r.code, ldso, through, foldedLines(cut))
 	}
+}
+
+// A probe inside a stack probe loop (-fstack-clash-protection; LLVM's
+// inline probes, as in rustc's run_compiler closure, are alike), where the
+// CFI keeps the CFA in r11 while rsp walks down the new 1 MiB frame page
+// by page: every stack is complete to _start, its first frame's CFA taken
+// from the interrupted r11. Before, that rule was unsupported and each
+// stack was cut at the probed frame.
+func TestStackProbeLoop(t *testing.T) {
+	testgate.Root(t)
+	bin := fixture(t, "bigframe-nofp")
+	label := fmt.Sprintf("%s:big+%#x", bin, probeLoopOffset(t, bin))
+	for _, s := range strategies {
+		t.Run(s.name, func(t *testing.T) {
+			r := run(t, t.TempDir(), dwarfArgs(s.flag, "--uprobe", label, "--", bin, "4")...)
+			st := folded(t, r.stdout)
+			want := label + ";bigframe-nofp;_start;__libc_start_main;__libc_start_call_main;main;big"
+			if r.code != 0 || st[want] != 4*256 || total(st) != 4*256 {
+				t.Errorf("exit %d, %d of %d stacks complete, want all of 1024 (4 calls, 256 pages each):\n%s",
+					r.code, st[want], total(st), r.stdout)
+			}
+		})
+	}
+}
+
+// probeLoopOffset is the offset in big of the first instruction whose
+// rule keeps the CFA in another register than rsp, rbp or rbx.
+func probeLoopOffset(t *testing.T, bin string) uint64 {
+	t.Helper()
+	tab, err := unwind.BuildFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := elf.Open(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	syms, _ := f.Symbols()
+	for _, s := range syms {
+		if s.Name != "big" {
+			continue
+		}
+		for pc := s.Value; pc < s.Value+s.Size; pc++ {
+			if r, ok := tab.Lookup(pc); ok && r.CFA == unwind.CFAReg {
+				return pc - s.Value
+			}
+		}
+	}
+	t.Fatalf("%s: no CFA kept in another register in big", bin)
+	return 0
 }
