@@ -3,6 +3,7 @@ package unwind
 import (
 	"bytes"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -124,11 +125,29 @@ func TestEncodeEntriesRemap(t *testing.T) {
 }
 
 // Rules are struct unwind_rule: u8 cfa_type, u8 rbp_type, u8
-// plt_threshold, u8 0, i32 cfa_offset, i32 rbp_offset, little endian.
+// plt_threshold (a CFAReg rule's register), i8 rbx_slot, i32 cfa_offset,
+// i32 rbp_offset, little endian; the table's encoding reads them back.
 func TestEncodeRules(t *testing.T) {
-	got := EncodeRules([]Rule{{CFA: CFAPLT, RBP: RBPOffset, PLTThreshold: 11, CFAOffset: 8, RBPOffset: -16}})
-	want := [RuleSize]byte{3, 1, 11, 0, 8, 0, 0, 0, 0xf0, 0xff, 0xff, 0xff}
-	if len(got) != 1 || got[0] != want {
+	rules := []Rule{
+		{CFA: CFAPLT, RBP: RBPOffset, PLTThreshold: 11, CFAOffset: 8, RBPOffset: -16},
+		{CFA: CFAReg, Reg: 11, CFAOffset: 1048592, RBXSlot: -2},
+	}
+	got := EncodeRules(rules)
+	want := [][RuleSize]byte{
+		{3, 1, 11, 0, 8, 0, 0, 0, 0xf0, 0xff, 0xff, 0xff},
+		{9, 0, 11, 0xfe, 0x10, 0, 0x10, 0, 0, 0, 0, 0},
+	}
+	if !slices.Equal(got, want) {
 		t.Errorf("EncodeRules = % x, want % x", got, want)
+	}
+	tab := &Table{Base: 0x4000, Pages: []uint32{0, 2}, Entries: []Entry{{0x10, 1}, {0x20, 2}},
+		Rules: append([]Rule{{}}, rules...)}
+	data, err := tab.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Table
+	if err := back.UnmarshalBinary(data); err != nil || !slices.Equal(back.Rules, tab.Rules) {
+		t.Errorf("rules after a round trip: %v, %v; want %v", back.Rules, err, tab.Rules)
 	}
 }
