@@ -2,7 +2,6 @@ package resolver
 
 import (
 	"slices"
-	"sort"
 	"time"
 )
 
@@ -18,16 +17,10 @@ import (
 // records of an exec; mappings recorded since the start are kept where
 // they overlap.
 func (s *Symbolizer) Prime(pid int, maps []Mapping, comm string) {
-	var exec []Mapping
-	for _, m := range maps {
-		if m.Exec() {
-			exec = append(exec, m)
-		}
-	}
+	exec := execMappings(maps)
 	if !slices.ContainsFunc(exec, Mapping.File) {
 		return // a kernel thread, or a process exiting
 	}
-	sort.Slice(exec, func(i, j int) bool { return exec[i].Start < exec[j].Start })
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p := s.procs[pid]

@@ -109,13 +109,9 @@ func (s *Symbolizer) Snapshot(pid int) error {
 // /proc/PID/maps (the unwind-table loader reads them too: one read serves
 // both), with the comm they go with (procmaps.ReadProcess; "" unknown).
 func (s *Symbolizer) SnapshotMaps(pid int, maps []Mapping, comm string) {
-	p := &procMaps{open: map[string]*Object{}, jit: s.jitMapOf(pid), comm: comm}
+	p := &procMaps{maps: execMappings(maps), open: map[string]*Object{}, jit: s.jitMapOf(pid), comm: comm}
 	var files []Mapping
-	for _, m := range maps {
-		if !m.Exec() {
-			continue
-		}
-		p.maps = append(p.maps, m)
+	for _, m := range p.maps {
 		if _, ok := p.open[m.Path]; m.File() && !ok {
 			p.open[m.Path] = nil
 			files = append(files, m)
@@ -124,10 +120,21 @@ func (s *Symbolizer) SnapshotMaps(pid int, maps []Mapping, comm string) {
 	for i, o := range s.load(pid, files) {
 		p.open[files[i].Path] = o
 	}
-	sort.Slice(p.maps, func(i, j int) bool { return p.maps[i].Start < p.maps[j].Start })
 	s.mu.Lock()
 	s.merge(pid, p)
 	s.mu.Unlock()
+}
+
+// execMappings is the executable mappings of maps, sorted by start.
+func execMappings(maps []Mapping) []Mapping {
+	var exec []Mapping
+	for _, m := range maps {
+		if m.Exec() {
+			exec = append(exec, m)
+		}
+	}
+	sort.Slice(exec, func(i, j int) bool { return exec[i].Start < exec[j].Start })
+	return exec
 }
 
 // load reads the objects of pid's file mappings, each opened by the path
