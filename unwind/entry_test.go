@@ -1,7 +1,6 @@
 package unwind
 
 import (
-	"debug/elf"
 	"path/filepath"
 	"testing"
 
@@ -24,18 +23,10 @@ func TestEntryFrames(t *testing.T) {
 		{ldso, true},
 		{testgate.Fixture(t, filepath.Join(fixtureDir, "chain-fp")), false},
 	} {
-		f, err := elf.Open(c.path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
+		f, tab := elfTable(t, c.path)
 		synth := entryFrames(f, []*Frames{parseEhFrame(t, f)})
 		if (synth != nil) != c.synth {
 			t.Fatalf("%s: synthetic entry CFI %v, want %v", c.path, synth != nil, c.synth)
-		}
-		tab, err := BuildELF(f)
-		if err != nil {
-			t.Fatal(err)
 		}
 		if r, ok := tab.Lookup(f.Entry + 4); !ok || r.CFA != CFAEndOfStack {
 			t.Errorf("%s: rule at entry+4 = %+v (found %v), want end of stack", c.path, r, ok)

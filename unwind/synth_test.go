@@ -71,21 +71,13 @@ func TestPLTFramesMatchGNU(t *testing.T) {
 // lld emits no CFI for .plt (the Rust fixture is linked by rust-lld): its
 // stubs get plt rules, and the code after .plt keeps its own.
 func TestPLTFramesLLD(t *testing.T) {
-	f, err := elf.Open(testgate.Fixture(t, filepath.Join(fixtureDir, "rustfx")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f, tab := elfTable(t, testgate.Fixture(t, filepath.Join(fixtureDir, "rustfx")))
 	plt := f.Section(".plt")
 	if plt == nil {
 		t.Skip("rustfx has no .plt (linked with -z now or without lazy binding)")
 	}
 	if covered([]*Frames{parseEhFrame(t, f)}, plt.Addr, plt.Addr+plt.Size) {
 		t.Skip("rustfx's linker emitted CFI for .plt")
-	}
-	tab, err := BuildELF(f)
-	if err != nil {
-		t.Fatal(err)
 	}
 	for _, c := range []struct {
 		off  uint64
@@ -111,15 +103,7 @@ func TestInitFrames(t *testing.T) {
 		paths = append(paths, node)
 	}
 	for _, path := range paths {
-		f, err := elf.Open(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		tab, err := BuildELF(f)
-		if err != nil {
-			t.Fatal(err)
-		}
+		f, tab := elfTable(t, path)
 		for _, name := range []string{".init", ".fini"} {
 			s := f.Section(name)
 			if s == nil {
@@ -148,16 +132,7 @@ func TestInitFrames(t *testing.T) {
 // pop, rsp+16 with rbp at CFA-16 between (chain-nofp's symbols name them;
 // the code is found without them).
 func TestCrtFrames(t *testing.T) {
-	path := testgate.Fixture(t, filepath.Join(fixtureDir, "chain-nofp"))
-	f, err := elf.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	tab, err := BuildELF(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, tab := elfTable(t, testgate.Fixture(t, filepath.Join(fixtureDir, "chain-nofp")))
 	syms, err := f.Symbols()
 	if err != nil {
 		t.Fatal(err)
@@ -187,4 +162,20 @@ func TestCrtFrames(t *testing.T) {
 			t.Errorf("pc %#x (__do_global_dtors_aux%+d): rule %v (found %v), want %v", c.pc, int64(c.pc-dtors), r, ok, c.want)
 		}
 	}
+}
+
+// elfTable opens the ELF file at path (closed when the test ends) and
+// builds its table.
+func elfTable(t *testing.T, path string) (*elf.File, *Table) {
+	t.Helper()
+	f, err := elf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	tab, err := BuildELF(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, tab
 }
