@@ -47,34 +47,48 @@ const mmapRingPages = 64 // data pages per CPU (256 KiB)
 
 // MmapWatcher reads mapping records from one perf ring per CPU.
 type MmapWatcher struct {
-	fds    []int
-	rings  [][]byte
-	held   []MmapEvent // records too recent to order yet (see readAll)
-	handle func(MmapEvent)
-	lost   atomic.Uint64
-	stop   chan struct{}
-	done   chan struct{}
-	once   sync.Once
-	mu     sync.Mutex
+	fds   []int
+	rings [][]byte
+	held  []MmapEvent // records too recent to order yet (see readAll)
+	h     MmapHandlers
+	lost  atomic.Uint64
+	kick  chan struct{}
+	stop  chan struct{}
+	done  chan struct{}
+	once  sync.Once
+	mu    sync.Mutex
 }
 
-// WatchMmaps starts recording executable mappings system-wide and calls
-// handle for each record from one goroutine, every 50 ms, in time order
-// (see readAll: a record is handled 10-60 ms after it was made; rings hold
-// the records meanwhile; a faster tick costs probee 0.4% of a core).
-func WatchMmaps(handle func(MmapEvent)) (*MmapWatcher, error) {
+// MmapHandlers take the watcher's records, from one goroutine. Ordered
+// gets every record in time order, 10-60 ms after it was made (see
+// readAll). Early, when set, gets each record as soon as it is read, in no
+// order across CPUs: for what needs no order and should not wait, such as
+// loading the unwind table of a file mapped for the first time.
+type MmapHandlers struct {
+	Ordered func(MmapEvent)
+	Early   func(MmapEvent)
+}
+
+// WatchMmaps starts recording executable mappings system-wide and hands
+// the records to h every 50 ms, or at once after Kick (rings hold the
+// records meanwhile; a faster tick costs probee 0.4% of a core).
+func WatchMmaps(h MmapHandlers) (*MmapWatcher, error) {
+	return watchMmaps(h, 50*time.Millisecond)
+}
+
+func watchMmaps(h MmapHandlers, tick time.Duration) (*MmapWatcher, error) {
 	cpus, err := onlineCPUs()
 	if err != nil {
 		return nil, err
 	}
-	w := &MmapWatcher{handle: handle, stop: make(chan struct{}), done: make(chan struct{})}
+	w := &MmapWatcher{h: h, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	for _, cpu := range cpus {
 		if err := w.open(cpu); err != nil {
 			w.closeRings()
 			return nil, err
 		}
 	}
-	go w.loop()
+	go w.loop(tick)
 	return w, nil
 }
 
@@ -103,9 +117,9 @@ func (w *MmapWatcher) open(cpu int) error {
 	return nil
 }
 
-func (w *MmapWatcher) loop() {
+func (w *MmapWatcher) loop(every time.Duration) {
 	defer close(w.done)
-	tick := time.NewTicker(50 * time.Millisecond)
+	tick := time.NewTicker(every)
 	defer tick.Stop()
 	for {
 		select {
@@ -114,7 +128,19 @@ func (w *MmapWatcher) loop() {
 			return
 		case <-tick.C:
 			w.readAll(false)
+		case <-w.kick:
+			w.readAll(false)
 		}
+	}
+}
+
+// Kick makes the watcher read its rings now rather than at its next tick:
+// when something waits for a record already made (a stack in a file
+// whose table is not loaded yet). It never blocks.
+func (w *MmapWatcher) Kick() {
+	select {
+	case w.kick <- struct{}{}:
+	default: // a read is due already
 	}
 }
 
@@ -163,10 +189,15 @@ func (w *MmapWatcher) readAll(all bool) {
 	for _, ring := range w.rings {
 		batch = w.readRing(ring, batch)
 	}
+	if w.h.Early != nil {
+		for _, ev := range batch[len(w.held):] {
+			w.h.Early(ev)
+		}
+	}
 	var ready []MmapEvent
 	ready, w.held = orderRecords(batch, uint64(ts.Nano()-orderDelay.Nanoseconds()), all)
 	for _, ev := range ready {
-		w.handle(ev)
+		w.h.Ordered(ev)
 	}
 }
 

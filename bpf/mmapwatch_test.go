@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/probee/probee/internal/testgate"
 	"golang.org/x/sys/unix"
@@ -33,11 +34,11 @@ func TestWatchMmapsShortLived(t *testing.T) {
 	bin, _ := filepath.Abs(testgate.Fixture(t, filepath.Join(fixtures, "chain-fp")))
 	var mu sync.Mutex
 	byPID := map[int][]MmapEvent{}
-	w, err := WatchMmaps(func(ev MmapEvent) {
+	w, err := WatchMmaps(MmapHandlers{Ordered: func(ev MmapEvent) {
 		mu.Lock()
 		byPID[ev.PID] = append(byPID[ev.PID], ev)
 		mu.Unlock()
-	})
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,6 +59,37 @@ func TestWatchMmapsShortLived(t *testing.T) {
 	}
 	if len(evs) == 0 || !evs[0].Fork || evs[0].PPID != os.Getpid() {
 		t.Errorf("pid %d: first record %+v, want its fork from %d", cmd.Process.Pid, evs[:min(1, len(evs))], os.Getpid())
+	}
+}
+
+// After Kick, the records made so far are read without waiting for the
+// tick (an hour here), and reach Early.
+func TestKickEarly(t *testing.T) {
+	testgate.Root(t)
+	bin, _ := filepath.Abs(testgate.Fixture(t, filepath.Join(fixtures, "chain-fp")))
+	early := make(chan struct{}, 1)
+	bin = filepath.Clean(bin)
+	seen := func(ev MmapEvent) {
+		if ev.Path == bin {
+			select {
+			case early <- struct{}{}:
+			default:
+			}
+		}
+	}
+	w, err := watchMmaps(MmapHandlers{Early: seen, Ordered: func(MmapEvent) {}}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if err := exec.Command(bin, "1").Run(); err != nil {
+		t.Fatal(err)
+	}
+	w.Kick()
+	select {
+	case <-early:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("no record of %s 10 s after Kick", bin)
 	}
 }
 

@@ -121,8 +121,10 @@ func (f *finisher) flush() DeferredStats {
 	return f.stats
 }
 
-// finishBatch finishes a batch; the modules of each process's image
-// (told apart by comm) are resolved once.
+// finishBatch finishes a batch; the modules of a process's image are
+// resolved once for its stacks in a row. The comm does not tell every
+// image apart (a shell's child runs the shell's code, then execs another
+// bash), so modules that do not hold a stack's pcs are resolved again.
 func (f *finisher) finishBatch(batch []pending) {
 	type image struct {
 		tgid int
@@ -132,7 +134,7 @@ func (f *finisher) finishBatch(batch []pending) {
 	for _, p := range batch {
 		key := image{p.d.TGID, p.d.Comm}
 		m, ok := mods[key]
-		if !ok {
+		if !ok || !m.holds(p.d) {
 			m = f.modules(p.d)
 			mods[key] = m
 		}
@@ -147,6 +149,15 @@ func (f *finisher) finishBatch(batch []pending) {
 type imageModules struct {
 	mods  []unwind.Module
 	known int // mods[:known] are the first kind
+}
+
+// holds reports whether the modules hold d's pc and the frames the
+// kernel unwound.
+func (im imageModules) holds(d bpf.DeferredStack) bool {
+	in := func(pc uint64) bool {
+		return slices.ContainsFunc(im.mods, func(m unwind.Module) bool { return pc >= m.Start && pc < m.End })
+	}
+	return in(d.Regs.RIP) && !slices.ContainsFunc(d.PCs, func(pc uint64) bool { return !in(pc) })
 }
 
 // partial reports whether frames went through a file without its table:

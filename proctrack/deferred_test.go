@@ -32,8 +32,11 @@ func entryPC(t *testing.T, path string, start uint64) uint64 {
 // A stack the kernel handed over unfinished is finished with the table of
 // the file it stopped in, from the mappings the symbolizer knows (the
 // process may be gone), and counted; the kernel gets the file's table.
+// Each stack handed over has the mapping records read at once.
 func TestDeferredFinished(t *testing.T) {
 	r := newRig(t, func(c *Config, k *fakeKernel) { k.byFile = true })
+	wakes := 0
+	r.tr.SetRecordWake(func() { wakes++ })
 	app := r.proc.file(r.proc.root, "/usr/bin/app", appAt)
 	pc := entryPC(t, filepath.Join(r.proc.root, "/usr/bin/app"), appAt)
 	r.sym.maps = map[int][]Mapping{10: {app}}
@@ -49,6 +52,28 @@ func TestDeferredFinished(t *testing.T) {
 		"SetFileModules [/usr/bin/app]", fmt.Sprintf("AddStack 11 [%#x] cut=false", pc+1))
 	if st != (DeferredStats{Finished: 2}) {
 		t.Errorf("stats %+v, want 2 finished", st)
+	}
+	if wakes != 2 {
+		t.Errorf("records read at once %d times, want 2 (once per stack)", wakes)
+	}
+}
+
+// Stacks of one process under one comm can come from two images (a
+// shell's child runs the shell's code, then execs bash again): each is
+// finished with the modules of its own image, even in one batch.
+func TestDeferredTwoImagesOneComm(t *testing.T) {
+	r := newRig(t, func(c *Config, k *fakeKernel) { k.byFile = true })
+	before := r.proc.file(r.proc.root, "/usr/bin/app", appAt)
+	after := before
+	const moved = 0x100000000
+	after.Start, after.End = before.Start+moved, before.End+moved
+	pc := entryPC(t, filepath.Join(r.proc.root, "/usr/bin/app"), appAt)
+	r.sym.sets = map[int][][]Mapping{10: {{before}, {after}}}
+	r.tr.OnDeferred(bpf.DeferredStack{TGID: 10, Comm: "bash", Exact: true, Regs: unwind.Regs{RIP: pc, RSP: 0x1000}})
+	r.tr.OnDeferred(bpf.DeferredStack{TGID: 10, Comm: "bash", Exact: true, Regs: unwind.Regs{RIP: pc + moved, RSP: 0x1000}})
+	st := r.tr.FinishDeferred()
+	if st != (DeferredStats{Finished: 2}) {
+		t.Errorf("stats %+v, want 2 finished (kernel calls %q)", st, r.k.log)
 	}
 }
 

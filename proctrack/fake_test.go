@@ -94,11 +94,19 @@ func modNames(mods []unwind.Module) string {
 // fakeSymbols records what the symbolizer is told.
 type fakeSymbols struct {
 	callLog
-	alive func(pid int) bool // Prune's
-	maps  map[int][]Mapping  // Mappings'
+	alive func(pid int) bool  // Prune's
+	maps  map[int][]Mapping   // Mappings'
+	sets  map[int][][]Mapping // Mappings': of these, the set holding pcs[0] first
 }
 
-func (s *fakeSymbols) Mappings(pid int, comm string, pcs []uint64) []Mapping { return s.maps[pid] }
+func (s *fakeSymbols) Mappings(pid int, comm string, pcs []uint64) []Mapping {
+	for _, set := range s.sets[pid] {
+		if len(pcs) > 0 && covers(set, pcs[0]) {
+			return set
+		}
+	}
+	return s.maps[pid]
+}
 
 func (s *fakeSymbols) Snapshot(pid int) error { s.record("Snapshot %d", pid); return nil }
 

@@ -10,7 +10,8 @@ import (
 	"github.com/probee/probee/internal/vdso"
 )
 
-// System-wide, the first mapping of each file on the machine loads its
+// System-wide, the first mapping of each file on the machine, as soon as
+// its record is read (OnMmapRead, before records are ordered), loads its
 // table, once for every process that maps it; a file in a container is
 // read under the process's root; a path that no longer names the mapped
 // file (replaced since) is skipped.
@@ -20,15 +21,15 @@ func TestFileTables(t *testing.T) {
 	lib := r.proc.file(r.proc.root, "/usr/lib/liba.so", libAt)
 	for pid := 40; pid < 43; pid++ {
 		r.proc.process(pid, r.proc.root, app, lib)
-		r.tr.OnMmap(mapped(pid, app))
-		r.tr.OnMmap(mapped(pid, lib))
+		r.tr.OnMmapRead(mapped(pid, app))
+		r.tr.OnMmapRead(mapped(pid, lib))
 	}
 	ctr := t.TempDir()
 	r.proc.process(50, ctr)
-	r.tr.OnMmap(mapped(50, r.proc.file(ctr, "/opt/ctr-only", appAt)))
+	r.tr.OnMmapRead(mapped(50, r.proc.file(ctr, "/opt/ctr-only", appAt)))
 	old := r.proc.file(r.proc.root, "/usr/lib/libold.so", libAt)
 	r.replace("/usr/lib/libold.so")
-	r.tr.OnMmap(mapped(44, old))
+	r.tr.OnMmapRead(mapped(44, old))
 	r.tr.Stop() // waits for the queued files
 	r.wantKernel("SetFileModules [/usr/bin/app]", "SetFileModules [/usr/lib/liba.so]",
 		"SetFileModules [/opt/ctr-only]")
@@ -77,7 +78,7 @@ func TestFileTablesWhen(t *testing.T) {
 				t.Errorf("kernel calls of New: %q, want %q", r.start, tt.start)
 			}
 			app := r.proc.file(r.proc.root, "/usr/bin/app", appAt)
-			r.tr.OnMmap(mapped(40, app))
+			r.tr.OnMmapRead(mapped(40, app))
 			r.tr.Stop()
 			r.wantKernel(tt.want...)
 		})

@@ -152,9 +152,6 @@ func (d *tables) exit(pid int) {
 // would briefly lack mappings the gate already loaded. The records of one
 // process are coalesced into one reload (see reloadDelay).
 func (d *tables) onMmap(ev bpf.MmapEvent) {
-	if d.files != nil {
-		d.files.note(ev)
-	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if ev.Exec {

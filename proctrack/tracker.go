@@ -94,6 +94,7 @@ type Tracker struct {
 	tables *tables     // nil: no unwind tables (--unwind fp)
 	fin    *finisher   // deferred stacks; nil without tables
 	ctrs   *containers // nil: not asked for (Config.Containers)
+	wake   func()      // reads the mapping records now (SetRecordWake)
 
 	gmu       sync.Mutex
 	ldsoGated map[fileID]bool // ld.so files with the ld.so gate
@@ -209,6 +210,23 @@ func (t *Tracker) OnMmap(ev bpf.MmapEvent) {
 	t.sym.AddMapping(ev.PID, mappingOf(ev))
 }
 
+// OnMmapRead takes a mapping record as soon as it is read, before the
+// records are put in order (bpf.MmapHandlers.Early). System-wide, a file
+// mapped as code for the first time has its table loaded from here: the
+// loader needs no order, and each millisecond saved is a millisecond of
+// the file's first run unwound in the kernel rather than handed over.
+func (t *Tracker) OnMmapRead(ev bpf.MmapEvent) {
+	if t.tables != nil && t.tables.files != nil {
+		t.tables.files.note(ev)
+	}
+}
+
+// SetRecordWake gives the tracker a way to have the mapping records read
+// now (bpf.MmapWatcher.Kick): a stack handed over unfinished was taken in
+// a file whose table is not loaded, and the records naming that file are
+// made already. Call it before deferred stacks are handed over.
+func (t *Tracker) SetRecordWake(wake func()) { t.wake = wake }
+
 // mappingOf is the executable mapping a record reports.
 func mappingOf(ev bpf.MmapEvent) Mapping {
 	return Mapping{Start: ev.Start, End: ev.End, Perms: "r-xp", Offset: ev.Pgoff, Dev: ev.Dev, Inode: ev.Ino, Path: ev.Path}
@@ -220,6 +238,9 @@ func mappingOf(ev bpf.MmapEvent) Mapping {
 func (t *Tracker) OnDeferred(d bpf.DeferredStack) {
 	if t.fin != nil {
 		t.fin.add(d)
+	}
+	if t.wake != nil {
+		t.wake()
 	}
 }
 

@@ -176,9 +176,10 @@ func (t *tracer) open() error {
 	if t.dwarfOn() {
 		t.status.infof("DWARF unwinding: %s", depthText(t.cfg.noTail))
 	}
-	if t.mmaps, err = bpf.WatchMmaps(t.procs.OnMmap); err != nil {
+	if t.mmaps, err = bpf.WatchMmaps(bpf.MmapHandlers{Ordered: t.procs.OnMmap, Early: t.procs.OnMmapRead}); err != nil {
 		return err
 	}
+	t.procs.SetRecordWake(t.mmaps.Kick)
 	if !filter {
 		t.procs.ReadRunning() // system-wide: the processes already running
 	}
