@@ -80,10 +80,12 @@
 // # DWARF unwinding (unwind.h, unwind_state.h, rules.h, tables.go)
 //
 // Storage: one u32 space for every table's page index and entries (u32:
-// pc_low | rule<<16), in shards of 64K elements (256 KiB) that an
-// ARRAY_OF_MAPS (unwind_shards) holds; tables.go creates a shard when a
-// table reaches it, so the kernel holds the tables' bytes and less than
-// one shard more. Each binary's table (unwind.Table, cached by file
+// pc_low | rule<<16), in shards of 64K elements (256 KiB; mmapable arrays
+// of 16-element values, written with one copy) that an ARRAY_OF_MAPS
+// (unwind_shards) holds; shards.go creates shards when a table reaches
+// them, with 4 spares (1 MiB), in one batch (each addition to an array of
+// maps waits for an RCU grace period), so the kernel holds the tables'
+// bytes and less than five shards more. Each binary's table (unwind.Table, cached by file
 // identity) is appended once, never freed during a session, while the
 // tables fit the table budget (Options.TableBudget, --unwind-budget;
 // DefaultTableBudget, 256 MiB, is 36 times what clang, libLLVM,

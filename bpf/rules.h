@@ -43,13 +43,13 @@ static __always_inline void *storage_shard(__u32 idx)
 // shard_u32 reads element idx of the table storage from sh, its shard.
 static __always_inline __u32 shard_u32(void *sh, __u32 idx, int *ok)
 {
-	__u32 off = idx & (SHARD_U32S - 1);
-	__u32 *v = bpf_map_lookup_elem(sh, &off);
-	if (!v) {
+	__u32 chunk = (idx & (SHARD_U32S - 1)) >> CHUNK_SHIFT;
+	__u32 *c = bpf_map_lookup_elem(sh, &chunk);
+	if (!c) {
 		*ok = 0;
 		return 0;
 	}
-	return *v;
+	return c[idx & (CHUNK_U32S - 1)];
 }
 
 // A per-CPU cache of table lookups, direct-mapped: hot code is walked

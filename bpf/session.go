@@ -110,6 +110,12 @@ func Open(opts Options) (*Session, error) {
 		return nil, err
 	}
 	s.tables.outer = s.objs.UnwindShards
+	if opts.DWARF { // the first shards, in one batch (shards.go)
+		if err := s.tables.growTo(shardSpares); err != nil {
+			s.Close()
+			return nil, err
+		}
+	}
 	if s.gate, err = openCountsGate(s.objs.CountsGate); err != nil {
 		s.Close()
 		return nil, err

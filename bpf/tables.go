@@ -48,26 +48,14 @@ type tableStore struct {
 	outer        *ebpf.Map              // unwind_shards
 	shardSpec    *ebpf.MapSpec          // its inner map
 	nshards      uint32                 // shards created
-	last         *ebpf.Map              // the last shard created (the one being filled); nil: none
+	open         map[uint32]*ebpf.Map   // shards created and not passed yet: the one being filled, the spares
 }
 
 // newTableStore returns an empty store for tables of at most budget bytes.
 func newTableStore(spec *ebpf.CollectionSpec, budget uint64) tableStore {
 	return tableStore{rules: unwind.NewRuleSet(maxRules), loaded: map[*unwind.Table]tableLoc{},
-		refused: map[*unwind.Table]bool{}, budget: budget, shardSpec: spec.Maps["unwind_shards"].InnerMap}
-}
-
-// shardSlots is the number of shards a budget needs (unwind_shards' size).
-func shardSlots(budget uint64) uint32 {
-	return uint32(max((budget+ShardBytes-1)/ShardBytes, 1))
-}
-
-// close releases the shard being filled (the outer map holds the others).
-func (ts *tableStore) close() {
-	if ts.last != nil {
-		ts.last.Close()
-		ts.last = nil
-	}
+		refused: map[*unwind.Table]bool{}, budget: budget, shardSpec: spec.Maps["unwind_shards"].InnerMap,
+		open: map[uint32]*ebpf.Map{}}
 }
 
 // TableStats describes the unwind tables loaded into the kernel.
@@ -75,7 +63,8 @@ type TableStats struct {
 	Tables int // distinct binaries
 	Bytes  int // bytes of table data written (pages, entries, rules)
 	Rules  int
-	// Shards is the number of table storage shards (ShardBytes each).
+	// Shards is the number of table storage shards (ShardBytes each),
+	// the spares created ahead included (shards.go).
 	Shards int
 	// ByBinary is each table's own bytes (pages and entries; the rules
 	// are shared), by the path of the first mapping it was loaded for.
@@ -178,6 +167,9 @@ func (s *Session) placeTable(t *unwind.Table) (tableLoc, error) {
 	if err := s.writeRules(); err != nil {
 		return tableLoc{}, err
 	}
+	if err := ts.grow(l.end()); err != nil {
+		return tableLoc{}, err
+	}
 	if err := ts.write(l.pagesOff, l.pages); err != nil {
 		return tableLoc{}, fmt.Errorf("write unwind pages: %w", err)
 	}
@@ -199,45 +191,6 @@ func byteSize(n uint64) string {
 		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
 	}
 	return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-}
-
-// write puts vals at elements off.. of the storage, shard by shard.
-func (ts *tableStore) write(off uint64, vals []uint32) error {
-	for len(vals) > 0 {
-		m, err := ts.shard(uint32(off >> shardShift))
-		if err != nil {
-			return err
-		}
-		in := uint32(off & (shardU32s - 1))
-		n := min(uint64(len(vals)), uint64(shardU32s-in))
-		if err := putRange(m, in, vals[:n]); err != nil {
-			return err
-		}
-		vals, off = vals[n:], off+n
-	}
-	return nil
-}
-
-// shard returns shard i for writing: the last one created, or a new one
-// (tables are placed in order, so no earlier shard is written again).
-func (ts *tableStore) shard(i uint32) (*ebpf.Map, error) {
-	if ts.nshards > 0 && i == ts.nshards-1 {
-		return ts.last, nil
-	}
-	if i != ts.nshards {
-		return nil, fmt.Errorf("table storage shard %d written out of order (%d created)", i, ts.nshards)
-	}
-	m, err := ebpf.NewMap(ts.shardSpec)
-	if err != nil {
-		return nil, fmt.Errorf("create table storage shard %d: %w", i, err)
-	}
-	if err := ts.outer.Put(i, m); err != nil {
-		m.Close()
-		return nil, fmt.Errorf("add table storage shard %d: %w", i, err)
-	}
-	ts.close()
-	ts.last, ts.nshards = m, ts.nshards+1
-	return m, nil
 }
 
 // writeRules writes the rules added since the last call.
