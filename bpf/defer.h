@@ -37,6 +37,7 @@ static __always_inline void defer_mark(struct unwind_state *s)
 	s->dsp = s->sp;
 	s->dbp = s->bp;
 	s->dexact = s->exact;
+	s->dbx_at = s->bx_at;
 	s->dn = s->st.len > 0 ? s->st.len - 1 : 0;
 }
 
@@ -70,18 +71,33 @@ static __always_inline __u64 stack_len(__u64 sp)
 	return end - sp;
 }
 
-// read_stack copies up to len bytes of stack at sp into d, fewer where the
-// stack's mapping ends sooner (each try halves the length); it returns
-// the length read, 0 when nothing could be.
-static __always_inline __u64 read_stack(struct deferred_stack *d, __u64 sp, __u64 len)
+// read_stack copies up to len bytes of stack at sp into buf, fewer where
+// the stack's mapping ends sooner (each try halves the length); it
+// returns the length read, 0 when nothing could be.
+static __always_inline __u64 read_stack(__u8 *buf, __u64 sp, __u64 len)
 {
 	for (int i = 0; i < 4; i++) {
 		if (len > DEFER_STACK_MAX)
 			len = DEFER_STACK_MAX;
-		if (len && !bpf_probe_read_user(d->data, len, (void *)sp))
+		if (len && !bpf_probe_read_user(buf, len, (void *)sp))
 			return len;
 		len /= 2;
 	}
+	return 0;
+}
+
+// defer_regs fills d's registers: the interrupted ones, rbx as the frame
+// at d->ip has it (saved by a callee: read from its slot).
+static __always_inline int defer_regs(struct deferred_stack *d, struct unwind_state *s)
+{
+	if (bpf_probe_read_kernel(d->gpr, sizeof(d->gpr), s->gpr))
+		return -1;
+	if (s->dbx_at && bpf_probe_read_user(&d->gpr[DW_RBX], 8, (void *)s->dbx_at))
+		d->gpr[DW_RBX] = 0; // unknown: a rule that needs it stops there
+	d->ip = s->dip;
+	d->sp = s->dsp;
+	d->bp = s->dbp;
+	d->exact = s->dexact;
 	return 0;
 }
 
@@ -90,22 +106,24 @@ static __always_inline int defer_emit(struct unwind_state *s)
 {
 	__u32 slot = s->slot;
 	struct deferred_stack *d = bpf_map_lookup_elem(&defer_scratch, &slot);
-	__u64 len = stack_len(s->dsp);
+	__u32 npcs = s->dn;
 
-	if (!d || !(len = read_stack(d, s->dsp, len)))
+	if (!d || defer_regs(d, s))
 		return 0;
-	if (bpf_probe_read_kernel(d->pcs, sizeof(d->pcs), s->st.pcs))
+	if (npcs > MAX_USTACK)
+		npcs = MAX_USTACK;
+	__u64 pcs = npcs * 8;
+	if (pcs && bpf_probe_read_kernel(d->tail, pcs, s->st.pcs))
+		return 0;
+	__u64 len = read_stack(d->tail + pcs, s->dsp, stack_len(s->dsp));
+	if (!len)
 		return 0;
 	d->key = s->key;
 	d->pid = (__u32)bpf_get_current_pid_tgid();
-	d->npcs = s->dn;
-	d->ip = s->dip;
-	d->sp = s->dsp;
-	d->bp = s->dbp;
-	d->exact = s->dexact;
+	d->npcs = npcs;
 	d->len = len;
 	d->ppid = BPF_CORE_READ(current_task(), real_parent, tgid);
-	__u64 size = __builtin_offsetof(struct deferred_stack, data) + len;
+	__u64 size = __builtin_offsetof(struct deferred_stack, tail) + pcs + len;
 	if (bpf_ringbuf_output(&deferred, d, size, 0)) {
 		count_drop(DROP_DEFER_LOST);
 		return 0;

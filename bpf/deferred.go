@@ -1,6 +1,7 @@
 package bpf
 
 import (
+	"encoding/binary"
 	"slices"
 	"unsafe"
 
@@ -24,8 +25,8 @@ type DeferredStack struct {
 	Stack  unwind.StackCopy
 }
 
-// deferredHeader is the record up to its stack copy.
-var deferredHeader = int(unsafe.Offsetof(probeeDeferredStack{}.Data))
+// deferredHeader is the record up to its pcs and stack copy.
+var deferredHeader = int(unsafe.Offsetof(probeeDeferredStack{}.Tail))
 
 // Deferred reads the deferred stacks and calls handle for each, from one
 // goroutine, until stop is called. stop hands over the records still
@@ -38,7 +39,8 @@ func (s *Session) Deferred(handle func(DeferredStack)) (stop func(), err error) 
 	})
 }
 
-// decodeDeferred decodes one record; false when it is malformed.
+// decodeDeferred decodes one record (defer.h: the header, npcs pcs, len
+// bytes of stack); false when it is malformed.
 func decodeDeferred(b []byte) (DeferredStack, bool) {
 	var h probeeDeferredStack
 	if len(b) < deferredHeader {
@@ -46,18 +48,30 @@ func decodeDeferred(b []byte) (DeferredStack, bool) {
 	}
 	hdr := unsafe.Slice((*byte)(unsafe.Pointer(&h)), deferredHeader)
 	copy(hdr, b)
-	n := min(int(h.Npcs), len(h.Pcs))
-	data := b[deferredHeader:]
+	tail := b[deferredHeader:]
+	n := min(int(h.Npcs), MaxUserStack, len(tail)/8)
+	pcs := make([]uint64, n)
+	for i := range pcs {
+		pcs[i] = binary.NativeEndian.Uint64(tail[8*i:])
+	}
+	data := tail[8*n:]
 	if int(h.Len) < len(data) {
 		data = data[:h.Len]
 	}
+	regs := unwind.Regs{RIP: h.Ip, RSP: h.Sp, RBP: h.Bp, RBX: h.Gpr[dwarfRBX]}
+	if n == 0 { // ip is the interrupted frame: its registers are known
+		gpr := h.Gpr
+		regs.GPR = &gpr
+	}
 	return DeferredStack{
 		Probe: h.Key.Probe, TGID: int(h.Key.Tgid), PID: int(h.Pid), PPID: int(h.Ppid), Comm: commString(h.Key.Comm),
-		KStack: h.Key.Kstack, PCs: slices.Clone(h.Pcs[:n]),
-		Regs: unwind.Regs{RIP: h.Ip, RSP: h.Sp, RBP: h.Bp}, Exact: h.Exact != 0,
+		KStack: h.Key.Kstack, PCs: pcs, Regs: regs, Exact: h.Exact != 0,
 		Stack: unwind.StackCopy{Addr: h.Sp, Data: slices.Clone(data)},
 	}, true
 }
+
+// dwarfRBX is rbx's DWARF number, its index in the record's registers.
+const dwarfRBX = 3
 
 // AddStack counts the event of d with its finished user stack (leaf first).
 func (s *Session) AddStack(d DeferredStack, user []uint64, truncated bool) {

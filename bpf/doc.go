@@ -141,8 +141,10 @@
 // names are counters, not losses), which the CLI reports apart from drops.
 // With bpf_find_vma, a walk that reaches a file whose table is not loaded
 // yet is handed over instead (defer.h, deferred.go: Deferred, AddStack):
-// the frames so far, the registers there and a copy of the stack above go
-// through the deferred ring buffer, and user space finishes and counts
+// the frames so far, the registers there (all of the interrupted frame's
+// when it is the first) and a copy of the stack above go through the
+// deferred ring buffer, packed (a record is as long as what it carries:
+// a shallow stack takes ~2 KiB, not 30), and user space finishes and counts
 // the stack (package proctrack); a record the ring cannot take is counted
 // as partial as before (DropDeferLost says how many).
 // The stop gates (stopgate.h; AttachLdsoGate, AttachGate, AttachRootGate,

@@ -155,18 +155,22 @@ struct file_table {
 // unwind table is not loaded yet (a binary the machine runs for the first
 // time): the frames unwound so far, the registers at that frame and a copy
 // of the stack above it, completed in user space once the table is built
-// (defer.h, package proctrack). Sent with the stack copy cut to len bytes.
+// (defer.h, package proctrack). Sent packed: the header, then the npcs
+// pcs, then the len bytes of stack, so that a shallow stack takes little
+// of the ring.
 struct deferred_stack {
 	struct count_key key; // probe, tgid, kstack, comm (ustack unused)
 	__u32 pid;
-	__u32 npcs;   // frames unwound before ip: pcs[0..npcs)
+	__u32 npcs;   // frames unwound before ip: the first npcs*8 bytes of tail
 	__u64 ip, sp, bp;
 	__u32 exact;  // ip is not a return address (the first frame)
-	__u32 len;    // bytes of stack copied from sp into data
+	__u32 len;    // bytes of stack copied from sp, in tail after the pcs
 	__u32 ppid;   // the parent's tgid: a child forked before its first event has its mappings
 	__u32 pad;
-	__u64 pcs[MAX_USTACK];
-	__u8 data[DEFER_STACK_MAX];
+	// The interrupted registers by DWARF number (npcs 0: ip is that
+	// frame), with rbx as the frame at ip has it.
+	__u64 gpr[16];
+	__u8 tail[MAX_USTACK * 8 + DEFER_STACK_MAX];
 };
 
 // A process's executable mappings, sorted by start.

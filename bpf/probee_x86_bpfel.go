@@ -45,8 +45,8 @@ type probeeDeferredStack struct {
 	Len   uint32
 	Ppid  uint32
 	Pad   uint32
-	Pcs   [256]uint64
-	Data  [28672]uint8
+	Gpr   [16]uint64
+	Tail  [30720]uint8
 }
 
 type probeeEvent struct {
@@ -220,6 +220,7 @@ type probeeUnwindState struct {
 	Dip      uint64
 	Dsp      uint64
 	Dbp      uint64
+	DbxAt    uint64
 	Vm       probeeUnwindMapping
 	Pm       [2]probeeUnwindMapping
 	PmN      uint32

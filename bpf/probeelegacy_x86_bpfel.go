@@ -45,8 +45,8 @@ type probeeLegacyDeferredStack struct {
 	Len   uint32
 	Ppid  uint32
 	Pad   uint32
-	Pcs   [256]uint64
-	Data  [28672]uint8
+	Gpr   [16]uint64
+	Tail  [30720]uint8
 }
 
 type probeeLegacyFileKey struct {
@@ -210,6 +210,7 @@ type probeeLegacyUnwindState struct {
 	Dip      uint64
 	Dsp      uint64
 	Dbp      uint64
+	DbxAt    uint64
 	Vm       struct {
 		_          structs.HostLayout
 		Start      uint64

@@ -58,6 +58,7 @@ struct unwind_state {
 	__u32 switches; // frame-pointer steps down to another stack (fp_step)
 	__u32 dn, dexact;     // defer.h: frames before the first such frame, its exact
 	__u64 dip, dsp, dbp;  // and its registers
+	__u64 dbx_at;         // and bx_at there
 	struct unwind_mapping vm;
 	// The last two mappings of the process's list (proc_maps) this walk
 	// found, most recent first: a walk goes back and forth between a few

@@ -4,7 +4,13 @@ import "encoding/binary"
 
 // Regs are the registers an unwind starts from.
 // RBX is 0 where it is not known (a CFARBX frame then stops the walk).
-type Regs struct{ RIP, RSP, RBP, RBX uint64 }
+// GPR, when set, holds the general registers of the frame at RIP by DWARF
+// number: its CFAReg and CFARSPRetRDI rules need them (they are known of
+// the interrupted frame only, as in the kernel's walk).
+type Regs struct {
+	RIP, RSP, RBP, RBX uint64
+	GPR                *[16]uint64
+}
 
 // Memory reads the target's memory.
 type Memory interface {
@@ -135,11 +141,21 @@ func (u *unwinder) step(m *Module) (StopReason, bool) {
 			return StopUnsupported, true
 		}
 		cfa = u.regs.RBX + uint64(int64(r.CFAOffset))
+	case CFAReg: // a stack probe loop's r11, OpenSSL's rax...
+		if u.regs.GPR == nil || r.Reg >= 16 {
+			return StopUnsupported, true
+		}
+		cfa = u.regs.GPR[r.Reg] + uint64(int64(r.CFAOffset))
+	case CFARSPRetRDI:
+		if u.regs.GPR == nil {
+			return StopUnsupported, true
+		}
+		return u.retRDI(u.regs.RSP+uint64(int64(r.CFAOffset)), r)
 	case CFASignal:
 		return u.signalStep()
 	case CFAEndOfStack:
 		return StopEndOfStack, true
-	default: // CFARSPRetRDI and CFAReg too: the registers here have no rdi, r11...
+	default:
 		return StopUnsupported, true
 	}
 	return u.finish(cfa, r)
@@ -150,6 +166,29 @@ func (u *unwinder) finish(cfa uint64, r Rule) (StopReason, bool) {
 	if !ok {
 		return StopMemory, true
 	}
+	if stop, done := u.restore(cfa, r); done {
+		return stop, done
+	}
+	return u.move(ra, cfa)
+}
+
+// retRDI moves to the caller of a frame whose return address is in rdi
+// (the return address was popped: the CFA may be rsp itself, which move's
+// progress check refuses, as the kernel's rule_step allows).
+func (u *unwinder) retRDI(cfa uint64, r Rule) (StopReason, bool) {
+	ra := u.regs.GPR[dwarfRDI]
+	if stop, done := u.restore(cfa, r); done {
+		return stop, done
+	}
+	if cfa == u.regs.RSP {
+		u.regs.RSP = cfa - 1
+	}
+	return u.move(ra, cfa)
+}
+
+// restore sets the caller's rbp and rbx by r.
+func (u *unwinder) restore(cfa uint64, r Rule) (StopReason, bool) {
+	var ok bool
 	switch r.RBP {
 	case RBPOffset:
 		if u.regs.RBP, ok = u.mem.Read64(cfa + uint64(int64(r.RBPOffset))); !ok {
@@ -163,7 +202,7 @@ func (u *unwinder) finish(cfa uint64, r Rule) (StopReason, bool) {
 			return StopMemory, true
 		}
 	}
-	return u.move(ra, cfa)
+	return 0, false
 }
 
 func (u *unwinder) move(ra, cfa uint64) (StopReason, bool) {
@@ -174,6 +213,7 @@ func (u *unwinder) move(ra, cfa uint64) (StopReason, bool) {
 		return StopBadFrame, true
 	}
 	u.regs.RIP, u.regs.RSP, u.exact = ra, cfa, false
+	u.regs.GPR = nil // the caller's are not known
 	return 0, false
 }
 

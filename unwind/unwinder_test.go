@@ -2,6 +2,7 @@ package unwind
 
 import (
 	"encoding/binary"
+	"slices"
 	"testing"
 )
 
@@ -117,5 +118,42 @@ func TestUnwindNoRuleByFramePointers(t *testing.T) {
 	frames, stop = Unwind(Regs{RIP: 0x5000, RSP: 0x9100, RBP: 0x9000}, down, fp, 8)
 	if stop != StopBadFrame || len(frames) != 3 {
 		t.Errorf("down the stack: stop %v, frames %+v; want 3 frames, then bad frame", stop, frames)
+	}
+}
+
+// A CFAReg or CFARSPRetRDI rule is followed where the frame's registers
+// are known (the interrupted frame, Regs.GPR) and stops the walk
+// elsewhere, as in the kernel: a stack probe loop keeps its CFA in r11,
+// a function that popped its return address into rdi jumps back by it.
+func TestUnwindFirstFrameRegisters(t *testing.T) {
+	// loop [0x1000,0x1010) CFA=r11+0x20; ret [0x1010,0x1020) CFA=rsp+0,
+	// return address in rdi; f [0x1020,0x1100) CFA=rsp+8; start: end.
+	tab := tableOf(t, []uint64{0x1000, 0x1010, 0x1020, 0x1100, 0x1200, 0x1210},
+		[]Rule{{CFA: CFAReg, Reg: 11, CFAOffset: 0x20}, {CFA: CFARSPRetRDI}, {CFA: CFARSP, CFAOffset: 8}, {}, ruleEnd})
+	mods := []Module{{Start: 0x1000, End: 0x2000, Table: tab}}
+	mem := fakeStack{0x8018: 0x1205, 0x8ff8: 0x1205}
+	var gpr [16]uint64
+	gpr[11], gpr[dwarfRDI] = 0x8000, 0x1050
+	tests := []struct {
+		name string
+		regs Regs
+		want []uint64
+		stop StopReason
+	}{
+		{"CFA in r11", Regs{RIP: 0x1004, RSP: 0x7000, GPR: &gpr}, []uint64{0x1004, 0x1205}, StopEndOfStack},
+		{"CFA in r11, registers unknown", Regs{RIP: 0x1004, RSP: 0x7000}, []uint64{0x1004}, StopUnsupported},
+		// rsp 0x8ff8 is the CFA: f (CFA 0x9000) returns to 0x1205.
+		{"return address in rdi", Regs{RIP: 0x1014, RSP: 0x8ff8, GPR: &gpr}, []uint64{0x1014, 0x1050, 0x1205}, StopEndOfStack},
+		{"return address in rdi, registers unknown", Regs{RIP: 0x1014, RSP: 0x8ff8}, []uint64{0x1014}, StopUnsupported},
+	}
+	for _, tt := range tests {
+		frames, stop := Unwind(tt.regs, mem, mods, 8)
+		var pcs []uint64
+		for _, f := range frames {
+			pcs = append(pcs, f.PC)
+		}
+		if stop != tt.stop || !slices.Equal(pcs, tt.want) {
+			t.Errorf("%s: %#x, %v; want %#x, %v", tt.name, pcs, stop, tt.want, tt.stop)
+		}
 	}
 }

@@ -311,7 +311,7 @@ func TestLazyBindingTrampoline(t *testing.T) {
 func TestStackProbeLoop(t *testing.T) {
 	testgate.Root(t)
 	bin := fixture(t, "bigframe-nofp")
-	label := fmt.Sprintf("%s:big+%#x", bin, probeLoopOffset(t, bin))
+	label := fmt.Sprintf("%s:big+%#x", bin, probeLoopOffset(t, bin, "big"))
 	for _, s := range strategies {
 		t.Run(s.name, func(t *testing.T) {
 			r := run(t, t.TempDir(), dwarfArgs(s.flag, "--uprobe", label, "--", bin, "4")...)
@@ -325,9 +325,9 @@ func TestStackProbeLoop(t *testing.T) {
 	}
 }
 
-// probeLoopOffset is the offset in big of the first instruction whose
-// rule keeps the CFA in another register than rsp, rbp or rbx.
-func probeLoopOffset(t *testing.T, bin string) uint64 {
+// probeLoopOffset is the offset in function fn of the first instruction
+// whose rule keeps the CFA in another register than rsp, rbp or rbx.
+func probeLoopOffset(t *testing.T, bin, fn string) uint64 {
 	t.Helper()
 	tab, err := unwind.BuildFile(bin)
 	if err != nil {
@@ -340,7 +340,7 @@ func probeLoopOffset(t *testing.T, bin string) uint64 {
 	defer f.Close()
 	syms, _ := f.Symbols()
 	for _, s := range syms {
-		if s.Name != "big" {
+		if s.Name != fn {
 			continue
 		}
 		for pc := s.Value; pc < s.Value+s.Size; pc++ {
@@ -349,6 +349,6 @@ func probeLoopOffset(t *testing.T, bin string) uint64 {
 			}
 		}
 	}
-	t.Fatalf("%s: no CFA kept in another register in big", bin)
+	t.Fatalf("%s: no CFA kept in another register in %s", bin, fn)
 	return 0
 }
