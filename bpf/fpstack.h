@@ -128,7 +128,7 @@ static __always_inline int fp_walk(struct user_stack *st, __u64 ip, __u64 sp,
 // store_stack deduplicates st (a user_stack or a kernel_stack: same header)
 // in m (ustacks or kstacks) and returns its key (0: lost).
 static __always_inline __u64 store_stack(void *m, struct user_stack *st, __u32 drop_full,
-					 __u32 drop_collision)
+					 __u32 drop_collision, __u32 added)
 {
 	__u64 key = st->hash;
 	struct user_stack *old = bpf_map_lookup_elem(m, &key);
@@ -145,12 +145,14 @@ static __always_inline __u64 store_stack(void *m, struct user_stack *st, __u32 d
 		count_drop(drop_full);
 		return 0;
 	}
+	if (!err)
+		note_added(added);
 	return key;
 }
 
 static __always_inline __u64 store_user_stack(struct user_stack *st)
 {
-	return store_stack(&ustacks, st, DROP_USTACK_FULL, DROP_USTACK_COLLISION);
+	return store_stack(&ustacks, st, DROP_USTACK_FULL, DROP_USTACK_COLLISION, ADDED_USTACKS);
 }
 
 // store_kernel_stack takes the kernel stack of ctx and returns its key in
@@ -176,7 +178,7 @@ static __always_inline __u64 store_kernel_stack(void *ctx)
 	st->len = len;
 	st->flags = 0;
 	st->hash = h ? h : 1;
-	return store_stack(&kstacks, (struct user_stack *)st, DROP_KSTACK_FULL, DROP_KSTACK_COLLISION);
+	return store_stack(&kstacks, (struct user_stack *)st, DROP_KSTACK_FULL, DROP_KSTACK_COLLISION, ADDED_KSTACKS);
 }
 
 #endif

@@ -12,12 +12,22 @@ import (
 )
 
 // Layout of struct counts_gate (probee.h): active at 0, then one 64-byte
-// slot per CPU (modulo countsSlots) holding busy[2].
+// slot per CPU (modulo countsSlots) holding busy[2] and added[4].
 const (
 	countsSlots  = 64
 	gateSlotsOff = 64
 	gateSlotSize = 64
+	gateAddedOff = 16 // in a slot
 	gateSize     = gateSlotsOff + countsSlots*gateSlotSize
+)
+
+// The maps whose keys the programs count as they add them (enum
+// added_kind in probee.h).
+const (
+	addedCounts = iota
+	addedUstacks
+	addedKstacks
+	addedKinds
 )
 
 // countsGate is user space's side of the counts gate: the map's memory,
@@ -63,6 +73,16 @@ func (g *countsGate) busy(m uint32) uint64 {
 	var n uint64
 	for i := 0; i < countsSlots; i++ {
 		n += atomic.LoadUint64(g.word64(gateSlotsOff + i*gateSlotSize + int(m)*8))
+	}
+	return n
+}
+
+// added is how many keys the programs added to maps of kind (addedCounts,
+// ...) since the session began.
+func (g *countsGate) added(kind int) uint64 {
+	var n uint64
+	for i := 0; i < countsSlots; i++ {
+		n += atomic.LoadUint64(g.word64(gateSlotsOff + i*gateSlotSize + gateAddedOff + kind*8))
 	}
 	return n
 }

@@ -76,6 +76,9 @@ func (s *Session) DrainInterval() error {
 	s.dmu.Lock()
 	defer s.dmu.Unlock()
 	if !s.switched {
+		for k := range s.addedAt {
+			s.addedAt[k] = s.gate.added(k)
+		}
 		s.active = 1 - s.active
 		s.gate.switchTo(s.active)
 		s.switched = true
@@ -98,6 +101,23 @@ func (s *Session) DrainInterval() error {
 	moved, err = s.drainMeasures(s.measuresMap(old))
 	s.stats.Moved += moved
 	return err
+}
+
+// DrainDue reports whether the keys added to a kernel map since the last
+// drain began fill half of it: events arrive faster than the interval
+// empties the maps (a system-wide start, a burst of new stacks), and a
+// drain now keeps them from filling, where events would be lost. It
+// reads shared memory only: cheap to ask every few milliseconds.
+func (s *Session) DrainDue() bool {
+	s.dmu.Lock()
+	defer s.dmu.Unlock()
+	caps := [addedKinds]uint32{s.objs.Counts0.MaxEntries(), s.objs.Ustacks.MaxEntries(), s.objs.Kstacks.MaxEntries()}
+	for k, c := range caps {
+		if s.gate.added(k)-s.addedAt[k] >= uint64(c)/2 {
+			return true
+		}
+	}
+	return false
 }
 
 // DrainStats returns the periodic drains' figures so far.

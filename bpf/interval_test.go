@@ -139,3 +139,38 @@ func checkDrained(t *testing.T, s *Session, last *uint64) bool {
 	*last = sum
 	return true
 }
+
+// A drain is due once the keys added to a map since the last drain began
+// fill half of it, whichever map: counts (64 here), user stacks (64),
+// kernel stacks (16). The programs' counts live in the gate's slots.
+func TestDrainDue(t *testing.T) {
+	s := openSession(t, Options{MaxStacks: 64})
+	add := func(kind, slot int, n uint64) {
+		*s.gate.word64(gateSlotsOff + slot*gateSlotSize + gateAddedOff + kind*8) += n
+	}
+	steps := []struct {
+		kind, slot int
+		n          uint64
+		drain      bool // DrainInterval before asking
+		want       bool
+	}{
+		{addedCounts, 0, 31, false, false},
+		{addedCounts, 5, 1, false, true}, // 32 of 64, over two slots
+		{addedCounts, 0, 0, true, false}, // drained: counted from there
+		{addedCounts, 1, 31, false, false},
+		{addedUstacks, 2, 32, false, true},
+		{addedKstacks, 0, 0, true, false},
+		{addedKstacks, 63, 8, false, true}, // 8 of 16
+	}
+	for i, st := range steps {
+		if st.drain {
+			if err := s.DrainInterval(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		add(st.kind, st.slot, st.n)
+		if got := s.DrainDue(); got != st.want {
+			t.Errorf("step %d (%+v): DrainDue %v, want %v", i, st, got, st.want)
+		}
+	}
+}

@@ -30,6 +30,17 @@ struct {
 	__type(value, struct counts_gate);
 } counts_gate SEC(".maps");
 
+// note_added counts a key added to a map of kind (enum added_kind) in this
+// CPU's gate slot.
+static __always_inline void note_added(__u32 kind)
+{
+	__u32 zero = 0;
+	struct counts_gate *g = bpf_map_lookup_elem(&counts_gate, &zero);
+
+	if (g)
+		__sync_fetch_and_add(&g->slots[bpf_get_smp_processor_id() & (COUNTS_SLOTS - 1)].added[kind & 3], 1);
+}
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);

@@ -78,6 +78,8 @@ static __always_inline void add_measure_to(void *m, struct count_key *k, __u64 v
 			count_drop(DROP_COUNTS_FULL);
 			return;
 		}
+		if (!err)
+			note_added(ADDED_COUNTS);
 		x = bpf_map_lookup_elem(m, k);
 		if (!x) {
 			count_drop(DROP_COUNTS_FULL);

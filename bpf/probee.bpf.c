@@ -117,8 +117,10 @@ static __always_inline void add_count_to(void *counts, struct count_key *k)
 		__sync_fetch_and_add(v, 1);
 		return;
 	}
-	if (bpf_map_update_elem(counts, k, &one, BPF_NOEXIST) == 0)
+	if (bpf_map_update_elem(counts, k, &one, BPF_NOEXIST) == 0) {
+		note_added(ADDED_COUNTS);
 		return;
+	}
 	v = bpf_map_lookup_elem(counts, k);
 	if (v)
 		__sync_fetch_and_add(v, 1);

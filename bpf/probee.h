@@ -45,9 +45,14 @@ struct event {
 // slot how many events are using each map right now. One 64-byte line per
 // slot; user space maps it and reads it with atomics.
 #define COUNTS_SLOTS 64 // a power of two; CPUs beyond it share slots
+// Keys the programs added to the kernel maps, counted in each slot (user
+// space sums the slots, bpf/gate.go): a drain comes early when the maps
+// fill faster than --interval empties them. By enum added_kind.
+enum added_kind { ADDED_COUNTS = 0, ADDED_USTACKS = 1, ADDED_KSTACKS = 2 };
 struct counts_slot {
 	__u64 busy[2];
-	__u64 pad[6];
+	__u64 added[4];
+	__u64 pad[2];
 };
 struct counts_gate {
 	__u32 active;

@@ -27,9 +27,10 @@ type probeeLegacyCountsGate struct {
 	Active uint32
 	Pad    [15]uint32
 	Slots  [64]struct {
-		_    structs.HostLayout
-		Busy [2]uint64
-		Pad  [6]uint64
+		_     structs.HostLayout
+		Busy  [2]uint64
+		Added [4]uint64
+		Pad   [2]uint64
 	}
 }
 

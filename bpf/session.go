@@ -69,11 +69,12 @@ type Session struct {
 	coll    *ebpf.Collection                  // the loaded objects s.objs does not hold
 	cookies cookies                           // programs per cookie (no BPF cookies: compat.go)
 
-	gate     *countsGate // which counts map events go to (interval.go)
-	dmu      sync.Mutex  // serializes drains; guards the fields below
-	active   uint32      // the counts map events go to
-	switched bool        // the other map awaits its drain
-	acc      accumulator // counts and stacks drained so far
+	gate     *countsGate        // which counts map events go to (interval.go)
+	dmu      sync.Mutex         // serializes drains; guards the fields below
+	active   uint32             // the counts map events go to
+	switched bool               // the other map awaits its drain
+	addedAt  [addedKinds]uint64 // countsGate.added at the last switch (DrainDue)
+	acc      accumulator        // counts and stacks drained so far
 	stats    DrainStats
 	// Buffers of drainCounts.
 	batchKeys []probeeCountKey

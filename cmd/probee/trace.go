@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"github.com/probee/probee/bpf"
@@ -22,21 +23,22 @@ const maxProbes = bpf.MaxProbes
 // tracer is one tracing run: resolved probes, the kernel session, the
 // traced command or pid, the process tracker and the symbolizer it feeds.
 type tracer struct {
-	cfg      *config
-	status   *statusWriter
-	cmd      *tracedCommand
-	sess     *bpf.Session
-	res      *resolver.Resolver
-	sym      *resolver.Symbolizer
-	targets  [][]resolver.Target // per probe id
-	stopEv   func()
-	stopDef  func() // the deferred stack reader
-	mmaps    *bpf.MmapWatcher
-	procs    *proctrack.Tracker
-	deferred proctrack.DeferredStats // what became of the stacks the kernel handed over
-	tables   *unwind.Cache           // builds or loads the unwind tables (--unwind dwarf, auto)
-	tableDir *diskcache.Dir          // the on-disk table cache; nil: none
-	push     *pushState              // --push; nil: none
+	cfg         *config
+	status      *statusWriter
+	cmd         *tracedCommand
+	sess        *bpf.Session
+	res         *resolver.Resolver
+	sym         *resolver.Symbolizer
+	targets     [][]resolver.Target // per probe id
+	stopEv      func()
+	stopDef     func() // the deferred stack reader
+	mmaps       *bpf.MmapWatcher
+	earlyDrains atomic.Int64 // drains started because a kernel map was half full (interval.go)
+	procs       *proctrack.Tracker
+	deferred    proctrack.DeferredStats // what became of the stacks the kernel handed over
+	tables      *unwind.Cache           // builds or loads the unwind tables (--unwind dwarf, auto)
+	tableDir    *diskcache.Dir          // the on-disk table cache; nil: none
+	push        *pushState              // --push; nil: none
 }
 
 func trace(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
