@@ -39,8 +39,8 @@ func (ts *tableStore) grow(end uint64) error {
 // adds them to the storage in one batch.
 func (ts *tableStore) growTo(n uint32) error {
 	n = min(n, shardSlots(ts.budget))
-	var keys, fds []uint32
-	var made []*ebpf.Map
+	var fds []uint32
+	var made []*ebpf.Map // shard ts.nshards+i is made[i]
 	for i := ts.nshards; i < n; i++ {
 		m, err := ebpf.NewMap(ts.shardSpec)
 		if err != nil {
@@ -48,16 +48,16 @@ func (ts *tableStore) growTo(n uint32) error {
 			return fmt.Errorf("create table storage shard %d: %w", i, err)
 		}
 		made = append(made, m)
-		keys, fds = append(keys, i), append(fds, uint32(m.FD()))
+		fds = append(fds, uint32(m.FD()))
 	}
 	if err := putRange(ts.outer, ts.nshards, fds); err != nil {
 		closeAll(made)
 		return fmt.Errorf("add table storage shards %d-%d: %w", ts.nshards, n-1, err)
 	}
-	for i, m := range made {
-		ts.open[keys[i]] = m
+	for _, m := range made {
+		ts.open[ts.nshards] = m
+		ts.nshards++
 	}
-	ts.nshards = max(ts.nshards, n)
 	return nil
 }
 
