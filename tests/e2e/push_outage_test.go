@@ -48,8 +48,14 @@ func TestPushOutage(t *testing.T) {
 // outageRun runs probee pushing to srv through a proxy, and 2.5s in takes
 // srv away: the proxy refuses connections once the requests under way are
 // answered, srv stops (SIGTERM: a killed server loses what it had not
-// written, which is not probee's loss), stays down 2.5s (more than 2
-// intervals) and restarts, and the proxy serves again.
+// written, which is not probee's loss), stays down 3.5s and restarts, and
+// the proxy serves again. 3.5s is past the third retry of the first
+// profile that failed, whatever the phase of the 1s interval (it fails up
+// to 1s into the outage; retries come 0.25, 0.75 and 1.75s later, the
+// next at 3.75s): two more profiles are made while it waits, so a queue
+// of 1 drops one. At 2.5s, a third retry landing just as the backend came
+// back delivered it first, and nothing was dropped (parca/queue1, once in
+// this stop's four CI runs).
 func outageRun(t *testing.T, srv *server, args ...string) *pushRun {
 	px := newPushProxy(t, srv)
 	return backgroundRun(t, px.front(srv), func(*exec.Cmd) {
@@ -57,7 +63,7 @@ func outageRun(t *testing.T, srv *server, args ...string) *pushRun {
 		px.down()
 		srv.stop(syscall.SIGTERM)
 		down := time.Now()
-		time.Sleep(2500 * time.Millisecond)
+		time.Sleep(3500 * time.Millisecond)
 		srv.start()
 		px.up()
 		t.Logf("backend down for %v", time.Since(down).Round(time.Millisecond))
