@@ -25,9 +25,12 @@
 //
 // Map sizes (Options.MaxStacks, --max-stacks N; default N = 65536, 16384
 // where maps are preallocated, see Older kernels): two
-// counts maps (counts0/1) of N keys each, ustacks of N user stacks (~2.1
-// KiB each: up to ~140 MiB if all 65536 are used) and kstacks of N/4 kernel
-// stacks (16384, ~1 KiB each), all allocated on demand. 50K distinct user
+// counts maps (counts0/1) of N keys each, user stacks in three maps of N
+// stacks each by depth (ustacks_short, ustacks_mid, ustacks: up to 48, 112
+// and 256 pcs, 512 bytes, 1 KiB and 4 KiB of kernel memory a stack; N/2
+// and N/4 of the deeper ones where preallocated; see ustacks.go) and
+// kstacks of N/4 kernel stacks (16384, ~1 KiB each), all allocated on
+// demand. 50K distinct user
 // stacks fit the defaults without loss. Kernel stacks are keyed by a hash
 // of their content like user stacks, not kept in a stack trace map: its
 // ids are buckets that collide long before the map is full, and a freed id

@@ -1,5 +1,6 @@
 // The frame-pointer walk of user stacks, and the deduplication of user and
-// kernel stacks in ustacks and kstacks (keyed by a 64-bit hash of the pcs).
+// kernel stacks in ustacks_short/mid/ustacks (by depth) and kstacks (keyed
+// by a 64-bit hash of the pcs).
 // Included once, from probee.bpf.c, after maps.h and the drop counters.
 #ifndef PROBEE_FPSTACK_H
 #define PROBEE_FPSTACK_H
@@ -150,9 +151,25 @@ static __always_inline __u64 store_stack(void *m, struct user_stack *st, __u32 d
 	return key;
 }
 
+// store_user_stack stores st in the map of its depth class, whose number
+// replaces the hash's low two bits in the key (enum ustack_class).
 static __always_inline __u64 store_user_stack(struct user_stack *st)
 {
-	return store_stack(&ustacks, st, DROP_USTACK_FULL, DROP_USTACK_COLLISION, ADDED_USTACKS);
+	__u64 h = st->hash & ~3ULL;
+
+	if (st->len <= USTACK_SHORT_PCS) {
+		st->hash = h | USTACK_SHORT;
+		return store_stack(&ustacks_short, st, DROP_USTACK_FULL, DROP_USTACK_COLLISION,
+				   ADDED_USTACKS - 1 + USTACK_SHORT);
+	}
+	if (st->len <= USTACK_MID_PCS) {
+		st->hash = h | USTACK_MID;
+		return store_stack(&ustacks_mid, st, DROP_USTACK_FULL, DROP_USTACK_COLLISION,
+				   ADDED_USTACKS - 1 + USTACK_MID);
+	}
+	st->hash = h | USTACK_DEEP;
+	return store_stack(&ustacks, st, DROP_USTACK_FULL, DROP_USTACK_COLLISION,
+			   ADDED_USTACKS - 1 + USTACK_DEEP);
 }
 
 // store_kernel_stack takes the kernel stack of ctx and returns its key in

@@ -12,7 +12,7 @@ import (
 )
 
 // Layout of struct counts_gate (probee.h): active at 0, then one 64-byte
-// slot per CPU (modulo countsSlots) holding busy[2] and added[4].
+// slot per CPU (modulo countsSlots) holding busy[2] and added[6].
 const (
 	countsSlots  = 64
 	gateSlotsOff = 64
@@ -25,9 +25,9 @@ const (
 // added_kind in probee.h).
 const (
 	addedCounts = iota
-	addedUstacks
 	addedKstacks
-	addedKinds
+	addedUstacks // one per depth class, in the order of ustackClasses
+	addedKinds   = addedUstacks + len(ustackClasses)
 )
 
 // countsGate is user space's side of the counts gate: the map's memory,

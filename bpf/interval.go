@@ -111,7 +111,10 @@ func (s *Session) DrainInterval() error {
 func (s *Session) DrainDue() bool {
 	s.dmu.Lock()
 	defer s.dmu.Unlock()
-	caps := [addedKinds]uint32{s.objs.Counts0.MaxEntries(), s.objs.Ustacks.MaxEntries(), s.objs.Kstacks.MaxEntries()}
+	caps := [addedKinds]uint32{addedCounts: s.objs.Counts0.MaxEntries(), addedKstacks: s.objs.Kstacks.MaxEntries()}
+	for i, m := range s.objs.ustackMaps() {
+		caps[addedUstacks+i] = m.MaxEntries()
+	}
 	for k, c := range caps {
 		if s.gate.added(k)-s.addedAt[k] >= uint64(c)/2 {
 			return true
@@ -186,7 +189,7 @@ func (s *Session) takeStacks(keys []probeeCountKey) {
 	}
 	for _, key := range keys {
 		if key.Ustack != 0 {
-			s.objs.Ustacks.Delete(key.Ustack)
+			s.ustackMap(key.Ustack).Delete(key.Ustack)
 		}
 		if key.Kstack != 0 {
 			s.objs.Kstacks.Delete(key.Kstack)
@@ -202,12 +205,9 @@ func (s *Session) copyUser(id uint64) {
 	if _, ok := s.acc.ustacks[id]; ok {
 		return
 	}
-	var st probeeUserStack
-	if s.objs.Ustacks.Lookup(id, &st) != nil {
-		return // reported as lost
-	}
-	n := min(int(st.Len), len(st.Pcs))
-	s.acc.ustacks[id] = userStack{pcs: append([]uint64(nil), st.Pcs[:n]...), flags: st.Flags}
+	if st, ok := s.lookupUser(id); ok {
+		s.acc.ustacks[id] = st
+	} // else reported as lost
 }
 
 // copyKernel copies kernel stack id to Go unless it is there already.

@@ -141,8 +141,8 @@ func checkDrained(t *testing.T, s *Session, last *uint64) bool {
 }
 
 // A drain is due once the keys added to a map since the last drain began
-// fill half of it, whichever map: counts (64 here), user stacks (64),
-// kernel stacks (16). The programs' counts live in the gate's slots.
+// fill half of it, whichever map: counts (64 here), user stacks (64 of
+// each depth class), kernel stacks (16). The programs' counts live in the gate's slots.
 func TestDrainDue(t *testing.T) {
 	s := openSession(t, Options{MaxStacks: 64})
 	add := func(kind, slot int, n uint64) {
@@ -161,6 +161,11 @@ func TestDrainDue(t *testing.T) {
 		{addedUstacks, 2, 32, false, true},
 		{addedKstacks, 0, 0, true, false},
 		{addedKstacks, 63, 8, false, true}, // 8 of 16
+		// Each depth class of user stacks has its map: 62 keys in two
+		// maps of 64 fill neither half.
+		{addedUstacks + 2, 3, 31, true, false},
+		{addedUstacks + 1, 4, 31, false, false},
+		{addedUstacks + 2, 7, 1, false, true},
 	}
 	for i, st := range steps {
 		if st.drain {

@@ -38,8 +38,25 @@ static __always_inline void note_added(__u32 kind)
 	struct counts_gate *g = bpf_map_lookup_elem(&counts_gate, &zero);
 
 	if (g)
-		__sync_fetch_and_add(&g->slots[bpf_get_smp_processor_id() & (COUNTS_SLOTS - 1)].added[kind & 3], 1);
+		__sync_fetch_and_add(&g->slots[bpf_get_smp_processor_id() & (COUNTS_SLOTS - 1)].added[kind < ADDED_KINDS ? kind : 0], 1);
 }
+
+// User stacks by depth class (enum ustack_class).
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 65536);
+	__type(key, __u64);
+	__type(value, struct ustack_short);
+} ustacks_short SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 65536);
+	__type(key, __u64);
+	__type(value, struct ustack_mid);
+} ustacks_mid SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

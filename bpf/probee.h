@@ -48,11 +48,11 @@ struct event {
 // Keys the programs added to the kernel maps, counted in each slot (user
 // space sums the slots, bpf/gate.go): a drain comes early when the maps
 // fill faster than --interval empties them. By enum added_kind.
-enum added_kind { ADDED_COUNTS = 0, ADDED_USTACKS = 1, ADDED_KSTACKS = 2 };
+// User stacks count by class: ADDED_USTACKS - 1 + enum ustack_class.
+enum added_kind { ADDED_COUNTS = 0, ADDED_KSTACKS = 1, ADDED_USTACKS = 2, ADDED_KINDS = 5 };
 struct counts_slot {
 	__u64 busy[2];
-	__u64 added[4];
-	__u64 pad[2];
+	__u64 added[6];
 };
 struct counts_gate {
 	__u32 active;
@@ -73,6 +73,29 @@ struct user_stack {
 	__u32 len;
 	__u32 flags;
 	__u64 pcs[MAX_USTACK];
+};
+
+// User stacks are stored by depth class, each class in its own map whose
+// elements hold that many pcs: a hash map element is allocated (zeroed) and
+// copied whole when a new stack is stored, and a 256-pc element takes a
+// 4 KiB allocation; a short one takes 512 bytes (48 pcs) or 1 KiB (112 pcs:
+// an element is the value, its 8-byte key and ~80 bytes of the kernel's).
+// The class is the low two bits of a stored stack's key (USTACK_*), the
+// rest its hash. Same header as user_stack.
+#define USTACK_SHORT_PCS 48
+#define USTACK_MID_PCS 112
+enum ustack_class { USTACK_SHORT = 1, USTACK_MID = 2, USTACK_DEEP = 3 };
+struct ustack_short {
+	__u64 hash;
+	__u32 len;
+	__u32 flags;
+	__u64 pcs[USTACK_SHORT_PCS];
+};
+struct ustack_mid {
+	__u64 hash;
+	__u32 len;
+	__u32 flags;
+	__u64 pcs[USTACK_MID_PCS];
 };
 
 // Kernel stacks, deduplicated like user stacks (same header: hash, len,

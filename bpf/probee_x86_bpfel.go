@@ -29,8 +29,7 @@ type probeeCountsGate struct {
 	Slots  [64]struct {
 		_     structs.HostLayout
 		Busy  [2]uint64
-		Added [4]uint64
-		Pad   [2]uint64
+		Added [6]uint64
 	}
 }
 
@@ -243,6 +242,22 @@ type probeeUserStack struct {
 	Pcs   [256]uint64
 }
 
+type probeeUstackMid struct {
+	_     structs.HostLayout
+	Hash  uint64
+	Len   uint32
+	Flags uint32
+	Pcs   [112]uint64
+}
+
+type probeeUstackShort struct {
+	_     structs.HostLayout
+	Hash  uint64
+	Len   uint32
+	Flags uint32
+	Pcs   [48]uint64
+}
+
 // Names of all BPF objects in the ELF.
 //
 // Used for safe lookups in a Collection or CollectionSpec.
@@ -282,6 +297,8 @@ const (
 	probeeMapUnwindShards           = "unwind_shards"
 	probeeMapUnwindStates           = "unwind_states"
 	probeeMapUstacks                = "ustacks"
+	probeeMapUstacksMid             = "ustacks_mid"
+	probeeMapUstacksShort           = "ustacks_short"
 	probeeProgProbeeExec            = "probee_exec"
 	probeeProgProbeeExit            = "probee_exit"
 	probeeProgProbeeFileKey         = "probee_file_key"
@@ -432,6 +449,8 @@ type probeeMapSpecs struct {
 	UnwindShards  *ebpf.MapSpec `ebpf:"unwind_shards"`
 	UnwindStates  *ebpf.MapSpec `ebpf:"unwind_states"`
 	Ustacks       *ebpf.MapSpec `ebpf:"ustacks"`
+	UstacksMid    *ebpf.MapSpec `ebpf:"ustacks_mid"`
+	UstacksShort  *ebpf.MapSpec `ebpf:"ustacks_short"`
 }
 
 // probeeVariableSpecs contains global variables before they are loaded into the kernel.
@@ -512,6 +531,8 @@ type probeeMaps struct {
 	UnwindShards  *ebpf.Map `ebpf:"unwind_shards"`
 	UnwindStates  *ebpf.Map `ebpf:"unwind_states"`
 	Ustacks       *ebpf.Map `ebpf:"ustacks"`
+	UstacksMid    *ebpf.Map `ebpf:"ustacks_mid"`
+	UstacksShort  *ebpf.Map `ebpf:"ustacks_short"`
 }
 
 func (m *probeeMaps) Close() error {
@@ -551,6 +572,8 @@ func (m *probeeMaps) Close() error {
 		m.UnwindShards,
 		m.UnwindStates,
 		m.Ustacks,
+		m.UstacksMid,
+		m.UstacksShort,
 	)
 }
 

@@ -29,8 +29,7 @@ type probeeLegacyCountsGate struct {
 	Slots  [64]struct {
 		_     structs.HostLayout
 		Busy  [2]uint64
-		Added [4]uint64
-		Pad   [2]uint64
+		Added [6]uint64
 	}
 }
 
@@ -251,6 +250,22 @@ type probeeLegacyUserStack struct {
 	Pcs   [256]uint64
 }
 
+type probeeLegacyUstackMid struct {
+	_     structs.HostLayout
+	Hash  uint64
+	Len   uint32
+	Flags uint32
+	Pcs   [112]uint64
+}
+
+type probeeLegacyUstackShort struct {
+	_     structs.HostLayout
+	Hash  uint64
+	Len   uint32
+	Flags uint32
+	Pcs   [48]uint64
+}
+
 // Names of all BPF objects in the ELF.
 //
 // Used for safe lookups in a Collection or CollectionSpec.
@@ -290,6 +305,8 @@ const (
 	probeeLegacyMapUnwindShards           = "unwind_shards"
 	probeeLegacyMapUnwindStates           = "unwind_states"
 	probeeLegacyMapUstacks                = "ustacks"
+	probeeLegacyMapUstacksMid             = "ustacks_mid"
+	probeeLegacyMapUstacksShort           = "ustacks_short"
 	probeeLegacyProgProbeeExec            = "probee_exec"
 	probeeLegacyProgProbeeExit            = "probee_exit"
 	probeeLegacyProgProbeeFileKey         = "probee_file_key"
@@ -440,6 +457,8 @@ type probeeLegacyMapSpecs struct {
 	UnwindShards  *ebpf.MapSpec `ebpf:"unwind_shards"`
 	UnwindStates  *ebpf.MapSpec `ebpf:"unwind_states"`
 	Ustacks       *ebpf.MapSpec `ebpf:"ustacks"`
+	UstacksMid    *ebpf.MapSpec `ebpf:"ustacks_mid"`
+	UstacksShort  *ebpf.MapSpec `ebpf:"ustacks_short"`
 }
 
 // probeeLegacyVariableSpecs contains global variables before they are loaded into the kernel.
@@ -520,6 +539,8 @@ type probeeLegacyMaps struct {
 	UnwindShards  *ebpf.Map `ebpf:"unwind_shards"`
 	UnwindStates  *ebpf.Map `ebpf:"unwind_states"`
 	Ustacks       *ebpf.Map `ebpf:"ustacks"`
+	UstacksMid    *ebpf.Map `ebpf:"ustacks_mid"`
+	UstacksShort  *ebpf.Map `ebpf:"ustacks_short"`
 }
 
 func (m *probeeLegacyMaps) Close() error {
@@ -559,6 +580,8 @@ func (m *probeeLegacyMaps) Close() error {
 		m.UnwindShards,
 		m.UnwindStates,
 		m.Ustacks,
+		m.UstacksMid,
+		m.UstacksShort,
 	)
 }
 

@@ -19,7 +19,7 @@ type Options struct {
 	// FilterPIDs restricts tracing to the tgids added with AddPID and their
 	// descendants (forked after AddPID).
 	FilterPIDs bool
-	// MaxStacks sizes the user stack map and each counts map, and a
+	// MaxStacks sizes each user stack map (one per depth) and each counts map, and a
 	// quarter of it the kernel stack map (0: defaults, 65536 user
 	// stacks/counts and 16384 kernel stacks; see the package doc).
 	MaxStacks int
@@ -193,7 +193,8 @@ func configure(spec *ebpf.CollectionSpec, opts Options) error {
 	}
 	spec.Maps["unwind_shards"].MaxEntries = shardSlots(tableBudget(opts))
 	n := opts.MaxStacks
-	if !haveLazyPerfMaps() || opts.Compat.Prealloc {
+	prealloc := !haveLazyPerfMaps() || opts.Compat.Prealloc
+	if prealloc {
 		preallocate(spec)
 		if n == 0 {
 			n = PreallocMaxStacks
@@ -204,9 +205,9 @@ func configure(spec *ebpf.CollectionSpec, opts Options) error {
 		spec.Maps["counts1"].MaxEntries = uint32(n)
 		spec.Maps["measures0"].MaxEntries = uint32(n)
 		spec.Maps["measures1"].MaxEntries = uint32(n)
-		spec.Maps["ustacks"].MaxEntries = uint32(n)
 		spec.Maps["kstacks"].MaxEntries = uint32(max(n/4, 1))
 	}
+	sizeUstacks(spec, n, prealloc)
 	return nil
 }
 
