@@ -36,6 +36,7 @@ type stack struct {
 // weighing zero are left out.
 func collapse(p *Profile, opts Options, keep func(*Sample) bool) []stack {
 	idx := map[string]int{}
+	names := frameNames{opts: opts}
 	var out []stack
 	for i := range p.Samples {
 		s := &p.Samples[i]
@@ -43,7 +44,7 @@ func collapse(p *Profile, opts Options, keep func(*Sample) bool) []stack {
 		if w == 0 || (keep != nil && !keep(s)) {
 			continue
 		}
-		frames := sampleFrames(s, opts)
+		frames := sampleFrames(s, &names)
 		key := joinNames(frames)
 		if j, ok := idx[key]; ok {
 			out[j].count += w
@@ -56,8 +57,35 @@ func collapse(p *Profile, opts Options, keep func(*Sample) bool) []stack {
 	return out
 }
 
+// frameNames renders frames by FrameName once each: samples share their
+// frames (Frames), and a profile's stacks hold many more frames than it
+// has distinct ones.
+type frameNames struct {
+	opts Options
+	m    map[frameNameKey]string
+}
+
+type frameNameKey struct {
+	f      *Frame
+	kernel bool
+}
+
+func (fn *frameNames) name(f *Frame, kernel bool) string {
+	k := frameNameKey{f, kernel}
+	if n, ok := fn.m[k]; ok {
+		return n
+	}
+	if fn.m == nil {
+		fn.m = map[frameNameKey]string{}
+	}
+	n := FrameName(*f, kernel, fn.opts.Lines)
+	fn.m[k] = n
+	return n
+}
+
 // sampleFrames renders one sample's frames root..leaf.
-func sampleFrames(s *Sample, opts Options) []node {
+func sampleFrames(s *Sample, names *frameNames) []node {
+	opts := names.opts
 	frames := make([]node, 0, 3+len(s.User)+len(s.Kernel))
 	if opts.WithProbe {
 		frames = append(frames, node{Sanitize(s.Probe), kindMeta})
@@ -73,10 +101,10 @@ func sampleFrames(s *Sample, opts Options) []node {
 		} else if f.Inline {
 			k = kindInline
 		}
-		frames = append(frames, node{FrameName(f, false, opts.Lines), k})
+		frames = append(frames, node{names.name(f, false), k})
 	}
 	for _, f := range s.Kernel {
-		frames = append(frames, node{FrameName(f, true, opts.Lines), kindKernel})
+		frames = append(frames, node{names.name(f, true), kindKernel})
 	}
 	return frames
 }

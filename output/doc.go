@@ -2,7 +2,10 @@
 // collapsed stacks, SVG flamegraphs, pprof profiles, and the per-probe file
 // layout behind the -o flag. It owns no capture logic and never talks to
 // BPF: the capture loop hands it a Profile of plain values (probe labels,
-// processes, symbolized frames and counts) and it writes them.
+// processes, symbolized frames and counts) and it writes them. Samples
+// share their frames (Sample.User and Kernel hold *Frame, interned with
+// Frames): a profile holds far more frame references than distinct frames,
+// and the writers render each frame's name once (frameNames).
 //
 // # Formats
 //

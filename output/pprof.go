@@ -100,9 +100,10 @@ func newPprofBuilder(p *Profile) *pprofBuilder {
 func sortedSamples(p *Profile) []int {
 	keys := make([]string, len(p.Samples))
 	idx := make([]int, 0, len(p.Samples))
+	names := frameNames{opts: Options{WithProbe: true, Lines: true}}
 	for i := range p.Samples {
 		s := &p.Samples[i]
-		keys[i] = joinNames(sampleFrames(s, Options{WithProbe: true, Lines: true}))
+		keys[i] = joinNames(sampleFrames(s, &names))
 		idx = append(idx, i)
 	}
 	slices.SortStableFunc(idx, func(a, b int) int {
@@ -168,14 +169,14 @@ func (b *pprofBuilder) add(s *Sample) {
 // frameGroup is one physical frame followed (leafward) by the frames
 // inlined into it; all share one address and become one Location.
 type frameGroup struct {
-	frames []Frame
+	frames []*Frame
 	kernel bool
 }
 
 // groupFrames splits a root..leaf stack into frame groups: a frame starts a
 // new group unless it is inline and follows a frame of the same address.
 // Groups are sub-slices of frames.
-func groupFrames(frames []Frame, kernel bool) []frameGroup {
+func groupFrames(frames []*Frame, kernel bool) []frameGroup {
 	var gs []frameGroup
 	start := 0
 	for i := 1; i <= len(frames); i++ {

@@ -127,7 +127,7 @@ func TestPprofContents(t *testing.T) {
 
 func TestPprofSamples(t *testing.T) {
 	p := &Profile{Kind: KindSamples, PeriodNanos: 10_000_000, Probes: []string{"cpu"},
-		Samples: []Sample{{Probe: "cpu", PID: 1, Comm: "x", User: []Frame{{Name: "f"}}, Count: 7}}}
+		Samples: []Sample{{Probe: "cpu", PID: 1, Comm: "x", User: []*Frame{{Name: "f"}}, Count: 7}}}
 	prof := writePprof(t, p)
 	if len(prof.SampleType) != 2 || prof.SampleType[1].Type != "cpu" || prof.SampleType[1].Unit != "nanoseconds" {
 		t.Fatalf("sample types %v, want samples/count cpu/nanoseconds", prof.SampleType)
@@ -152,7 +152,7 @@ func TestPprofTime(t *testing.T) {
 		{start, 15 * time.Second, start.UnixNano(), 15e9},
 	} {
 		p := &Profile{Kind: KindHits, Probes: []string{"a"}, Start: tc.start, Duration: tc.dur,
-			Samples: []Sample{{Probe: "a", Comm: "x", User: []Frame{{Name: "f"}}, Count: 1}}}
+			Samples: []Sample{{Probe: "a", Comm: "x", User: []*Frame{{Name: "f"}}, Count: 1}}}
 		prof := writePprof(t, p)
 		if prof.TimeNanos != tc.time || prof.DurationNanos != tc.ns {
 			t.Errorf("start %v: time %d duration %d, want %d %d", tc.start, prof.TimeNanos, prof.DurationNanos, tc.time, tc.ns)
@@ -188,20 +188,20 @@ func TestGoToolPprof(t *testing.T) {
 }
 
 func TestGroupFrames(t *testing.T) {
-	f := func(name string, addr uint64, inline bool) Frame {
-		return Frame{Name: name, Address: addr, Inline: inline}
+	f := func(name string, addr uint64, inline bool) *Frame {
+		return &Frame{Name: name, Address: addr, Inline: inline}
 	}
 	tests := []struct {
 		name   string
-		frames []Frame
+		frames []*Frame
 		want   string
 	}{
 		{"none", nil, ""},
-		{"physical", []Frame{f("a", 1, false), f("b", 2, false)}, "[a] [b]"},
-		{"inline", []Frame{f("a", 1, false), f("b", 2, false), f("c", 2, true), f("d", 2, true), f("e", 3, false)},
+		{"physical", []*Frame{f("a", 1, false), f("b", 2, false)}, "[a] [b]"},
+		{"inline", []*Frame{f("a", 1, false), f("b", 2, false), f("c", 2, true), f("d", 2, true), f("e", 3, false)},
 			"[a] [b c d] [e]"},
-		{"inline other address", []Frame{f("a", 1, false), f("b", 2, true)}, "[a] [b]"},
-		{"leading inline", []Frame{f("a", 1, true), f("b", 1, true)}, "[a b]"},
+		{"inline other address", []*Frame{f("a", 1, false), f("b", 2, true)}, "[a] [b]"},
+		{"leading inline", []*Frame{f("a", 1, true), f("b", 1, true)}, "[a b]"},
 	}
 	for _, tt := range tests {
 		var parts []string

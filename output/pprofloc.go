@@ -53,7 +53,7 @@ type mapKey struct {
 }
 
 // function returns the Function named like f, with its source file.
-func (b *pprofBuilder) function(f Frame, kernel bool) *profile.Function {
+func (b *pprofBuilder) function(f *Frame, kernel bool) *profile.Function {
 	name := f.Name
 	if name == "" {
 		name = FrameName(Frame{Module: f.Module, Offset: f.Offset, Address: f.Address}, false, false)
@@ -74,7 +74,7 @@ func (b *pprofBuilder) function(f Frame, kernel bool) *profile.Function {
 // unknown for a user frame. Mappings are keyed by module, build-id and load
 // bias (Address - Offset), so one library in two processes at different
 // addresses gets two mappings, each with a correct file offset.
-func (b *pprofBuilder) mapping(f Frame, kernel bool) *profile.Mapping {
+func (b *pprofBuilder) mapping(f *Frame, kernel bool) *profile.Mapping {
 	file := f.Module
 	if kernel {
 		file = kernelModule(f.Module)

@@ -57,7 +57,7 @@ func sampleKey(b []byte, s *output.Sample) []byte {
 		b = append(append(b, str...), 0)
 	}
 	b = binary.AppendVarint(b, int64(s.PID))
-	for _, stack := range [][]output.Frame{s.User, s.Kernel} {
+	for _, stack := range [][]*output.Frame{s.User, s.Kernel} {
 		b = append(b, 1)
 		for _, f := range stack {
 			if f.Inline {

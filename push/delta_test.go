@@ -9,14 +9,14 @@ import (
 )
 
 // stack is a user stack of named frames at distinct addresses.
-func stack(names ...string) []output.Frame {
-	var fs []output.Frame
+func stack(names ...string) []*output.Frame {
+	var fs []*output.Frame
 	for _, n := range names {
 		var addr uint64
 		for _, c := range n {
 			addr = addr*31 + uint64(c)
 		}
-		fs = append(fs, output.Frame{Name: n, Address: addr})
+		fs = append(fs, &output.Frame{Name: n, Address: addr})
 	}
 	return fs
 }
@@ -61,7 +61,7 @@ func TestDelta(t *testing.T) {
 	}
 }
 
-func renamed(fs []output.Frame) []output.Frame {
+func renamed(fs []*output.Frame) []*output.Frame {
 	for i := range fs {
 		fs[i].Name += "?"
 	}

@@ -237,6 +237,12 @@ func (s *Symbolizer) Forget(pid int) {
 // per call, innermost first, before its physical frame (see SetInline): the
 // result may then be longer than addrs.
 func (s *Symbolizer) Frames(pid int, comm string, addrs []uint64) []Frame {
+	return s.AppendFrames(nil, pid, comm, addrs)
+}
+
+// AppendFrames is Frames appending to dst: a caller symbolizing many stacks
+// reuses one buffer.
+func (s *Symbolizer) AppendFrames(dst []Frame, pid int, comm string, addrs []uint64) []Frame {
 	s.mu.Lock()
 	p := s.procs[pid]
 	s.mu.Unlock()
@@ -255,12 +261,11 @@ func (s *Symbolizer) Frames(pid int, comm string, addrs []uint64) []Frame {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]Frame, 0, len(addrs))
 	for _, a := range addrs {
 		f, o, va := p.locate(a)
-		out = s.dw.expand(out, f, o, va)
+		dst = s.dw.expand(dst, f, o, va)
 	}
-	return out
+	return dst
 }
 
 func (p *procMaps) frame(addr uint64) Frame {
@@ -332,6 +337,11 @@ func (o *Object) symbolize(f *Frame, va uint64) {
 // modules carry Module "[name]"; without readable addresses (not root)
 // frames are "[kernel]+0xADDR".
 func (s *Symbolizer) KernelFrames(addrs []uint64) []Frame {
+	return s.AppendKernelFrames(nil, addrs)
+}
+
+// AppendKernelFrames is KernelFrames appending to dst.
+func (s *Symbolizer) AppendKernelFrames(dst []Frame, addrs []uint64) []Frame {
 	s.kernOnce.Do(func() {
 		f, err := os.Open(s.kallsyms)
 		if err != nil {
@@ -340,11 +350,10 @@ func (s *Symbolizer) KernelFrames(addrs []uint64) []Frame {
 		defer f.Close()
 		s.ksyms, _ = ParseKallsyms(f)
 	})
-	out := make([]Frame, len(addrs))
-	for i, a := range addrs {
-		out[i] = kernelFrame(s.ksyms, a)
+	for _, a := range addrs {
+		dst = append(dst, kernelFrame(s.ksyms, a))
 	}
-	return out
+	return dst
 }
 
 func kernelFrame(ks []KernelSymbol, addr uint64) Frame {

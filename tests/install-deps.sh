@@ -32,6 +32,7 @@ fi
 if [ "$1" = bench ]; then
 	have bpftrace || need="$need bpftrace"
 	have perf     || need="$need linux-perf"
+	[ -x /usr/bin/time ] || need="$need time" # peak memory (12-new-stacks.sh)
 fi
 [ -z "$need" ] && exit 0
 if [ "$(id -u)" != 0 ]; then

@@ -8,7 +8,6 @@ import (
 
 	"github.com/probee/probee/bpf"
 	"github.com/probee/probee/output"
-	"github.com/probee/probee/resolver"
 )
 
 // finish detaches, drains the kernel maps, symbolizes, reports hits and
@@ -50,6 +49,7 @@ func (t *tracer) profile(snap *bpf.Snapshot) *output.Profile {
 	t.measureProfile(prof)
 	labels := t.labels()
 	prof.Probes = labels
+	sf := stackFrames{sym: t.sym}
 	for cause, n := range snap.Drops {
 		prof.Drops[cause.String()] = n
 	}
@@ -61,8 +61,8 @@ func (t *tracer) profile(snap *bpf.Snapshot) *output.Profile {
 			Probe:  labels[c.Probe],
 			PID:    c.TGID,
 			Comm:   c.Comm,
-			User:   t.userFrames(c),
-			Kernel: toOutput(t.sym.KernelFrames(lookupPCs(c.Kernel)), true),
+			User:   sf.user(c),
+			Kernel: sf.kernel(c.Kernel),
 			Count:  c.Count,
 			Value:  c.Total,
 			// Zero without --group-by container.
@@ -85,52 +85,6 @@ func (t *tracer) labels() []string {
 	if t.cfg.sample {
 		out = append(out, sampleLabel)
 	}
-	return out
-}
-
-// lookupPCs turns captured pcs (leaf first) into addresses to symbolize:
-// every frame but the first is a return address, so pc-1 lies in the call
-// instruction (the next instruction may belong to another function or line).
-// Kernel stacks from bpf_get_stack are all return addresses but the leaf.
-func lookupPCs(pcs []uint64) []uint64 {
-	out := make([]uint64, len(pcs))
-	for i, pc := range pcs {
-		if i > 0 && pc > 0 {
-			pc--
-		}
-		out[i] = pc
-	}
-	return out
-}
-
-func (t *tracer) userFrames(c bpf.Count) []output.Frame {
-	if c.UserLost {
-		return []output.Frame{{Name: "[user stack lost]"}}
-	}
-	frames := toOutput(t.sym.Frames(c.TGID, c.Comm, lookupPCs(c.User)), false)
-	switch {
-	case c.UserInExec:
-		return []output.Frame{{Name: "[in execve]"}}
-	case c.UserExiting:
-		return append([]output.Frame{{Name: "[exiting]"}}, frames...)
-	case c.UserTruncated:
-		return append([]output.Frame{{Name: "[truncated]"}}, frames...)
-	}
-	return frames
-}
-
-// toOutput converts leaf-first resolver frames to root-first output frames
-// (inline frames, which precede their physical frame, end up after it).
-func toOutput(frames []resolver.Frame, kernel bool) []output.Frame {
-	out := make([]output.Frame, 0, len(frames))
-	for _, f := range frames {
-		out = append(out, output.Frame{
-			Name: f.Function, Module: f.Module, Offset: f.ModuleOffset,
-			Kernel: kernel, Address: f.Addr,
-			File: f.File, Line: f.Line, Inline: f.Inline, BuildID: f.BuildID,
-		})
-	}
-	slices.Reverse(out)
 	return out
 }
 

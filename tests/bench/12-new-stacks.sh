@@ -6,8 +6,9 @@
 # what it can) and under probee (`--unwind fp` and the default), interleaved
 # (ROUNDS rounds). The fixture times its own loop, so tracer start-up and
 # the end-of-run output are not counted. Prints ns per hit above the
-# untraced loop, the ratio to bpftrace, and the distinct stacks each tool
-# reported (bpftrace's stack map loses the stacks whose ids collide).
+# untraced loop, the ratio to bpftrace, the distinct stacks each tool
+# reported (bpftrace's stack map loses the stacks whose ids collide) and
+# each tool's peak memory (maximum resident set, GNU time, last round).
 # PROBEE picks the binary (default bin/probee).
 set -e
 cd "$(dirname "$0")/../.."
@@ -17,7 +18,9 @@ BIN=$PWD/tests/fixtures/bin/manystacks-fp
 PROBEE=${PROBEE:-$PWD/bin/probee}
 [ -x "$BIN" ] || { echo "missing $BIN: run make fixtures" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || { echo "needs root" >&2; exit 1; }
-command -v bpftrace >/dev/null || { echo "bpftrace is missing: run tests/install-deps.sh bench (as root)" >&2; exit 1; }
+for t in bpftrace /usr/bin/time; do
+	command -v $t >/dev/null || { echo "$t is missing: run tests/install-deps.sh bench (as root)" >&2; exit 1; }
+done
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -25,13 +28,13 @@ trap 'rm -rf "$tmp"' EXIT
 loop_ns() { sed -n 's/^manystacks: .* in \([0-9]*\) ns$/\1/p' "$1"; }
 untraced() { "$BIN" "$N" 2>"$tmp/err" >/dev/null; loop_ns "$tmp/err"; }
 under_bpftrace() {
-	BPFTRACE_MAP_KEYS_MAX=262144 bpftrace -e "uprobe:$BIN:left { @[ustack] = count(); }" \
+	BPFTRACE_MAP_KEYS_MAX=262144 /usr/bin/time -o "$tmp/bt.rss" -f %M bpftrace -e "uprobe:$BIN:left { @[ustack] = count(); }" \
 		-c "$BIN $N" >"$tmp/bt.out" 2>"$tmp/err"
 	grep -c '^@\[' "$tmp/bt.out" >"$tmp/bt.stacks" || true
 	loop_ns "$tmp/err"
 }
 under_probee() { # UNWIND
-	"$PROBEE" -q --unwind "$1" --uprobe "$BIN:left" -o "$tmp/p.folded" -- "$BIN" "$N" 2>"$tmp/err" >/dev/null
+	/usr/bin/time -o "$tmp/$1.rss" -f %M "$PROBEE" -q --unwind "$1" --uprobe "$BIN:left" -o "$tmp/p.folded" -- "$BIN" "$N" 2>"$tmp/err" >/dev/null
 	wc -l <"$tmp/p.folded" >"$tmp/$1.stacks"
 	loop_ns "$tmp/err"
 }
@@ -45,11 +48,12 @@ for i in $(seq "$ROUNDS"); do
 	auto=$((auto + $(under_probee auto)))
 done
 awk -v b="$base" -v t="$bt" -v p="$fp" -v a="$auto" -v h="$hits" -v r="$ROUNDS" -v n="$N" \
-	-v bs="$(cat "$tmp/bt.stacks")" -v fs="$(cat "$tmp/fp.stacks")" -v as="$(cat "$tmp/auto.stacks")" 'BEGIN {
+	-v bs="$(cat "$tmp/bt.stacks")" -v fs="$(cat "$tmp/fp.stacks")" -v as="$(cat "$tmp/auto.stacks")" \
+	-v bm="$(cat "$tmp/bt.rss")" -v fm="$(cat "$tmp/fp.rss")" -v am="$(cat "$tmp/auto.rss")" 'BEGIN {
 	hr = h * r; bt = (t - b) / hr; fp = (p - b) / hr; au = (a - b) / hr
 	printf "uprobe manystacks-fp:left, mostly new stacks: N=%d, %d hits x %d rounds\n", n, h, r
 	printf "  untraced                  %8.1f ns/call\n", b / hr
-	printf "  bpftrace ustack           %8.1f ns/hit                     %6d stacks reported\n", bt, bs
-	printf "  probee --unwind fp        %8.1f ns/hit  %5.2fx bpftrace   %6d stacks reported\n", fp, fp / bt, fs
-	printf "  probee --unwind auto      %8.1f ns/hit  %5.2fx bpftrace   %6d stacks reported\n", au, au / bt, as
+	printf "  bpftrace ustack           %8.1f ns/hit                   %6d stacks reported  %4d MB peak\n", bt, bs, bm / 1024
+	printf "  probee --unwind fp        %8.1f ns/hit  %5.2fx bpftrace %6d stacks reported  %4d MB peak\n", fp, fp / bt, fs, fm / 1024
+	printf "  probee --unwind auto      %8.1f ns/hit  %5.2fx bpftrace %6d stacks reported  %4d MB peak\n", au, au / bt, as, am / 1024
 }'
