@@ -37,7 +37,7 @@
 // can be reused while a count still names it. Periodic drains
 // (DrainInterval, interval.go) flip the active counts map, wait until no
 // event counts in the other one (the counts gate, gate.go), and move its
-// counts and the stacks they name into Go. The programs count the keys
+// counts, then every stack of the stack maps, into Go (stacks.go). The programs count the keys
 // they add to each map in their gate slot, so that user space drains
 // early when a map is half full (DrainDue).
 //

@@ -1,9 +1,10 @@
 package bpf
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
-	"sort"
+	"strings"
 
 	"github.com/cilium/ebpf"
 )
@@ -158,7 +159,9 @@ func (s *Session) accCounts() []Count {
 	for k, m := range s.acc.measures {
 		out = append(out, s.countOf(k, m))
 	}
-	sort.SliceStable(out, func(i, j int) bool { return lessCount(&out[i], &out[j]) })
+	// Not a stable sort: the input comes in map order anyway, and keys that
+	// differ only in what compareCounts does not compare are rare.
+	slices.SortFunc(out, func(a, b Count) int { return compareCounts(&a, &b) })
 	return out
 }
 
@@ -186,21 +189,15 @@ func commString(c [16]int8) string {
 	return string(b)
 }
 
-func lessCount(a, b *Count) bool {
-	if a.Probe != b.Probe {
-		return a.Probe < b.Probe
-	}
-	if a.TGID != b.TGID {
-		return a.TGID < b.TGID
-	}
-	if a.Count != b.Count {
-		return a.Count > b.Count
-	}
-	if a.Comm != b.Comm {
-		return a.Comm < b.Comm
+// compareCounts orders counts by probe, process, count (highest first),
+// comm and stacks.
+func compareCounts(a, b *Count) int {
+	if c := cmp.Or(cmp.Compare(a.Probe, b.Probe), cmp.Compare(a.TGID, b.TGID), cmp.Compare(b.Count, a.Count),
+		strings.Compare(a.Comm, b.Comm)); c != 0 {
+		return c
 	}
 	if c := slices.Compare(a.User, b.User); c != 0 {
-		return c < 0
+		return c
 	}
-	return slices.Compare(a.Kernel, b.Kernel) < 0
+	return slices.Compare(a.Kernel, b.Kernel)
 }

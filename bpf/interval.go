@@ -13,10 +13,10 @@ import (
 // counts_gate.active. DrainInterval switches it, waits until no program
 // uses the old map any more (countsGate), then moves the old map's counts
 // into Go (accumulator) and deletes them: no event is lost or counted
-// twice. The user and kernel stacks those counts reference are copied to
-// Go and deleted from ustacks and kstacks: events seen later re-insert
-// them (the BPF side inserts on a miss, under the same content hash), and
-// counts still in the kernel that name a deleted stack find it in Go.
+// twice. Then every user and kernel stack in the stack maps is moved to
+// Go (takeStacks): events seen later re-insert theirs (the BPF side
+// inserts on a miss, under the same content hash), and counts still in the
+// kernel that name a moved stack find it in Go.
 //
 // An earlier version waited for an RCU grace period (by updating a
 // map-in-map); under heavy uprobe load on this kernel that wait took
@@ -138,7 +138,7 @@ func (s *Session) countsMap(i uint32) *ebpf.Map {
 }
 
 // drainCounts moves every count of m (which no program writes any more)
-// into the accumulator, with the stacks they reference, and clears m. It
+// into the accumulator, then every stack of the stack maps, and clears m. It
 // returns the number of events moved. Counts are taken and deleted in
 // batches (one syscall per drainBatch keys), so a failure part way moves
 // only what it deleted: nothing is counted twice.
@@ -153,7 +153,7 @@ func (s *Session) drainCounts(m *ebpf.Map) (moved uint64, err error) {
 		n, err := m.BatchLookupAndDelete(&cursor, keys, vals, nil)
 		moved += s.takeCounts(keys[:n], vals[:n])
 		if errors.Is(err, ebpf.ErrKeyNotExist) {
-			return moved, nil // the map is empty
+			return moved, s.takeStacks() // the map is empty
 		}
 		if err != nil {
 			return moved, fmt.Errorf("drain counts: %w", err)
@@ -164,64 +164,16 @@ func (s *Session) drainCounts(m *ebpf.Map) (moved uint64, err error) {
 // drainBatch is the number of counts moved per syscall.
 const drainBatch = 4096
 
-// takeCounts adds counts taken from the kernel to the accumulator, copies
-// the stacks they reference, and deletes those from ustacks and kstacks
-// (copied; events seen later re-insert them).
+// takeCounts adds counts taken from the kernel to the accumulator (the
+// stacks they reference follow: takeStacks).
 func (s *Session) takeCounts(keys []probeeCountKey, vals []uint64) (moved uint64) {
 	for i, key := range keys {
 		s.acc.counts[countKeyOf(key)] += vals[i]
 		moved += vals[i]
 	}
-	s.takeStacks(keys)
 	return moved
 }
 
 func countKeyOf(key probeeCountKey) countKey {
 	return countKey{probe: key.Probe, tgid: key.Tgid, comm: key.Comm, ustack: key.Ustack, kstack: key.Kstack}
-}
-
-// takeStacks copies the stacks keys reference to the accumulator and
-// deletes them from ustacks and kstacks.
-func (s *Session) takeStacks(keys []probeeCountKey) {
-	for _, key := range keys {
-		s.copyUser(key.Ustack)
-		s.copyKernel(key.Kstack)
-	}
-	for _, key := range keys {
-		if key.Ustack != 0 {
-			s.ustackMap(key.Ustack).Delete(key.Ustack)
-		}
-		if key.Kstack != 0 {
-			s.objs.Kstacks.Delete(key.Kstack)
-		}
-	}
-}
-
-// copyUser copies user stack id to Go unless it is there already.
-func (s *Session) copyUser(id uint64) {
-	if id == 0 {
-		return
-	}
-	if _, ok := s.acc.ustacks[id]; ok {
-		return
-	}
-	if st, ok := s.lookupUser(id); ok {
-		s.acc.ustacks[id] = st
-	} // else reported as lost
-}
-
-// copyKernel copies kernel stack id to Go unless it is there already.
-func (s *Session) copyKernel(id uint64) {
-	if id == 0 {
-		return
-	}
-	if _, ok := s.acc.kstacks[id]; ok {
-		return
-	}
-	var st probeeKernelStack
-	if s.objs.Kstacks.Lookup(id, &st) != nil {
-		return // the event is counted without its kernel stack
-	}
-	n := min(int(st.Len), len(st.Pcs))
-	s.acc.kstacks[id] = append([]uint64(nil), st.Pcs[:n]...)
 }

@@ -117,9 +117,8 @@ func (s *Session) drainMeasures(m *ebpf.Map) (moved uint64, err error) {
 			s.acc.measures[k] = measureVal{v.calls + w.Calls, v.total + w.Total, max(v.max, w.Max)}
 			moved += w.Calls
 		}
-		s.takeStacks(keys[:n])
 		if errors.Is(err, ebpf.ErrKeyNotExist) {
-			return moved, nil
+			return moved, s.takeStacks()
 		}
 		if err != nil {
 			return moved, fmt.Errorf("drain measures: %w", err)

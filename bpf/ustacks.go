@@ -1,8 +1,6 @@
 package bpf
 
 import (
-	"encoding/binary"
-
 	"github.com/cilium/ebpf"
 )
 
@@ -63,28 +61,4 @@ func (s *Session) ustackMap(id uint64) *ebpf.Map {
 		}
 	}
 	return maps[len(maps)-1]
-}
-
-// lookupUser reads the user stack of key id from the kernel.
-func (s *Session) lookupUser(id uint64) (userStack, bool) {
-	m := s.ustackMap(id)
-	b := make([]byte, m.ValueSize())
-	if m.Lookup(id, b) != nil {
-		return userStack{}, false
-	}
-	return decodeUserStack(b), true
-}
-
-// decodeUserStack decodes a stored user stack (struct user_stack's layout
-// whatever the class: hash, len, flags, then the pcs).
-func decodeUserStack(b []byte) userStack {
-	if len(b) < 16 {
-		return userStack{}
-	}
-	n := min(int(binary.NativeEndian.Uint32(b[8:])), (len(b)-16)/8)
-	pcs := make([]uint64, n)
-	for i := range pcs {
-		pcs[i] = binary.NativeEndian.Uint64(b[16+8*i:])
-	}
-	return userStack{pcs: pcs, flags: binary.NativeEndian.Uint32(b[12:])}
 }

@@ -1,7 +1,6 @@
 package bpf
 
 import (
-	"encoding/binary"
 	"slices"
 	"testing"
 
@@ -60,29 +59,72 @@ func TestSizeUstacks(t *testing.T) {
 	}
 }
 
-func TestDecodeUserStack(t *testing.T) {
-	enc := func(size int, n, flags uint32, pcs ...uint64) []byte {
-		b := make([]byte, size)
-		binary.NativeEndian.PutUint32(b[8:], n)
-		binary.NativeEndian.PutUint32(b[12:], flags)
-		for i, pc := range pcs {
-			binary.NativeEndian.PutUint64(b[16+8*i:], pc)
+// A drain moves every stack of every class into Go and empties the
+// kernel's stack maps: the stacks its counts name, and the others (a stack
+// whose count went to the other map, or was lost), over several batches.
+func TestTakeStacks(t *testing.T) {
+	s := openSession(t, Options{MaxStacks: 4096})
+	pcs := func(n int) []uint64 {
+		out := make([]uint64, n)
+		for i := range out {
+			out[i] = 0x400000 + uint64(n*1000+i)
 		}
-		return b
+		return out
 	}
-	for _, tc := range []struct {
-		name string
-		b    []byte
-		want userStack
-	}{
-		{"two", enc(16+8*4, 2, 1, 0x10, 0x20), userStack{pcs: []uint64{0x10, 0x20}, flags: 1}},
-		{"empty", enc(16+8*4, 0, 0), userStack{pcs: []uint64{}}},
-		{"len past the element", enc(16+8*2, 9, 0, 1, 2), userStack{pcs: []uint64{1, 2}}},
-		{"short buffer", []byte{1, 2, 3}, userStack{}},
-	} {
-		got := decodeUserStack(tc.b)
-		if !slices.Equal(got.pcs, tc.want.pcs) || got.flags != tc.want.flags {
-			t.Errorf("%s: %+v, want %+v", tc.name, got, tc.want)
+	short, mid, deep := pcs(3), pcs(60), pcs(200)
+	var st probeeUstackShort
+	st.Len = uint32(len(short))
+	copy(st.Pcs[:], short)
+	put(t, s.objs.UstacksShort, uint64(0x100|1), &st)
+	for i := range 5 * stackBatch { // unnamed by any count
+		var other probeeUstackShort
+		other.Len, other.Pcs[0] = 1, uint64(i)
+		put(t, s.objs.UstacksShort, uint64(0x1000+i)<<2|1, &other)
+	}
+	var sm probeeUstackMid
+	sm.Len = uint32(len(mid))
+	copy(sm.Pcs[:], mid)
+	put(t, s.objs.UstacksMid, uint64(0x200|2), &sm)
+	var sd probeeUserStack
+	sd.Len, sd.Flags = uint32(len(deep)), stackTruncated
+	copy(sd.Pcs[:], deep)
+	put(t, s.objs.Ustacks, uint64(0x300|3), &sd)
+	var sk probeeKernelStack
+	sk.Len, sk.Pcs[0], sk.Pcs[1] = 2, 0xffffffff81000000, 0xffffffff81000100
+	put(t, s.objs.Kstacks, uint64(0x77), &sk)
+	for i, u := range []uint64{0x101, 0x202, 0x303} {
+		key := probeeCountKey{Probe: uint32(i), Tgid: 1, Ustack: u, Kstack: 0x77}
+		put(t, s.objs.Counts0, &key, uint64(i+1))
+	}
+	snap, err := s.Drain(3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][]uint64{short, mid, deep}
+	if len(snap.Counts) != 3 {
+		t.Fatalf("%d counts, want 3", len(snap.Counts))
+	}
+	for _, c := range snap.Counts {
+		if !slices.Equal(c.User, want[c.Probe]) || c.UserLost || c.UserTruncated != (c.Probe == 2) || len(c.Kernel) != 2 {
+			t.Errorf("probe %d: user %d pcs (lost %v, truncated %v), kernel %v; want %d pcs", c.Probe,
+				len(c.User), c.UserLost, c.UserTruncated, c.Kernel, len(want[c.Probe]))
 		}
+	}
+	if n := len(s.acc.ustacks); n != 3+5*stackBatch {
+		t.Errorf("%d user stacks in Go, want %d", n, 3+5*stackBatch)
+	}
+	maps := s.objs.ustackMaps()
+	for _, m := range append(maps[:], s.objs.Kstacks) {
+		var k uint64
+		if err := m.NextKey(nil, &k); err == nil {
+			t.Errorf("%v: not empty after the drain (key %#x)", m, k)
+		}
+	}
+}
+
+func put(t *testing.T, m *ebpf.Map, k, v any) {
+	t.Helper()
+	if err := m.Put(k, v); err != nil {
+		t.Fatal(err)
 	}
 }
