@@ -8,8 +8,8 @@ import (
 // pcs per element (enum ustack_class in probee.h): the kernel allocates
 // (zeroed) and copies a whole element when a program stores a new stack,
 // and with one map of 256-pc elements every new stack took a 4 KiB
-// allocation. A hit on a new stack cost the traced task 3.3 µs with
-// `--unwind fp`, now 2.1 µs (bpftrace's @[ustack] 1.8 µs;
+// allocation. A hit on a new stack cost the traced task 3.2 µs with
+// `--unwind fp`, now 2.0 µs (bpftrace's @[ustack] 1.7 µs;
 // tests/bench/12-new-stacks.sh). A stored stack's key is its hash with the
 // class in the low two bits, so user space finds its map from the key
 // alone.
