@@ -58,7 +58,7 @@ func decodeDeferred(b []byte) (DeferredStack, bool) {
 	if int(h.Len) < len(data) {
 		data = data[:h.Len]
 	}
-	regs := unwind.Regs{RIP: h.Ip, RSP: h.Sp, RBP: h.Bp, RBX: h.Gpr[dwarfRBX]}
+	regs := unwind.Regs{RIP: h.Ip, RSP: h.Sp, RBP: h.Bp, RBX: h.Gpr[unwind.RBX]}
 	if n == 0 { // ip is the interrupted frame: its registers are known
 		gpr := h.Gpr
 		regs.GPR = &gpr
@@ -69,9 +69,6 @@ func decodeDeferred(b []byte) (DeferredStack, bool) {
 		Stack: unwind.StackCopy{Addr: h.Sp, Data: slices.Clone(data)},
 	}, true
 }
-
-// dwarfRBX is rbx's DWARF number, its index in the record's registers.
-const dwarfRBX = 3
 
 // AddStack counts the event of d with its finished user stack (leaf first).
 func (s *Session) AddStack(d DeferredStack, user []uint64, truncated bool) {

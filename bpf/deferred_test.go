@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"slices"
 	"testing"
+
+	"github.com/probee/probee/unwind"
 )
 
 // deferredRecord builds a record as the kernel sends it: npcs pcs (sent
@@ -19,9 +21,9 @@ func deferredRecord(npcs, sent, length uint32, data []byte) []byte {
 	ne.PutUint64(b[48:], 0x401000)
 	ne.PutUint64(b[56:], 0x7ffd0000)
 	ne.PutUint32(b[76:], length)
-	ne.PutUint32(b[80:], 7)               // ppid
-	ne.PutUint64(b[88+8*dwarfRBX:], 0xbb) // gpr[rbx]
-	ne.PutUint64(b[88+8*11:], 0x11)       // gpr[r11]
+	ne.PutUint32(b[80:], 7)                 // ppid
+	ne.PutUint64(b[88+8*unwind.RBX:], 0xbb) // gpr[rbx]
+	ne.PutUint64(b[88+8*11:], 0x11)         // gpr[r11]
 	for i := range sent {
 		b = ne.AppendUint64(b, uint64(0x500+i))
 	}

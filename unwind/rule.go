@@ -56,8 +56,13 @@ const (
 var dwarfRegNames = [16]string{"rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp", "rsp",
 	"r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15"}
 
-// dwarfRDI is rdi's DWARF register number on x86_64.
-const dwarfRDI = 5
+// DWARF numbers of the x86_64 registers the unwinders name (the psABI's
+// numbering, dwarfRegNames' order): indexes of Regs.GPR and of the
+// registers in a deferred stack record (bpf).
+const (
+	RBX = 3
+	RDI = 5
+)
 
 // RBPType says how to recover the caller's rbp.
 type RBPType uint8
@@ -148,7 +153,7 @@ func setRule(r *Rule, st *frameState, signal bool) {
 	ok := st.ra.kind == regOffset && st.ra.off == -8
 	if ok {
 		*r, ok = cfaRuleOf(&st.cfa)
-	} else if st.ra.kind == regRegister && st.ra.off == dwarfRDI {
+	} else if st.ra.kind == regRegister && st.ra.off == RDI {
 		*r, ok = cfaRuleOf(&st.cfa)
 		ok = ok && r.CFA == CFARSP
 		r.CFA = CFARSPRetRDI

@@ -176,7 +176,7 @@ func (u *unwinder) finish(cfa uint64, r Rule) (StopReason, bool) {
 // (the return address was popped: the CFA may be rsp itself, which move's
 // progress check refuses, as the kernel's rule_step allows).
 func (u *unwinder) retRDI(cfa uint64, r Rule) (StopReason, bool) {
-	ra := u.regs.GPR[dwarfRDI]
+	ra := u.regs.GPR[RDI]
 	if stop, done := u.restore(cfa, r); done {
 		return stop, done
 	}

@@ -133,7 +133,7 @@ func TestUnwindFirstFrameRegisters(t *testing.T) {
 	mods := []Module{{Start: 0x1000, End: 0x2000, Table: tab}}
 	mem := fakeStack{0x8018: 0x1205, 0x8ff8: 0x1205}
 	var gpr [16]uint64
-	gpr[11], gpr[dwarfRDI] = 0x8000, 0x1050
+	gpr[11], gpr[RDI] = 0x8000, 0x1050
 	tests := []struct {
 		name string
 		regs Regs
