@@ -24,22 +24,21 @@
 // dropped silently.
 //
 // Map sizes (Options.MaxStacks, --max-stacks N; default N = 65536, 16384
-// where maps are preallocated, see Older kernels): two
-// counts maps (counts0/1) of N keys each, user stacks in three maps of N
-// stacks each by depth (ustacks_short, ustacks_mid, ustacks: up to 48, 112
-// and 256 pcs, 512 bytes, 1 KiB and 4 KiB of kernel memory a stack; N/2
-// and N/4 of the deeper ones where preallocated; see ustacks.go) and
-// kstacks of N/4 kernel stacks (16384, ~1 KiB each), all allocated on
-// demand. 50K distinct user
+// where maps are preallocated, see Older kernels): two counts maps
+// (counts0/1) of N keys each, user stacks in three maps of N stacks each by
+// depth (ustacks_short, ustacks_mid, ustacks: up to 48, 112 and 256 pcs,
+// 512 bytes, 1 KiB and 4 KiB of kernel memory a stack; N/2 and N/4 of the
+// deeper ones where preallocated; see ustacks.go) and kstacks of N/4 kernel
+// stacks (16384, ~1 KiB each), all allocated on demand. 50K distinct user
 // stacks fit the defaults without loss. Kernel stacks are keyed by a hash
-// of their content like user stacks, not kept in a stack trace map: its
-// ids are buckets that collide long before the map is full, and a freed id
-// can be reused while a count still names it. Periodic drains
-// (DrainInterval, interval.go) flip the active counts map, wait until no
-// event counts in the other one (the counts gate, gate.go), and move its
-// counts, then every stack of the stack maps, into Go (stacks.go). The programs count the keys
-// they add to each map in their gate slot, so that user space drains
-// early when a map is half full (DrainDue).
+// of their content like user stacks, not kept in a stack trace map: its ids
+// are buckets that collide long before the map is full, and a freed id can
+// be reused while a count still names it. Periodic drains (DrainInterval,
+// interval.go) flip the active counts map, wait until no event counts in
+// the other one (the counts gate, gate.go), and move its counts, then every
+// stack of the stack maps, into Go (stacks.go). The programs count the keys
+// they add to each map in their gate slot, so that user space drains early
+// when a map is half full (DrainDue).
 //
 // # Older kernels
 //

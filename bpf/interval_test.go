@@ -142,7 +142,8 @@ func checkDrained(t *testing.T, s *Session, last *uint64) bool {
 
 // A drain is due once the keys added to a map since the last drain began
 // fill half of it, whichever map: counts (64 here), user stacks (64 of
-// each depth class), kernel stacks (16). The programs' counts live in the gate's slots.
+// each depth class), kernel stacks (16). The programs' counts live in the
+// gate's slots.
 func TestDrainDue(t *testing.T) {
 	s := openSession(t, Options{MaxStacks: 64})
 	add := func(kind, slot int, n uint64) {
