@@ -11,10 +11,11 @@ import (
 // allocation. A hit on a new stack cost the traced task 3.2 µs with
 // `--unwind fp`, now 2.0 µs (bpftrace's @[ustack] 1.7 µs;
 // tests/bench/12-new-stacks.sh). A stored stack's key is its hash with the
-// class in the low two bits, so user space finds its map from the key
-// alone.
+// class (enum ustack_class: its index here plus one) in the low two bits,
+// so that the keys of the three maps never meet in the accumulator, which
+// holds the stacks of all three by key.
 type ustackClass struct {
-	code     uint64 // enum ustack_class: the key's low two bits
+	name     string // the map in the spec
 	pcs      int    // pcs an element holds
 	prealloc int    // divides --max-stacks where maps are preallocated
 }
@@ -22,9 +23,9 @@ type ustackClass struct {
 // ustackClasses are the depth classes, shortest first (the order of the
 // programs' added counters).
 var ustackClasses = [...]ustackClass{
-	{code: 1, pcs: 48, prealloc: 1},
-	{code: 2, pcs: 112, prealloc: 2},
-	{code: 3, pcs: MaxUserStack, prealloc: 4},
+	{name: "ustacks_short", pcs: 48, prealloc: 1},
+	{name: "ustacks_mid", pcs: 112, prealloc: 2},
+	{name: "ustacks", pcs: MaxUserStack, prealloc: 4},
 }
 
 // ustackMaps are the session's user stack maps in ustackClasses' order.
@@ -32,15 +33,12 @@ func (o *probeeObjects) ustackMaps() [len(ustackClasses)]*ebpf.Map {
 	return [...]*ebpf.Map{o.UstacksShort, o.UstacksMid, o.Ustacks}
 }
 
-// ustackMapNames are the maps' names in the spec, in the same order.
-var ustackMapNames = [len(ustackClasses)]string{"ustacks_short", "ustacks_mid", "ustacks"}
-
 // sizeUstacks sizes the user stack maps: n stacks of each depth class (0:
 // the spec's), fewer of the deeper ones where maps are preallocated, whose
 // memory is all taken when the session opens.
 func sizeUstacks(spec *ebpf.CollectionSpec, n int, prealloc bool) {
-	for i, c := range ustackClasses {
-		m := spec.Maps[ustackMapNames[i]]
+	for _, c := range ustackClasses {
+		m := spec.Maps[c.name]
 		k := n
 		if k == 0 {
 			k = int(m.MaxEntries)
@@ -50,15 +48,4 @@ func sizeUstacks(spec *ebpf.CollectionSpec, n int, prealloc bool) {
 		}
 		m.MaxEntries = uint32(max(k, 1))
 	}
-}
-
-// ustackMap is the map holding the user stack of key id.
-func (s *Session) ustackMap(id uint64) *ebpf.Map {
-	maps := s.objs.ustackMaps()
-	for i, c := range ustackClasses {
-		if id&3 == c.code {
-			return maps[i]
-		}
-	}
-	return maps[len(maps)-1]
 }

@@ -17,9 +17,9 @@ func TestUstackClassesMatchMaps(t *testing.T) {
 			t.Fatal(err)
 		}
 		for i, c := range ustackClasses {
-			m := spec.Maps[ustackMapNames[i]]
+			m := spec.Maps[c.name]
 			if m == nil {
-				t.Fatalf("%s: no map %s", name, ustackMapNames[i])
+				t.Fatalf("%s: no map %s", name, c.name)
 			}
 			if want := uint32(16 + 8*c.pcs); m.ValueSize != want {
 				t.Errorf("%s: %s: values of %d bytes, want %d (%d pcs)", name, m.Name, m.ValueSize, want, c.pcs)
@@ -50,8 +50,8 @@ func TestSizeUstacks(t *testing.T) {
 		}
 		sizeUstacks(spec, tc.n, tc.prealloc)
 		var got []uint32
-		for _, name := range ustackMapNames {
-			got = append(got, spec.Maps[name].MaxEntries)
+		for _, c := range ustackClasses {
+			got = append(got, spec.Maps[c.name].MaxEntries)
 		}
 		if !slices.Equal(got, tc.want) {
 			t.Errorf("n=%d prealloc=%v: sizes %v, want %v", tc.n, tc.prealloc, got, tc.want)
