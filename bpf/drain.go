@@ -131,6 +131,9 @@ func (s *Session) readCounts() ([]Count, error) {
 			return nil, err
 		}
 	}
+	if err := s.takeStacks(); err != nil {
+		return nil, err
+	}
 	return s.accCounts(), nil
 }
 

@@ -100,7 +100,8 @@ func (s *Session) DrainInterval() error {
 	}
 	moved, err = s.drainMeasures(s.measuresMap(old))
 	s.stats.Moved += moved
-	return err
+	// The counts moved name stacks whatever became of the measures.
+	return errors.Join(err, s.takeStacks())
 }
 
 // DrainDue reports whether the keys added to a kernel map since the last
@@ -138,10 +139,10 @@ func (s *Session) countsMap(i uint32) *ebpf.Map {
 }
 
 // drainCounts moves every count of m (which no program writes any more)
-// into the accumulator, then every stack of the stack maps, and clears m. It
-// returns the number of events moved. Counts are taken and deleted in
-// batches (one syscall per drainBatch keys), so a failure part way moves
-// only what it deleted: nothing is counted twice.
+// into the accumulator (the stacks they name follow: takeStacks), and
+// clears m. It returns the number of events moved. Counts are taken and
+// deleted in batches (one syscall per drainBatch keys), so a failure part
+// way moves only what it deleted: nothing is counted twice.
 func (s *Session) drainCounts(m *ebpf.Map) (moved uint64, err error) {
 	if s.batchKeys == nil { // kept: a drain a second should not make garbage
 		s.batchKeys = make([]probeeCountKey, drainBatch)
@@ -153,7 +154,7 @@ func (s *Session) drainCounts(m *ebpf.Map) (moved uint64, err error) {
 		n, err := m.BatchLookupAndDelete(&cursor, keys, vals, nil)
 		moved += s.takeCounts(keys[:n], vals[:n])
 		if errors.Is(err, ebpf.ErrKeyNotExist) {
-			return moved, s.takeStacks() // the map is empty
+			return moved, nil // the map is empty
 		}
 		if err != nil {
 			return moved, fmt.Errorf("drain counts: %w", err)

@@ -118,7 +118,7 @@ func (s *Session) drainMeasures(m *ebpf.Map) (moved uint64, err error) {
 			moved += w.Calls
 		}
 		if errors.Is(err, ebpf.ErrKeyNotExist) {
-			return moved, s.takeStacks()
+			return moved, nil
 		}
 		if err != nil {
 			return moved, fmt.Errorf("drain measures: %w", err)
