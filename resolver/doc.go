@@ -107,6 +107,13 @@
 // pass pc-1 for return addresses (every frame but the leaf) themselves.
 // Unsymbolized addresses are named module+0xOFF, OFF being the file offset
 // (as in /proc/PID/maps), never a bare [unknown] when the module is known.
+// A frame in an ELF file also carries its address in that file (VirtAddr,
+// before any load bias): the same in every process, whatever its load
+// address. AppendFrameRefs, for callers that symbolize many stacks of many
+// processes (a profile), symbolizes each address once and returns shared
+// frames (framememo.go): frames in ELF files are kept per file, path and
+// address in the file, for every process; the rest per mapping set, until
+// the set, its objects or its perf map change.
 //
 // JIT frames (perfmap.go, jitmap.go): an address that no file mapping
 // covers (an anonymous executable mapping, or memory mapped after the

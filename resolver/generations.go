@@ -108,7 +108,7 @@ func (p *procMaps) holds(addrs []uint64) int {
 // (the current set keeps it) and without its own history.
 func (p *procMaps) retired() *procMaps {
 	q := *p
-	q.jit, q.before = nil, nil
+	q.jit, q.before, q.memo = nil, nil, nil
 	return &q
 }
 
@@ -132,6 +132,7 @@ func (p *procMaps) addBefore(g *procMaps) {
 func (p *procMaps) absorb(g *procMaps) {
 	p.maps = slices.Clone(p.maps)
 	p.open = maps.Clone(p.open)
+	p.memo = nil
 	for _, m := range g.maps {
 		p.insert(m)
 	}

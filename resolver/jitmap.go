@@ -88,6 +88,26 @@ func (m *jitMap) lookup(addr uint64) (perfSym, bool) {
 	return perfSym{}, false
 }
 
+// ended reports whether nothing more will be read (or there is no map).
+func (m *jitMap) ended() bool {
+	if m == nil {
+		return true
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.done
+}
+
+// lines is how many lines of the perf map were read (0 for none).
+func (m *jitMap) lines() int {
+	if m == nil {
+		return 0
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.syms)
+}
+
 // refresh reads what was appended to the file since the last read, or
 // the file when it did not exist then, as long as the process is the one
 // snapshotted (same start time) or gone (then what is open still reads).

@@ -23,6 +23,10 @@ type Frame struct {
 	File         string // source file from DWARF, "" when unknown
 	Line         int    // source line from DWARF, 0 when unknown
 	Inline       bool   // an inlined call: Addr is the physical frame's, which follows it
+	// VirtAddr is Addr in Module's ELF file, before any load bias: the
+	// same in every process that maps the file, wherever it is loaded
+	// (what addr2line takes); 0 when no readable ELF object holds Addr.
+	VirtAddr uint64
 }
 
 // Name is the frame's display name: the function, else module+0xOFF (base
@@ -51,6 +55,13 @@ type procMaps struct {
 	// process's fork or last exec, in their order (generations.go)
 	recorded bool
 	before   []*procMaps // its mapping sets before its execs, oldest first (generations.go)
+	// memo holds the frames of this set's addresses (AppendFrameRefs); nil
+	// whenever the set, its objects or its perf map change (frameMemo
+	// checks the map's growth).
+	memo *frameMemo
+	// loaded: every file mapping has had its object loaded (or tried);
+	// set by loadMissing, cleared by insert.
+	loaded bool
 }
 
 // Symbolizer turns addresses into frames. Processes are snapshotted when
@@ -72,6 +83,10 @@ type Symbolizer struct {
 	ksyms    []KernelSymbol
 
 	dw dwarfFrames
+
+	unknown procMaps    // the empty set: what AppendFrameRefs uses for a pid unknown and gone
+	objMemo *objectMemo // frames in ELF files (framememo.go), under mu
+	scratch []Frame     // AppendFrameRefs' buffer, under mu
 
 	heldPerfMaps atomic.Int32 // processes whose perf map is kept open (see jitMap)
 	bootOnce     sync.Once
@@ -183,7 +198,7 @@ func (s *Symbolizer) merge(pid int, p *procMaps) {
 		s.procs[pid] = p
 		return
 	}
-	old.seen = true
+	old.seen, old.memo = true, nil
 	if old.jit == nil {
 		old.jit = p.jit
 	} else if p.jit != old.jit {
@@ -243,6 +258,20 @@ func (s *Symbolizer) Frames(pid int, comm string, addrs []uint64) []Frame {
 // AppendFrames is Frames appending to dst: a caller symbolizing many stacks
 // reuses one buffer.
 func (s *Symbolizer) AppendFrames(dst []Frame, pid int, comm string, addrs []uint64) []Frame {
+	p := s.setOf(pid, comm, addrs)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, a := range addrs {
+		f, o, va := p.locate(a)
+		dst = s.dw.expand(dst, f, o, va)
+	}
+	return dst
+}
+
+// setOf is the mapping set that symbolizes addrs of pid counted under comm
+// (setFor), with its objects loaded and its perf map read as far as addrs
+// need; nil when pid is unknown and gone.
+func (s *Symbolizer) setOf(pid int, comm string, addrs []uint64) *procMaps {
 	s.mu.Lock()
 	p := s.procs[pid]
 	s.mu.Unlock()
@@ -252,20 +281,15 @@ func (s *Symbolizer) AppendFrames(dst []Frame, pid int, comm string, addrs []uin
 		p = s.procs[pid]
 		s.mu.Unlock()
 	}
-	if p != nil {
-		s.mu.Lock()
-		p, pid = s.setFor(pid, p, comm, addrs)
-		s.mu.Unlock()
-		s.loadMissing(pid, p)
-		s.refreshJIT(p, addrs)
+	if p == nil {
+		return nil
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, a := range addrs {
-		f, o, va := p.locate(a)
-		dst = s.dw.expand(dst, f, o, va)
-	}
-	return dst
+	p, pid = s.setFor(pid, p, comm, addrs)
+	s.mu.Unlock()
+	s.loadMissing(pid, p)
+	s.refreshJIT(p, addrs)
+	return p
 }
 
 func (p *procMaps) frame(addr uint64) Frame {
@@ -305,6 +329,7 @@ func (p *procMaps) locate(addr uint64) (Frame, *Object, uint64) {
 	if !ok {
 		return f, nil, 0
 	}
+	f.VirtAddr = va
 	o.symbolize(&f, va)
 	return f, o, va
 }

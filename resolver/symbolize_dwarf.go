@@ -29,6 +29,13 @@ func (s *Symbolizer) SetInline(on bool) {
 	s.dw.mu.Unlock()
 }
 
+// inlineOff reports whether SetInline turned inline frames off.
+func (c *dwarfFrames) inlineOff() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.noInline
+}
+
 // dwarfInfo returns o's DWARF, reading it on first use; nil when o has none
 // (neither in the file nor in its separate debug file).
 func (o *Object) dwarfInfo() *dwarfInfo {
@@ -46,9 +53,7 @@ func (c *dwarfFrames) expand(out []Frame, f Frame, o *Object, va uint64) []Frame
 	if len(src) == 0 {
 		return append(out, f)
 	}
-	c.mu.Lock()
-	noInline := c.noInline
-	c.mu.Unlock()
+	noInline := c.inlineOff()
 	// The physical frame carries the line of the outermost inlined call
 	// site (or of va itself when nothing is inlined there).
 	phys := src[len(src)-1]
@@ -78,7 +83,7 @@ func (s *Symbolizer) ObjectFrames(path string, vaddrs []uint64) ([]Frame, error)
 	}
 	var out []Frame
 	for _, va := range vaddrs {
-		f := Frame{Addr: va, Module: o.Path, BuildID: o.BuildID}
+		f := Frame{Addr: va, VirtAddr: va, Module: o.Path, BuildID: o.BuildID}
 		f.ModuleOffset, _ = o.FileOffset(va)
 		o.symbolize(&f, va)
 		out = s.dw.expand(out, f, o, va)

@@ -21,6 +21,10 @@ func (s *Symbolizer) jitMapOf(pid int) *jitMap {
 func (s *Symbolizer) refreshJIT(p *procMaps, addrs []uint64) {
 	s.mu.Lock()
 	m, miss := p.jit, false
+	if m.ended() {
+		s.mu.Unlock()
+		return // nothing more will be read
+	}
 	for _, a := range addrs {
 		if m == nil || miss {
 			break

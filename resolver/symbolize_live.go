@@ -251,7 +251,7 @@ func (s *Symbolizer) rereadJIT(pid int, p *procMaps, comm string) {
 		s.procs[pid] = q
 	}
 	if q.jit == nil {
-		q.jit = m
+		q.jit, q.memo = m, nil
 	} else {
 		m.release()
 	}
@@ -265,6 +265,7 @@ func (p *procMaps) insert(m Mapping) {
 			kept = append(kept, old)
 		}
 	}
+	p.memo, p.loaded = nil, false
 	i := sort.Search(len(kept), func(i int) bool { return kept[i].Start >= m.Start })
 	kept = append(kept, Mapping{})
 	copy(kept[i+1:], kept[i:])
@@ -275,6 +276,11 @@ func (p *procMaps) insert(m Mapping) {
 // loadMissing loads the objects of pid's mappings added without one.
 func (s *Symbolizer) loadMissing(pid int, p *procMaps) {
 	s.mu.Lock()
+	if p.loaded {
+		s.mu.Unlock()
+		return
+	}
+	p.loaded = true
 	var files []Mapping
 	for _, m := range p.maps {
 		if _, ok := p.open[m.Path]; !ok && m.File() {
@@ -291,6 +297,7 @@ func (s *Symbolizer) loadMissing(pid int, p *procMaps) {
 	for i, m := range files {
 		p.open[m.Path] = objs[i]
 	}
+	p.memo = nil
 	s.mu.Unlock()
 }
 

@@ -163,3 +163,28 @@ func TestVDSOFrames(t *testing.T) {
 		t.Errorf("frame = %+v, want __vdso_clock_gettime+2 in [vdso]", fr)
 	}
 }
+
+// A function's frame carries the same VirtAddr (its address in the ELF
+// file) in two processes that load the file at different addresses, and
+// none where no object holds the address.
+func TestFrameVirtAddr(t *testing.T) {
+	o, err := LoadObject(fixture(t, "cxx"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(o.Funcs, func(s Symbol) bool { return s.Size > 4 })
+	if i < 0 {
+		t.Fatal("no function in the fixture")
+	}
+	va := o.Funcs[i].Addr + 2
+	off, _ := o.FileOffset(va)
+	var got []uint64
+	for _, start := range []uint64{0x1000, 0x7f0000001000} {
+		p := &procMaps{maps: []Mapping{{Start: start, End: start + 0x100000, Perms: "r-xp", Path: o.Path}},
+			open: map[string]*Object{o.Path: o}}
+		got = append(got, p.frame(start+off).VirtAddr, p.frame(start+0x200000).VirtAddr)
+	}
+	if want := []uint64{va, 0, va, 0}; !slices.Equal(got, want) {
+		t.Errorf("VirtAddr at two load addresses = %#x, want %#x", got, want)
+	}
+}

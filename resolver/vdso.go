@@ -36,6 +36,7 @@ func vdsoFrame(f *Frame, m Mapping) bool {
 	}
 	f.BuildID = o.BuildID
 	if va, ok := o.VirtAddr(f.ModuleOffset); ok {
+		f.VirtAddr = va
 		o.symbolize(f, va)
 		vdsoName(o, f, va-f.Offset)
 	}
