@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/probee/probee/internal/container"
 )
 
 // frameKind tells the renderer how to color a frame.
@@ -38,22 +40,66 @@ func collapse(p *Profile, opts Options, keep func(*Sample) bool) []stack {
 	idx := map[string]int{}
 	names := frameNames{opts: opts}
 	var out []stack
+	for _, g := range mergeByID(p, keep) {
+		frames := sampleFrames(g.s, &names)
+		key := joinNames(frames)
+		if j, ok := idx[key]; ok {
+			out[j].count += g.weight
+			continue
+		}
+		idx[key] = len(out)
+		out = append(out, stack{key: key, frames: frames, count: g.weight})
+	}
+	slices.SortFunc(out, func(a, b stack) int { return strings.Compare(a.key, b.key) })
+	return out
+}
+
+// sampleID identifies samples that render alike, without rendering them:
+// probe, container, comm (pid for a sample without one, which renders as
+// "[pid N]") and their stacks' identities.
+type sampleID struct {
+	probe, comm  string
+	pid          int
+	container    container.Info
+	user, kernel stackID
+}
+
+func idOfSample(s *Sample) sampleID {
+	id := sampleID{probe: s.Probe, comm: s.Comm, container: s.Container, user: idOf(s.User), kernel: idOf(s.Kernel)}
+	if s.Comm == "" {
+		id.pid = s.PID
+	}
+	return id
+}
+
+// weighed is a sample standing for every sample of its sampleID, with
+// their summed weight.
+type weighed struct {
+	s      *Sample
+	weight uint64
+}
+
+// mergeByID sums the weights of the samples keep accepts per sampleID, in
+// order of first appearance, leaving out samples weighing zero: the
+// stacks of a system-wide run's ~1M samples are rendered once per
+// distinct stack instead of once per sample.
+func mergeByID(p *Profile, keep func(*Sample) bool) []weighed {
+	idx := map[sampleID]int{}
+	var out []weighed
 	for i := range p.Samples {
 		s := &p.Samples[i]
 		w := p.Weight(s)
 		if w == 0 || (keep != nil && !keep(s)) {
 			continue
 		}
-		frames := sampleFrames(s, &names)
-		key := joinNames(frames)
-		if j, ok := idx[key]; ok {
-			out[j].count += w
+		id := idOfSample(s)
+		if j, ok := idx[id]; ok {
+			out[j].weight += w
 			continue
 		}
-		idx[key] = len(out)
-		out = append(out, stack{key: key, frames: frames, count: w})
+		idx[id] = len(out)
+		out = append(out, weighed{s, w})
 	}
-	slices.SortFunc(out, func(a, b stack) int { return strings.Compare(a.key, b.key) })
 	return out
 }
 

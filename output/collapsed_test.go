@@ -85,3 +85,43 @@ func TestWriteCollapsedEmpty(t *testing.T) {
 		t.Errorf("empty profile wrote %q", buf.String())
 	}
 }
+
+// mergeByID merges samples that differ only in pid (a program's processes
+// sharing one interned stack), summing their weights, and keeps apart
+// samples that differ in probe, comm, container or stack, and comm-less
+// samples of two pids (their comm frame is "[pid N]").
+func TestMergeByID(t *testing.T) {
+	var fs Frames
+	st := fs.Stack([]*Frame{fs.Intern(Frame{Name: "main"}), fs.Intern(Frame{Name: "malloc"})})
+	other := fs.Stack([]*Frame{fs.Intern(Frame{Name: "main"})})
+	base := Sample{Probe: "p", Comm: "ls", User: st, Count: 1}
+	vary := []func(*Sample){
+		func(s *Sample) { s.PID = 7; s.Count = 2 }, // merged with base
+		func(s *Sample) { s.Probe = "q" },
+		func(s *Sample) { s.Comm = "git" },
+		func(s *Sample) { s.Container.Cgroup = "/a" },
+		func(s *Sample) { s.User = other },
+		func(s *Sample) { s.Kernel = other },
+		func(s *Sample) { s.Comm, s.PID = "", 1 },
+		func(s *Sample) { s.Comm, s.PID = "", 2 },
+		func(s *Sample) { s.Count = 0 }, // weighs nothing: left out
+	}
+	p := &Profile{Kind: KindHits, Samples: []Sample{base}}
+	for _, v := range vary {
+		s := base
+		v(&s)
+		p.Samples = append(p.Samples, s)
+	}
+	got := mergeByID(p, nil)
+	if len(got) != len(vary)-1 {
+		t.Fatalf("%d merged samples, want %d", len(got), len(vary)-1)
+	}
+	if got[0].s != &p.Samples[0] || got[0].weight != 3 {
+		t.Errorf("first merged sample = %+v, weight %d; want samples 0 and 1, weight 3", *got[0].s, got[0].weight)
+	}
+	for _, g := range got[1:] {
+		if g.weight != 1 {
+			t.Errorf("sample %+v merged with another", *g.s)
+		}
+	}
+}

@@ -1,12 +1,21 @@
 package output
 
+import (
+	"encoding/binary"
+	"slices"
+	"unsafe"
+)
+
 // Frames interns frames, so that the samples of a profile share each
 // distinct frame: 93K distinct stacks of ~22 frames (manystacks under a
 // uprobe) are 2M frame references but ~50 distinct frames, and as values
-// they held 295 MB. The zero value is ready to use; not safe for
-// concurrent use.
+// they held 295 MB. It interns whole stacks too (Stack): the samples of
+// many processes running one program share theirs. The zero value is
+// ready to use; not safe for concurrent use.
 type Frames struct {
-	m map[Frame]*Frame
+	m      map[Frame]*Frame
+	stacks map[string][]*Frame
+	key    []byte // Stack's scratch key
 }
 
 // Intern returns the one *Frame equal to f. Interned frames are shared:
@@ -26,3 +35,40 @@ func (fs *Frames) Intern(f Frame) *Frame {
 
 // Len is the number of distinct frames interned.
 func (fs *Frames) Len() int { return len(fs.m) }
+
+// Stack returns the one stack holding the same frames as frames (the same
+// pointers, in order; a copy the first time), nil for an empty one.
+// Samples with equal stacks then share one slice, which the writers merge
+// by identity before rendering any name (sampleID): a system-wide run
+// counts the stacks of each process apart, ~1M samples in 12 s, most of
+// them stacks other processes of the same program share. Never modify a
+// returned stack.
+func (fs *Frames) Stack(frames []*Frame) []*Frame {
+	if len(frames) == 0 {
+		return nil
+	}
+	b := fs.key[:0]
+	for _, f := range frames {
+		b = binary.LittleEndian.AppendUint64(b, uint64(uintptr(unsafe.Pointer(f))))
+	}
+	fs.key = b
+	if s, ok := fs.stacks[string(b)]; ok {
+		return s
+	}
+	if fs.stacks == nil {
+		fs.stacks = map[string][]*Frame{}
+	}
+	s := slices.Clip(slices.Clone(frames))
+	fs.stacks[string(b)] = s
+	return s
+}
+
+// stackID is a stack's identity: its first element and length. Stacks
+// from Frames.Stack with the same frames have the same identity; others
+// differ (and merge later, by name).
+type stackID struct {
+	first **Frame
+	n     int
+}
+
+func idOf(frames []*Frame) stackID { return stackID{unsafe.SliceData(frames), len(frames)} }

@@ -23,3 +23,27 @@ func TestFramesIntern(t *testing.T) {
 		t.Errorf("interned %+v, %d frames; want %+v, 4", *p, fs.Len(), a)
 	}
 }
+
+// Stacks of the same interned frames share one slice; stacks differing in
+// a frame or its place do not; an empty stack is nil.
+func TestFramesStack(t *testing.T) {
+	var fs Frames
+	a, b := fs.Intern(Frame{Name: "a"}), fs.Intern(Frame{Name: "b"})
+	buf := []*Frame{a, b}
+	s := fs.Stack(buf)
+	buf[0] = b // the caller's buffer is reused: the stack must not change
+	if s[0] != a || s[1] != b {
+		t.Fatalf("stack = %v, want a copy of [a b]", s)
+	}
+	if again := fs.Stack([]*Frame{a, b}); idOf(again) != idOf(s) {
+		t.Errorf("equal stacks interned apart")
+	}
+	for _, other := range [][]*Frame{{b, a}, {a}, {a, b, b}} {
+		if idOf(fs.Stack(other)) == idOf(s) {
+			t.Errorf("%v interned as [a b]", other)
+		}
+	}
+	if fs.Stack(nil) != nil || fs.Stack([]*Frame{}) != nil {
+		t.Errorf("an empty stack is not nil")
+	}
+}

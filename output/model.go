@@ -24,14 +24,18 @@ const (
 // Frame is one symbolized (or not) stack frame. All fields are optional; the
 // more are set, the better the frame renders (see Name for the rules).
 type Frame struct {
-	Name    string // function name, demangled; empty when unsymbolized
-	Module  string // path or name of the ELF object (or kernel module) holding Address
-	Offset  uint64 // Address relative to Module, used for unsymbolized frames
-	File    string // source file, as the resolver reports it
-	Line    int    // source line, 0 when unknown
-	Kernel  bool   // a kernel frame (frames in Sample.Kernel are kernel frames anyway)
-	Inline  bool   // an inlined call, sharing Address with the physical frame rootward of it
-	Address uint64 // absolute address in the process (or kernel)
+	Name   string // function name, demangled; empty when unsymbolized
+	Module string // path or name of the ELF object (or kernel module) holding Address
+	Offset uint64 // Address relative to Module, used for unsymbolized frames
+	File   string // source file, as the resolver reports it
+	Line   int    // source line, 0 when unknown
+	Kernel bool   // a kernel frame (frames in Sample.Kernel are kernel frames anyway)
+	Inline bool   // an inlined call, sharing Address with the physical frame rootward of it
+	// Address is, in an ELF file's code, the address in that file before
+	// any load bias (the same in every process, wherever the file is
+	// loaded; what addr2line takes), else the absolute address in the
+	// process (JIT code, unreadable files) or the kernel.
+	Address uint64
 	BuildID string // hex build-id of Module, when known
 }
 

@@ -24,8 +24,10 @@ const kernelMapping = "[kernel.kallsyms]"
 //     for KindWeight, the second type being the default;
 //   - labels probe and comm (strings, control characters made spaces) and pid (numeric, unit "pid");
 //     with --group-by container also container (the full id, when known) and cgroup;
-//   - one mapping per module, build-id and load bias; kernel frames map to
-//     "[kernel.kallsyms]" (or "[module]");
+//   - one mapping per module, build-id and bias; locations at the
+//     frames' addresses, which for code symbolized from its ELF file are
+//     addresses in that file (as addr2line takes them), the same in every
+//     process; kernel frames map to "[kernel.kallsyms]" (or "[module]");
 //   - functions with their source file, lines with their line number; an
 //     inline frame becomes an extra Line of the Location of the physical
 //     frame it was inlined into, innermost first as profile.proto wants;
@@ -54,6 +56,7 @@ type pprofBuilder struct {
 	functions map[funcKey]*profile.Function
 	locations map[locKey]*profile.Location
 	samples   map[string]*profile.Sample
+	stacks    map[[2]stackID][]*profile.Location // by user and kernel stack
 	scratch   []byte
 }
 
@@ -92,7 +95,7 @@ func newPprofBuilder(p *Profile) *pprofBuilder {
 	}
 	return &pprofBuilder{p: p, prof: prof, mappings: map[mapKey]*profile.Mapping{},
 		functions: map[funcKey]*profile.Function{}, locations: map[locKey]*profile.Location{},
-		samples: map[string]*profile.Sample{}}
+		samples: map[string]*profile.Sample{}, stacks: map[[2]stackID][]*profile.Location{}}
 }
 
 // sortedSamples orders sample indexes by probe, comm, pid and stack, so the
@@ -101,9 +104,16 @@ func sortedSamples(p *Profile) []int {
 	keys := make([]string, len(p.Samples))
 	idx := make([]int, 0, len(p.Samples))
 	names := frameNames{opts: Options{WithProbe: true, Lines: true}}
+	known := map[sampleID]string{} // samples alike share their key
 	for i := range p.Samples {
 		s := &p.Samples[i]
-		keys[i] = joinNames(sampleFrames(s, &names))
+		id := idOfSample(s)
+		k, ok := known[id]
+		if !ok {
+			k = joinNames(sampleFrames(s, &names))
+			known[id] = k
+		}
+		keys[i] = k
 		idx = append(idx, i)
 	}
 	slices.SortStableFunc(idx, func(a, b int) int {
@@ -118,13 +128,7 @@ func (b *pprofBuilder) add(s *Sample) {
 	if s.Count == 0 && b.p.Weight(s) == 0 {
 		return
 	}
-	var locs []*profile.Location // leaf first
-	for _, g := range slices.Backward(groupFrames(s.Kernel, true)) {
-		locs = append(locs, b.location(g))
-	}
-	for _, g := range slices.Backward(groupFrames(s.User, false)) {
-		locs = append(locs, b.location(g))
-	}
+	locs := b.locationsOf(s)
 	kb := append(b.scratch[:0], s.Probe...)
 	kb = append(append(kb, 0), s.Comm...)
 	kb = append(append(kb, 0), s.Container.ID...)
@@ -164,6 +168,24 @@ func (b *pprofBuilder) add(s *Sample) {
 	}
 	b.samples[key] = ps
 	b.prof.Sample = append(b.prof.Sample, ps)
+}
+
+// locationsOf are the Locations of s's stacks, leaf first; samples sharing
+// their stacks (Frames.Stack) share them.
+func (b *pprofBuilder) locationsOf(s *Sample) []*profile.Location {
+	id := [2]stackID{idOf(s.User), idOf(s.Kernel)}
+	if locs, ok := b.stacks[id]; ok {
+		return locs
+	}
+	var locs []*profile.Location
+	for _, g := range slices.Backward(groupFrames(s.Kernel, true)) {
+		locs = append(locs, b.location(g))
+	}
+	for _, g := range slices.Backward(groupFrames(s.User, false)) {
+		locs = append(locs, b.location(g))
+	}
+	b.stacks[id] = locs
+	return locs
 }
 
 // frameGroup is one physical frame followed (leafward) by the frames

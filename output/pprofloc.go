@@ -71,9 +71,11 @@ func (b *pprofBuilder) function(f *Frame, kernel bool) *profile.Function {
 }
 
 // mapping returns the Mapping of f's module, or nil when the module is
-// unknown for a user frame. Mappings are keyed by module, build-id and load
-// bias (Address - Offset), so one library in two processes at different
-// addresses gets two mappings, each with a correct file offset.
+// unknown for a user frame. Mappings are keyed by module, build-id and
+// bias (Address - Offset), so that each maps its addresses to correct file
+// offsets: a frame symbolized from its file has the address in the file
+// (one mapping for every process), one whose file was unreadable the
+// process's address (a mapping per load address).
 func (b *pprofBuilder) mapping(f *Frame, kernel bool) *profile.Mapping {
 	file := f.Module
 	if kernel {
