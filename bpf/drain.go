@@ -77,7 +77,10 @@ type Snapshot struct {
 }
 
 // Drain reads the aggregation maps for probes 0..nprobes-1, adding every
-// count moved to Go by earlier DrainInterval calls. Call it after Detach.
+// count moved to Go by earlier DrainInterval calls. Call it after Detach,
+// as the session's last read: the accumulator is emptied, and the counts
+// live on in the Snapshot alone (a system-wide run's caller can then free
+// each count's stacks once it has symbolized them).
 func (s *Session) Drain(nprobes int) (*Snapshot, error) {
 	snap := &Snapshot{Drops: map[DropCause]uint64{}}
 	var err error
@@ -117,10 +120,11 @@ func (s *Session) perCPUSums(m *ebpf.Map, n int) ([]uint64, error) {
 }
 
 // readCounts drains both counts maps into the accumulator and returns all
-// of it, sorted.
+// of it, sorted, leaving the accumulator empty.
 func (s *Session) readCounts() ([]Count, error) {
 	s.dmu.Lock()
 	defer s.dmu.Unlock()
+	defer func() { s.acc = newAccumulator() }()
 	for i, m := range []*ebpf.Map{s.objs.Counts0, s.objs.Counts1} {
 		// Programs may still be finishing after Detach.
 		s.gate.waitIdle(uint32(i), drainWait)

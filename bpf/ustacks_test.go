@@ -62,6 +62,8 @@ func TestSizeUstacks(t *testing.T) {
 // A drain moves every stack of every class into Go and empties the
 // kernel's stack maps: the stacks its counts name, and the others (a stack
 // whose count went to the other map, or was lost), over several batches.
+// The final drain hands them over with its counts and empties the
+// accumulator.
 func TestTakeStacks(t *testing.T) {
 	s := openSession(t, Options{MaxStacks: 4096})
 	pcs := func(n int) []uint64 {
@@ -96,6 +98,16 @@ func TestTakeStacks(t *testing.T) {
 		key := probeeCountKey{Probe: uint32(i), Tgid: 1, Ustack: u, Kstack: 0x77}
 		put(t, s.objs.Counts0, &key, uint64(i+1))
 	}
+	s.dmu.Lock()
+	err := s.takeStacks()
+	taken := len(s.acc.ustacks)
+	s.dmu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if taken != 3+5*stackBatch {
+		t.Errorf("%d user stacks in Go, want %d", taken, 3+5*stackBatch)
+	}
 	snap, err := s.Drain(3)
 	if err != nil {
 		t.Fatal(err)
@@ -110,8 +122,8 @@ func TestTakeStacks(t *testing.T) {
 				len(c.User), c.UserLost, c.UserTruncated, c.Kernel, len(want[c.Probe]))
 		}
 	}
-	if n := len(s.acc.ustacks); n != 3+5*stackBatch {
-		t.Errorf("%d user stacks in Go, want %d", n, 3+5*stackBatch)
+	if n := len(s.acc.ustacks) + len(s.acc.kstacks) + len(s.acc.counts); n != 0 {
+		t.Errorf("%d stacks and counts left in the accumulator after the final drain", n)
 	}
 	maps := s.objs.ustackMaps()
 	for _, m := range append(maps[:], s.objs.Kstacks) {

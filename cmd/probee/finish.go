@@ -41,6 +41,10 @@ func (t *tracer) finish(stdout io.Writer) error {
 	return err
 }
 
+// profile symbolizes snap's counts into a Profile. It drops each count's
+// stacks once they are symbolized (the Profile holds them as frames): at
+// the end of a run they are the last reference to the pcs, ~170 MB after
+// 12 s system-wide, which the collector can then take back meanwhile.
 func (t *tracer) profile(snap *bpf.Snapshot) *output.Profile {
 	prof := &output.Profile{Kind: output.KindHits, Drops: map[string]uint64{}}
 	if t.cfg.sample && len(t.cfg.probes) == 0 {
@@ -56,7 +60,9 @@ func (t *tracer) profile(snap *bpf.Snapshot) *output.Profile {
 	if n := t.mmaps.Lost(); n > 0 {
 		prof.Drops[mmapLost] = n
 	}
-	for _, c := range snap.Counts {
+	prof.Samples = make([]output.Sample, 0, len(snap.Counts))
+	for i := range snap.Counts {
+		c := &snap.Counts[i]
 		prof.Samples = append(prof.Samples, output.Sample{
 			Probe:  labels[c.Probe],
 			PID:    c.TGID,
@@ -68,6 +74,7 @@ func (t *tracer) profile(snap *bpf.Snapshot) *output.Profile {
 			// Zero without --group-by container.
 			Container: t.procs.Container(c.TGID),
 		})
+		c.User, c.Kernel = nil, nil
 	}
 	return prof
 }

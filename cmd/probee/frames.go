@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"slices"
 
 	"github.com/probee/probee/bpf"
@@ -9,36 +10,54 @@ import (
 )
 
 // stackFrames symbolizes the stacks of one profile: its samples share each
-// distinct frame (interned in fs), and the stacks go through buffers reused
-// from stack to stack. 93K distinct stacks of ~22 frames (manystacks under
-// a uprobe) held 295 MB as frame values, and their symbolization
-// allocated 450 MB more.
+// distinct frame and stack (interned in fs), and the stacks go through
+// buffers reused from stack to stack. 93K distinct stacks of ~22 frames
+// (manystacks under a uprobe) held 295 MB as frame values, and their
+// symbolization allocated 450 MB more. User frames come from the
+// symbolizer's memo (AppendFrameRefs) and are converted once each (byRef):
+// a system-wide run's ~1M stacks hold ~22M frames, a few hundred thousand
+// of them distinct.
 type stackFrames struct {
-	sym *resolver.Symbolizer
-	fs  output.Frames
-	pcs []uint64
-	res []resolver.Frame
+	sym   *resolver.Symbolizer
+	fs    output.Frames
+	byRef map[*resolver.Frame]*output.Frame
+	pcs   []uint64
+	refs  []*resolver.Frame
+	res   []resolver.Frame
+	out   []*output.Frame
 }
 
 // user is c's user stack, root first, behind the marker its state calls for.
-func (sf *stackFrames) user(c bpf.Count) []*output.Frame {
+func (sf *stackFrames) user(c *bpf.Count) []*output.Frame {
 	marker := func(name string) *output.Frame { return sf.fs.Intern(output.Frame{Name: name}) }
 	switch {
 	case c.UserLost:
-		return []*output.Frame{marker("[user stack lost]")}
+		return sf.fs.Stack([]*output.Frame{marker("[user stack lost]")})
 	case c.UserInExec:
-		return []*output.Frame{marker("[in execve]")}
+		return sf.fs.Stack([]*output.Frame{marker("[in execve]")})
 	}
-	var head *output.Frame
+	out := sf.out[:0]
 	switch {
 	case c.UserExiting:
-		head = marker("[exiting]")
+		out = append(out, marker("[exiting]"))
 	case c.UserTruncated:
-		head = marker("[truncated]")
+		out = append(out, marker("[truncated]"))
 	}
 	sf.pcs = appendLookupPCs(sf.pcs[:0], c.User)
-	sf.res = sf.sym.AppendFrames(sf.res[:0], c.TGID, c.Comm, sf.pcs)
-	return sf.toOutput(head, sf.res, false)
+	sf.refs = sf.sym.AppendFrameRefs(sf.refs[:0], c.TGID, c.Comm, sf.pcs)
+	if sf.byRef == nil {
+		sf.byRef = map[*resolver.Frame]*output.Frame{}
+	}
+	for _, r := range slices.Backward(sf.refs) {
+		f, ok := sf.byRef[r]
+		if !ok {
+			f = sf.fs.Intern(outputFrame(r, false))
+			sf.byRef[r] = f
+		}
+		out = append(out, f)
+	}
+	sf.out = out
+	return sf.fs.Stack(out)
 }
 
 // kernel is the kernel stack pcs (leaf first), root first.
@@ -48,25 +67,23 @@ func (sf *stackFrames) kernel(pcs []uint64) []*output.Frame {
 	}
 	sf.pcs = appendLookupPCs(sf.pcs[:0], pcs)
 	sf.res = sf.sym.AppendKernelFrames(sf.res[:0], sf.pcs)
-	return sf.toOutput(nil, sf.res, true)
+	out := sf.out[:0]
+	for i := range slices.Backward(sf.res) {
+		out = append(out, sf.fs.Intern(outputFrame(&sf.res[i], true)))
+	}
+	sf.out = out
+	return sf.fs.Stack(out)
 }
 
-// toOutput converts leaf-first resolver frames to root-first output frames
-// (inline frames, which precede their physical frame, end up after it),
-// behind head unless nil.
-func (sf *stackFrames) toOutput(head *output.Frame, frames []resolver.Frame, kernel bool) []*output.Frame {
-	out := make([]*output.Frame, 0, len(frames)+1)
-	if head != nil {
-		out = append(out, head)
+// outputFrame converts a resolver frame. Frames in ELF files take their
+// address in the file (VirtAddr), so that the processes of one program
+// share their frames and stacks.
+func outputFrame(f *resolver.Frame, kernel bool) output.Frame {
+	return output.Frame{
+		Name: f.Function, Module: f.Module, Offset: f.ModuleOffset,
+		Kernel: kernel, Address: cmp.Or(f.VirtAddr, f.Addr),
+		File: f.File, Line: f.Line, Inline: f.Inline, BuildID: f.BuildID,
 	}
-	for _, f := range slices.Backward(frames) {
-		out = append(out, sf.fs.Intern(output.Frame{
-			Name: f.Function, Module: f.Module, Offset: f.ModuleOffset,
-			Kernel: kernel, Address: f.Addr,
-			File: f.File, Line: f.Line, Inline: f.Inline, BuildID: f.BuildID,
-		}))
-	}
-	return out
 }
 
 // appendLookupPCs appends captured pcs (leaf first) as addresses to
