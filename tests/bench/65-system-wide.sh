@@ -24,12 +24,7 @@ BIN=$PWD/tests/fixtures/bin/mallocbench-nofp
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
 
-shell_loop() { # SECONDS
-	end=$(($(date +%s) + $1))
-	while [ "$(date +%s)" -lt "$end" ]; do
-		ls / >/dev/null; git --version >/dev/null; python3 -c pass
-	done
-}
+. tests/bench/lib.sh # shell_loop
 
 loop_share() { # NAME BINARY [ENV=VALUE]
 	shell_loop 4 & loop=$!

@@ -25,12 +25,7 @@ LIBC=$(readlink -f "$(ldd /bin/ls | awk '/libc.so.6/ {print $3}')")
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-shell_loop() { # SECONDS
-	end=$(($(date +%s) + $1))
-	while [ "$(date +%s)" -lt "$end" ]; do
-		ls / >/dev/null; git --version >/dev/null; python3 -c pass
-	done
-}
+. tests/bench/lib.sh # shell_loop
 
 # run NAME CMD...: CMD during the shell loop, then one line of figures.
 run() {

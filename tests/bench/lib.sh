@@ -11,3 +11,13 @@ bench_setup() {
 	trap 'rm -rf "$tmp"' EXIT
 	go build -o "$tmp/probee" ./cmd/probee
 }
+
+# shell_loop SECONDS: runs ls, git --version and pyenv's or Debian's
+# python3 -c pass over and over for SECONDS: many short processes, each
+# with its own stacks (the system-wide benchmarks' load).
+shell_loop() {
+	end=$(($(date +%s) + $1))
+	while [ "$(date +%s)" -lt "$end" ]; do
+		ls / >/dev/null; git --version >/dev/null; python3 -c pass
+	done
+}
