@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"debug/elf"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -195,4 +196,52 @@ func srcLine(t *testing.T, file, marker string) int {
 	}
 	t.Fatalf("%s: no line holds %q", file, marker)
 	return 0
+}
+
+// Two processes of one PIE program (loaded at different addresses) share
+// their frames: the leaf's pprof Location is one, at the leaf's address in
+// the ELF file (its symbol's value: the uprobe is at its entry), under one
+// mapping of the program, with a sample per process (pid label).
+func TestPprofProcessesShareLocations(t *testing.T) {
+	testgate.Root(t)
+	bin := fixture(t, "chain-fp")
+	ef, err := elf.Open(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	syms, err := ef.Symbols()
+	ef.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var leaf uint64
+	for _, s := range syms {
+		if s.Name == "leaf" {
+			leaf = s.Value
+		}
+	}
+	dir := t.TempDir()
+	pb := filepath.Join(dir, "x.pb.gz")
+	r := run(t, dir, "--uprobe", bin+":leaf", "-o", pb, "--", "sh", "-c", `"$0" 30 & "$0" 40; wait`, bin)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	p := readPprof(t, pb)
+	pids, locs, maps := map[int64]int64{}, map[uint64]bool{}, map[uint64]bool{}
+	for _, s := range p.Sample {
+		if len(s.NumLabel["pid"]) == 1 {
+			pids[s.NumLabel["pid"][0]] += s.Value[0]
+		}
+		locs[s.Location[0].ID] = true
+		if m := s.Location[0].Mapping; m != nil && m.File == bin {
+			maps[m.ID] = true
+		}
+		if a := s.Location[0].Address; a != leaf {
+			t.Errorf("leaf location at %#x, want %#x (leaf's address in %s)", a, leaf, bin)
+		}
+	}
+	if len(pids) != 2 || len(locs) != 1 || len(maps) != 1 {
+		t.Errorf("hits per pid %v, %d leaf locations, %d mappings of %s; want 2 pids, 1 location, 1 mapping",
+			pids, len(locs), len(maps), bin)
+	}
 }
