@@ -160,11 +160,12 @@ func (s *Session) Drained(nprobes int) (*Snapshot, error) {
 // accCounts are the counts in Go, sorted. Call with dmu held.
 func (s *Session) accCounts() []Count {
 	out := make([]Count, 0, len(s.acc.counts)+len(s.acc.measures))
+	comms := map[[16]int8]string{} // one string per comm, not per count
 	for k, n := range s.acc.counts {
-		out = append(out, s.countOf(k, measureVal{calls: n}))
+		out = append(out, s.countOf(k, measureVal{calls: n}, comms))
 	}
 	for k, m := range s.acc.measures {
-		out = append(out, s.countOf(k, m))
+		out = append(out, s.countOf(k, m, comms))
 	}
 	// Not a stable sort: the input comes in map order anyway, and keys that
 	// differ only in what compareCounts does not compare are rare.
@@ -172,9 +173,15 @@ func (s *Session) accCounts() []Count {
 	return out
 }
 
-// countOf is the Count of key k with its stacks.
-func (s *Session) countOf(k countKey, m measureVal) Count {
-	c := Count{Probe: k.probe, TGID: int(k.tgid), Comm: commString(k.comm), Count: m.calls,
+// countOf is the Count of key k with its stacks; comms holds the comm
+// strings made so far.
+func (s *Session) countOf(k countKey, m measureVal, comms map[[16]int8]string) Count {
+	comm, ok := comms[k.comm]
+	if !ok {
+		comm = commString(k.comm)
+		comms[k.comm] = comm
+	}
+	c := Count{Probe: k.probe, TGID: int(k.tgid), Comm: comm, Count: m.calls,
 		Total: m.total, Max: m.max, Kernel: s.acc.kstacks[k.kstack]}
 	if u, ok := s.acc.ustacks[k.ustack]; ok && k.ustack != 0 {
 		c.User, c.UserTruncated = u.pcs, u.flags&stackTruncated != 0
