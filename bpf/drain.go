@@ -37,7 +37,7 @@ var dropNames = [...]string{
 	"kernel stack hash collision",
 	"process notice lost (ring buffer full)",
 	"partial stacks: taken before the process's unwind tables were loaded (frame pointers used)",
-	"partial stacks: cut at a pc outside every known mapping (JIT code, or a library loaded since)",
+	"partial stacks: cut at a pc outside every known mapping (JIT code, or a library loaded since), or in the heap or the stack (a return address misread from a frame that was none)",
 	"counts map switched twice during one event (raise --interval)",
 	"kernel stack map full (raise --max-stacks)",
 	"stacks to finish in user space lost (ring buffer full; counted as partial stacks)",

@@ -13,6 +13,7 @@ struct mm_struct {
 	struct uprobes_state uprobes_state;
 	struct mm_context context;
 	unsigned long start_stack; // the initial stack pointer: frames lie below it
+	unsigned long start_brk, brk; // the heap (vma.h: no code there)
 } __attribute__((preserve_access_index));
 struct return_instance {
 	unsigned long stack;          // address of the hijacked return address slot
@@ -44,6 +45,7 @@ struct vm_area_struct {
 	unsigned long vm_pgoff;
 	struct file *vm_file;
 	struct mm_struct *vm_mm;
+	unsigned long vm_flags; // VM_EXEC, VM_GROWSDOWN (a union member since 6.3)
 } __attribute__((preserve_access_index));
 
 #endif

@@ -258,6 +258,7 @@ static __always_inline struct unwind_mapping *known_mapping(struct unwind_state 
 static __always_inline int unwind_step(struct unwind_state *s)
 {
 	int first = s->st.len == 0;
+	__u64 hash = s->st.hash;
 
 	if (push(s))
 		return STEP_CUT;
@@ -265,6 +266,10 @@ static __always_inline int unwind_step(struct unwind_state *s)
 	if (!m)
 		m = vma_mapping(s);
 	if (!m) {
+		if (s->unknown && !first) { // in the heap or the stack: not a frame
+			s->st.len--;
+			s->st.hash = hash;
+		}
 		s->unknown = !s->busy; // counted when the walk ends (unwind_finish)
 		return STEP_CUT;
 	}

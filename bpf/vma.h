@@ -19,7 +19,13 @@ struct {
 } file_tables SEC(".maps");
 
 
-enum vma_kind { VMA_NONE = 0, VMA_ANON = 1, VMA_FILE = 2 };
+// VMA_DATA: the heap (brk) or the main stack, not executable: no code
+// lives there, so a pc in it is a misread return address (not JIT code,
+// which W^X runtimes may make writable a moment, but never there).
+enum vma_kind { VMA_NONE = 0, VMA_ANON = 1, VMA_FILE = 2, VMA_DATA = 3 };
+
+#define VM_EXEC_FLAG 0x4          // VM_EXEC
+#define VM_GROWSDOWN_FLAG 0x100   // VM_GROWSDOWN
 
 struct vma_found {
 	__u64 start, end, off;
@@ -37,6 +43,14 @@ static long vma_cb(struct task_struct *task, struct vm_area_struct *vma, void *d
 	v->end = BPF_CORE_READ(vma, vm_end);
 	v->off = (__u64)BPF_CORE_READ(vma, vm_pgoff) << 12;
 	v->kind = VMA_ANON;
+	__u64 flags = BPF_CORE_READ(vma, vm_flags);
+	__u64 start_brk = BPF_CORE_READ(vma, vm_mm, start_brk);
+	__u64 brk = BPF_CORE_READ(vma, vm_mm, brk);
+	int heap = v->start >= start_brk && v->start < brk;
+	if (!(flags & VM_EXEC_FLAG) && (heap || (flags & VM_GROWSDOWN_FLAG))) {
+		v->kind = VMA_DATA;
+		return 0;
+	}
 	if (f) {
 		v->key.dev = BPF_CORE_READ(f, f_inode, i_sb, s_dev);
 		v->key.ino = BPF_CORE_READ(f, f_inode, i_ino);
@@ -86,8 +100,11 @@ static __always_inline int file_mapping(struct unwind_mapping *m, struct vma_fou
 // vma_mapping finds the mapping of s->ip through bpf_find_vma, in the
 // walk's one-entry cache first. A file whose table is not loaded (yet)
 // and anonymous code (JIT) get frame-pointer steps; the first marks the
-// stack partial. NULL: no mapping holds the pc, or the lookup failed
-// (s->busy: the walk is handed to user space from this frame, defer.h).
+// stack partial. NULL: no mapping holds the pc, the pc is in the heap or
+// the stack (s->unknown set: a return address read from a frame that was
+// not one, such as a signal frame sampled while rt_sigreturn restores the
+// registers), or the lookup failed (s->busy: the walk is handed to user
+// space from this frame, defer.h).
 static __always_inline struct unwind_mapping *vma_mapping(struct unwind_state *s)
 {
 	struct vma_found v = {};
@@ -104,6 +121,10 @@ static __always_inline struct unwind_mapping *vma_mapping(struct unwind_state *s
 	long err = find_vma(s->ip, &v);
 	if (err == -2 /* ENOENT */ || (!err && v.kind == VMA_NONE))
 		return NULL;
+	if (!err && v.kind == VMA_DATA) {
+		s->unknown = 1; // not a frame (unwind_step drops it)
+		return NULL;
+	}
 	if (err) {
 		// -EBUSY: in interrupt context (sampling) bpf_find_vma works
 		// once per event (the mmap lock is released by an irq_work that

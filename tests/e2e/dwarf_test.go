@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/probee/probee/bpf"
 	"github.com/probee/probee/internal/gdbsnap"
 	"github.com/probee/probee/internal/testgate"
 	"github.com/probee/probee/unwind"
@@ -351,4 +352,25 @@ func probeLoopOffset(t *testing.T, bin, fn string) uint64 {
 	}
 	t.Fatalf("%s: no CFA kept in another register in %s", bin, fn)
 	return 0
+}
+
+// A return address in the heap is no frame: the walk stops before it (cut,
+// counted partial), where it was walked as JIT code by frame pointers and
+// kept as a bare address (a signal frame sampled while rt_sigreturn
+// restored the registers once gave sh such a root). badret-nofp enters
+// target with a heap address as its return address.
+func TestHeapReturnAddress(t *testing.T) {
+	testgate.Root(t)
+	if !bpf.HaveFindVMA() {
+		testgate.Missing(t, "bpf_find_vma", "without it a pc outside the process's known mappings is kept as a bare address")
+	}
+	bin := fixture(t, "badret-nofp")
+	stacks, r := traceFolded(t, "--uprobe", bin+":target", "--", bin, "50")
+	want := bin + ":target;badret-nofp;[truncated];target"
+	if stacks[want] != 50 || len(stacks) != 1 {
+		t.Errorf("stacks %v, want %q 50 times", stacks, want)
+	}
+	if n := partialStacks(r.stderr); n != 50 {
+		t.Errorf("%d partial stacks reported, want 50:\n%s", n, r.stderr)
+	}
 }
