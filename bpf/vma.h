@@ -34,6 +34,17 @@ struct vma_found {
 };
 
 #ifndef PROBEE_LEGACY
+// in_heap reports whether the mapping starting at start is the heap (brk).
+// Read only for mappings that are not executable: code, which most
+// lookups find, needs no more reads.
+static __always_inline int in_heap(struct vm_area_struct *vma, __u64 start)
+{
+	__u64 start_brk = BPF_CORE_READ(vma, vm_mm, start_brk);
+	__u64 brk = BPF_CORE_READ(vma, vm_mm, brk);
+
+	return start >= start_brk && start < brk;
+}
+
 static long vma_cb(struct task_struct *task, struct vm_area_struct *vma, void *data)
 {
 	struct vma_found *v = data;
@@ -44,10 +55,7 @@ static long vma_cb(struct task_struct *task, struct vm_area_struct *vma, void *d
 	v->off = (__u64)BPF_CORE_READ(vma, vm_pgoff) << 12;
 	v->kind = VMA_ANON;
 	__u64 flags = BPF_CORE_READ(vma, vm_flags);
-	__u64 start_brk = BPF_CORE_READ(vma, vm_mm, start_brk);
-	__u64 brk = BPF_CORE_READ(vma, vm_mm, brk);
-	int heap = v->start >= start_brk && v->start < brk;
-	if (!(flags & VM_EXEC_FLAG) && (heap || (flags & VM_GROWSDOWN_FLAG))) {
+	if (!(flags & VM_EXEC_FLAG) && ((flags & VM_GROWSDOWN_FLAG) || in_heap(vma, v->start))) {
 		v->kind = VMA_DATA;
 		return 0;
 	}
