@@ -1,0 +1,95 @@
+package e2e
+
+import (
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/probee/probee/internal/testgate"
+)
+
+// Other perf users of a tracepoint probee traces still get its hits: the
+// kernel hands a tracepoint's hits to its perf events (perf record -e,
+// perf stat) only when the BPF programs on it return 1. A counter of the
+// tracepoint, inherited by probee and the command it runs, counts every
+// getppid of perl's loop, as many as probee reports.
+func TestTracepointSharedWithPerf(t *testing.T) {
+	testgate.Root(t)
+	if _, err := os.Stat("/usr/bin/perl"); err != nil {
+		t.Skip("perl (Debian's perl-base) is missing: it runs the traced getppid loop")
+	}
+	id := tracepointID(t, "syscalls", "sys_enter_getppid")
+	runtime.LockOSThread() // the counter is this thread's, inherited by what it forks
+	defer runtime.UnlockOSThread()
+	attr := unix.PerfEventAttr{Type: unix.PERF_TYPE_TRACEPOINT, Config: id, Bits: unix.PerfBitInherit}
+	attr.Size = uint32(unsafe.Sizeof(attr))
+	fd, err := unix.PerfEventOpen(&attr, 0, -1, -1, unix.PERF_FLAG_FD_CLOEXEC)
+	if err != nil {
+		t.Fatalf("open a counter of syscalls:sys_enter_getppid: %v", err)
+	}
+	defer unix.Close(fd)
+	dir := t.TempDir()
+	r := run(t, dir, "--tracepoint", "syscalls:sys_enter_getppid", "-o", filepath.Join(dir, "x.folded"),
+		"--", "perl", "-e", "getppid() for 1..100")
+	if r.code != 0 {
+		t.Fatalf("exit %d", r.code)
+	}
+	m := regexp.MustCompile(`sys_enter_getppid: (\d+) hits`).FindStringSubmatch(r.stderr)
+	if m == nil {
+		t.Fatalf("no hit count on stderr")
+	}
+	hits, _ := strconv.ParseUint(m[1], 10, 64)
+	var b [8]byte
+	if _, err := unix.Read(fd, b[:]); err != nil {
+		t.Fatalf("read the counter: %v", err)
+	}
+	if n := binary.LittleEndian.Uint64(b[:]); hits < 100 || n != hits {
+		t.Errorf("the counter saw %d getppid calls, probee %d hits (want at least 100, the same)", n, hits)
+	}
+}
+
+// tracepointID reads a tracepoint's id from tracefs, mounted in a private
+// mount namespace of a thread that ends with it when it is not mounted.
+func tracepointID(t *testing.T, category, name string) uint64 {
+	t.Helper()
+	type res struct {
+		id  uint64
+		err error
+	}
+	ch := make(chan res)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread exits with its namespace
+		var r res
+		var b []byte
+		if r.err = unix.Unshare(unix.CLONE_NEWNS); r.err == nil {
+			r.err = unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, "")
+		}
+		dir := "/sys/kernel/tracing"
+		if r.err == nil {
+			var st unix.Statfs_t
+			if unix.Statfs(dir, &st) != nil || st.Type != unix.TRACEFS_MAGIC {
+				r.err = unix.Mount("tracefs", dir, "tracefs", 0, "")
+			}
+		}
+		if r.err == nil {
+			b, r.err = os.ReadFile(filepath.Join(dir, "events", category, name, "id"))
+		}
+		if r.err == nil {
+			r.id, r.err = strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
+		}
+		ch <- r
+	}()
+	r := <-ch
+	if r.err != nil {
+		t.Fatalf("tracepoint %s:%s: %v", category, name, r.err)
+	}
+	return r.id
+}
