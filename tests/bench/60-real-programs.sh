@@ -22,16 +22,23 @@
 # table prints). So clang++ and rustc also run as *-uprobe workloads: the
 # stacks of every call of one function (a uprobe at its entry, the same
 # calls with the same stacks in every run; perf against itself ~100%),
-# where the overlap measures unwinding alone, under its own target.
+# where the overlap measures unwinding alone, under its own target. And
+# they run as *-faults workloads: every page fault of one execution,
+# traced by both tools at once. A fault happens wherever code first
+# touches a page, mid-function at any depth, like a timer sample, but
+# both tools see the same faults: the overlap is unwinding alone again,
+# over the whole compile (clang++ ~24K faults, rustc ~34K).
 #
 # Workloads, with inputs generated in a temporary directory:
 #   xz        xz -9 -T1 of ~XZ_MB MB of base64 noise mixed with repeated text
 #   clang++   clang++ -O2 -c of a C++ file using <regex>, <map>, <iostream>
 #   clang++-same    the same compile, one execution under both tools at once
 #   clang++-uprobe  the same compile, every call of clang::Sema::ActOnCallExpr
+#   clang++-faults  the same compile, every page fault, one execution
 #   rustc     rustc -O of a small program (the toolchain's binary, not rustup's proxy)
 #   rustc-uprobe    the same compile, every call of rustc's
 #             SelectionContext::candidate_from_obligation
+#   rustc-faults    the same compile, every page fault, one execution
 #   node      node --perf-basic-prof, a recursive fib for SECS seconds
 #             (NODE_RUNS runs per tool, pooled)
 #   node-same one such execution under both tools at once (perf records
@@ -47,6 +54,8 @@
 # TOP=N (also print the N caller chains whose shares differ most),
 # PERF_STACK=BYTES (perf's stack copy, default 65528; with 32768 perf cut a
 # third of clang++'s stacks short of _start),
+# PERF_DIR=DIR (where perf writes the *-faults data, up to ~2.5 GB: default
+# /dev/shm when it has room, else a temporary directory),
 # ONLY="NAME ..." (run only these workloads).
 set -e
 cd "$(dirname "$0")/../.."
@@ -56,6 +65,11 @@ XZ_MB=${XZ_MB:-28}
 NODE_RUNS=${NODE_RUNS:-3}
 COMPILE_RUNS=${COMPILE_RUNS:-1}
 PERF_STACK=${PERF_STACK:-65528}
+# perf's data for the *-faults workloads: RAM (/dev/shm) when it has 6 GB
+# free, else the temporary directory.
+if [ -z "${PERF_DIR:-}" ] && [ "$(df -Pk /dev/shm 2>/dev/null | awk 'NR==2 {print $4}')" -gt 6000000 ] 2>/dev/null; then
+	PERF_DIR=/dev/shm
+fi
 if [ "$(id -u)" != 0 ] || [ ! -f "$PROBEE" ] || [ ! -x "$PROBEE" ]; then
 	echo "skipped: needs root and $PROBEE (make build)"
 	exit 0
@@ -65,7 +79,8 @@ if ! command -v perf >/dev/null; then
 	exit 0
 fi
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+PERF_DATA=${PERF_DIR:-$tmp}/probee-bench-$$.perf.data
+trap 'rm -rf "$tmp" "$PERF_DATA"' EXIT
 go build -o "$tmp/stackcmp" ./tests/bench/stackcmp
 PROBEE=$(readlink -f "$PROBEE")
 W=$tmp/work
@@ -204,7 +219,33 @@ measure_event() {
 		perf_run "-m 1024M -e probee_bench:$ev --call-graph dwarf,$PERF_STACK" "$tmp/$name.$run" -- "$@"
 	done
 	echo "-:probee_bench/$ev" >>/sys/kernel/tracing/uprobe_events
-	compare "$name" -event ${from:+-from "$from"}
+	compare "$name" -event uprobe ${from:+-from "$from"}
+}
+
+# measure_faults NAME FROM -- CMD ARGS...: every user page fault of one
+# execution of CMD, traced by both tools at once (perf records probee,
+# which runs CMD; a tracepoint filter leaves out probee's own faults):
+# the same events, wherever an instruction first touches a page, mid-
+# function in any frame, so the overlap measures unwinding alone, with
+# no sampling in it. perf writes its data to $PERF_DATA, in RAM if it
+# can: on disk, perf lost a third of a clang++ compile's faults (~1.6 GB
+# of stack copies).
+# FROM, if set, is passed as -from.
+measure_faults() {
+	name=$1 from=$2
+	shift 3
+	selected "$name" || return 0
+	mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing
+	: >"$tmp/$name.perf2"
+	perf record -q -N -m 1024M -e exceptions:page_fault_user --filter 'comm != "probee"' \
+		--call-graph "dwarf,$PERF_STACK" -o "$PERF_DATA" -- \
+		"$PROBEE" --tracepoint exceptions:page_fault_user -o "$tmp/$name.folded" -- "$@" \
+		>/dev/null 2>"$tmp/$name.probee.err" || echo "  (the command exited with status $? under both tools)"
+	perf script -i "$PERF_DATA" -F comm,tid,ip,sym,dso --no-inline --no-demangle \
+		>"$tmp/$name.perf" 2>"$tmp/perf.script.err"
+	grep -h 'lost' "$tmp/perf.script.err" | sed 's/^/  perf: /' || true
+	rm -f "$PERF_DATA"
+	compare "$name" -event faults ${from:+-from "$from"}
 }
 
 echo "probee $PROBEE against $(perf --version), both at 999 Hz"
@@ -263,6 +304,9 @@ EOF
 	echo
 	echo "clang++-uprobe: the same compile, stacks of every call of clang::Sema::ActOnCallExpr (libclang-cpp)"
 	measure_event clang++-uprobe "libclang-cpp:demangle:clang::Sema::ActOnCallExpr" "" -- clang++ -O2 -c "$W/re.cpp" -o "$W/re.o"
+	echo
+	echo "clang++-faults: the same compile, every page fault, one execution under both tools at once"
+	measure_faults clang++-faults "" -- clang++ -O2 -c "$W/re.cpp" -o "$W/re.o"
 else
 	echo "clang++: skipped: clang++ is missing (apt-get install clang)"
 fi
@@ -324,6 +368,9 @@ EOF
 	DRIVER=$(ls "$(dirname "$RUSTC")"/../lib/librustc_driver-*.so 2>/dev/null | head -1)
 	measure_event rustc-uprobe "$DRIVER:demangle:rustc_trait_selection::traits::select::SelectionContext::candidate_from_obligation" \
 		"$from" -- "$RUSTC" -O "$W/m.rs" -o "$W/m"
+	echo
+	echo "rustc-faults: the same compile, every page fault, one execution under both tools at once"
+	measure_faults rustc-faults "$from" -- "$RUSTC" -O "$W/m.rs" -o "$W/m"
 else
 	echo "rustc: skipped: rustc is missing (https://rustup.rs)"
 fi

@@ -64,6 +64,9 @@ type Stats struct {
 	Reached uint64 // samples whose root frame is outermost
 	Frames  uint64 // frames summed over samples
 	JS      uint64 // samples with a named JavaScript frame
+	// LeafOnly counts samples of one frame: the walk gave no caller
+	// (what perf prints when its unwinder fails at the first step).
+	LeafOnly uint64
 }
 
 // Measure computes the Stats of p.
@@ -75,6 +78,9 @@ func Measure(p Profile) Stats {
 		st.Frames += uint64(len(t)) * s.Count
 		if len(t) > 0 && outermost[t[0]] {
 			st.Reached += s.Count
+		}
+		if len(t) == 1 {
+			st.LeafOnly += s.Count
 		}
 		for _, name := range t {
 			if strings.HasPrefix(name, "JS:") {

@@ -65,13 +65,13 @@ func TestMeasure(t *testing.T) {
 		{"program and ld.so entries", []string{"a;_start;main;f 3", "a;_dl_start_user;_dl_init 1", "a;main;f 1"},
 			Stats{Samples: 5, Reached: 4, Frames: 3*3 + 2 + 2}},
 		{"thread entries", []string{"t;clone3;start_thread;run 2", "t;start_thread;run 1", "t;clone;g 1", "t;__clone3;g 1", "t;run 5"},
-			Stats{Samples: 10, Reached: 5, Frames: 6 + 2 + 2 + 2 + 5}},
+			Stats{Samples: 10, Reached: 5, Frames: 6 + 2 + 2 + 2 + 5, LeafOnly: 5}},
 		{"stripped entry", []string{"xz;xz+0x3ac0;__libc_start_main;main 2", "xz;xz+0x3ac0;main 1"},
 			Stats{Samples: 3, Reached: 2, Frames: 6 + 2}},
 		{"truncated and kernel-only stacks", []string{"a;[truncated];f 1", "a;do_syscall_64_[k] 1"},
-			Stats{Samples: 2, Reached: 0, Frames: 1}},
+			Stats{Samples: 2, Reached: 0, Frames: 1, LeafOnly: 1}},
 		{"JS frames count once per sample", []string{"node;JS:*fib x;JS:*fib x 2", "node;Builtins_X;JS:~g y 1", "node;main 1"},
-			Stats{Samples: 4, Frames: 4 + 2 + 1, JS: 3}},
+			Stats{Samples: 4, Frames: 4 + 2 + 1, JS: 3, LeafOnly: 1}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -2,16 +2,21 @@
 // the stacks `perf record` sampled from the same command, for
 // tests/bench/60-real-programs.sh:
 //
-//	stackcmp compare -name NAME -probee OUT.folded -perf PERF.txt [-perf2 PERF2.txt] [-js] [-from FRAME] [-verdicts FILE] [-top N]
+//	stackcmp compare -name NAME -probee OUT.folded -perf PERF.txt [-perf2 PERF2.txt] [-js] [-event uprobe|faults] [-from FRAME] [-verdicts FILE] [-top N]
 //	stackcmp summary FILE
 //
 // compare reads probee's collapsed stacks (`probe;comm;root;...;leaf count`)
 // and the text of `perf script -F comm,tid,ip,sym,dso --no-inline` (one
 // header line per sample, then one frame per line, leaf first), turns both
 // into the same Profile and prints one table: samples, the share of samples
-// whose root frame is an outermost frame, mean depth, the overlap of the
-// caller-chain distributions and, with -js, the share of samples holding a
-// named JavaScript frame ("JS:..." from node's perf map). -from FRAME
+// whose root frame is an outermost frame, mean depth, the share of samples
+// without a caller (a walk that failed at its first step), the overlap of
+// the caller-chain distributions and, with -js, the share of samples holding a
+// named JavaScript frame ("JS:..." from node's perf map). With -event the
+// samples are events both tools saw alike rather than timer samples
+// (uprobe: a uprobe's hits at a function's entry; faults: every page fault
+// of one execution traced by both at once), and the overlap, which then
+// measures unwinding alone, is judged under a target of its own. -from FRAME
 // compares caller chains from FRAME on (for perf -g, whose frame-pointer
 // walk stops in libc); -top N also prints the N chains whose shares differ
 // most. With -verdicts it appends one line per target to FILE; summary

@@ -9,7 +9,7 @@ import (
 )
 
 // errUsage marks command-line mistakes (exit code 2).
-var errUsage = errors.New("usage: stackcmp compare -name NAME -probee OUT.folded -perf PERF.txt [-perf2 PERF2.txt] [-js] [-event] [-from FRAME] [-verdicts FILE] [-top N] [-top-names N] | stackcmp summary FILE")
+var errUsage = errors.New("usage: stackcmp compare -name NAME -probee OUT.folded -perf PERF.txt [-perf2 PERF2.txt] [-js] [-event uprobe|faults] [-from FRAME] [-verdicts FILE] [-top N] [-top-names N] | stackcmp summary FILE")
 
 func main() {
 	err := run(os.Args[1:], os.Stdout)
@@ -47,12 +47,16 @@ func compareCmd(args []string, stdout io.Writer) error {
 	var o Options
 	fs.BoolVar(&o.JS, "js", false, "also compare the share of samples with a named JS frame")
 	fs.StringVar(&o.From, "from", "", "compare caller chains from this frame (PREFIX* for a frame starting with PREFIX) on, where they hold it")
-	fs.BoolVar(&o.Event, "event", false, "the samples are a uprobe's hits at a function's entry (a separate overlap target)")
+	fs.StringVar(&o.Event, "event", "", "the samples are events both tools saw alike, with a separate overlap target: "+
+		eventUprobe+" (a uprobe's hits at a function's entry) or "+eventFaults+" (the page faults of one execution)")
 	verdicts := fs.String("verdicts", "", "append the verdicts to this file")
 	top := fs.Int("top", 0, "also print the N caller chains whose shares differ most")
 	topNames := fs.Int("top-names", 0, "also print the N frame names whose shares of samples differ most")
 	if err := fs.Parse(args); err != nil || *probeePath == "" || *perfPath == "" || fs.NArg() != 0 {
 		return errUsage
+	}
+	if o.Event != "" && o.Event != eventUprobe && o.Event != eventFaults {
+		return fmt.Errorf("-event %q: want %s or %s: %w", o.Event, eventUprobe, eventFaults, errUsage)
 	}
 	probee, err := readProfile(*probeePath, ParseProbee)
 	if err != nil {

@@ -69,8 +69,12 @@ func spelling(s string) string {
 }
 
 // aliases are symbols of one address that perf (reading the debug
-// symbols) and probee (the dynamic symbols) name differently.
-var aliases = map[string]string{"cfree": "free"}
+// symbols) and probee (the dynamic symbols) name differently: libc
+// exports its allocator under both names (readelf -Ws libc.so.6).
+var aliases = map[string]string{
+	"cfree": "free", "__libc_free": "free", "__libc_malloc": "malloc", "__libc_calloc": "calloc",
+	"__libc_realloc": "realloc", "__libc_memalign": "memalign", "__libc_valloc": "valloc", "__libc_pvalloc": "pvalloc",
+}
 
 // aliasName maps glibc's internal aliases (__GI_name, from the debug
 // symbols perf reads) and the aliases above to the exported name.

@@ -148,6 +148,8 @@ func TestNormName(t *testing.T) {
 		{"f(g(int))", "f"},
 		{"__GI___nptl_deallocate_tsd", "__nptl_deallocate_tsd"},
 		{"cfree", "free"},
+		{"__libc_calloc", "calloc"},
+		{"__libc_start_main", "__libc_start_main"},
 		{"<std::sys::thread::unix::Thread>::new::thread_start", "std::sys::thread::unix::Thread::new::thread_start"},
 		{"<alloc::sync::Arc<dyn core::marker::Sync>>::drop_slow", "alloc::sync::Arc<dyn core::marker::Sync>::drop_slow"},
 		{"<rustc_lint::Foo as core::ops::Drop>::drop", "<rustc_lint::Foo as core::ops::Drop>::drop"},

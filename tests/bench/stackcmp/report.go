@@ -13,10 +13,17 @@ const (
 	targetVsPerf  = "probee reaches the outermost frame no less often than perf"
 	targetOverlap = "caller-chain overlap with perf >= 85%"
 	targetEvent   = "caller-chain overlap with perf >= 85% at a function's entry (uprobe)"
+	targetFaults  = "caller-chain overlap with perf >= 85% at every page fault of one execution"
 	targetJS      = "samples with a named JS frame >= perf's (node)"
 )
 
-var targets = []string{targetReach, targetVsPerf, targetOverlap, targetEvent, targetJS}
+var targets = []string{targetReach, targetVsPerf, targetOverlap, targetEvent, targetFaults, targetJS}
+
+// The kinds of events compared instead of timer samples (Options.Event).
+const (
+	eventUprobe = "uprobe" // a uprobe's hits at a function's entry, run by run
+	eventFaults = "faults" // every page fault of one execution traced by both tools at once
+)
 
 // Verdict is one workload's result for one target.
 type Verdict struct {
@@ -28,10 +35,10 @@ type Verdict struct {
 type Options struct {
 	JS   bool   // a JavaScript workload: named JS frames count
 	From string // caller chains start at this frame where they hold it (see callerChains)
-	// Event: the samples are the hits of a uprobe at a function's entry,
-	// the same calls under both tools, so the overlap measures unwinding
-	// alone; its verdict is targetEvent's.
-	Event bool
+	// Event, when set, says the samples are events both tools saw alike,
+	// so the overlap measures unwinding alone and has its own target:
+	// eventUprobe (targetEvent) or eventFaults (targetFaults).
+	Event string
 }
 
 // Result is everything compare prints for one workload.
@@ -82,6 +89,8 @@ func (r Result) WriteTable(w io.Writer) {
 	row("reach outermost frame", pct(Share(r.Probee.Reached, r.Probee.Samples)),
 		pct(Share(r.Perf.Reached, r.Perf.Samples)), ">= 95%, >= perf")
 	row("mean depth (user frames)", depth(r.Probee), depth(r.Perf), "")
+	row("samples without a caller", pct(Share(r.Probee.LeafOnly, r.Probee.Samples)),
+		pct(Share(r.Perf.LeafOnly, r.Perf.Samples)), "(a walk that failed at once)")
 	row("caller-chain overlap", pct(r.Overlap), "", ">= 85%")
 	if r.HasPerfSelf {
 		row("  perf against a second perf run", "", pct(r.PerfSelf), "(the noise ceiling)")
@@ -93,8 +102,11 @@ func (r Result) WriteTable(w io.Writer) {
 	if r.Options.From != "" {
 		fmt.Fprintf(w, "    (caller chains compared from %s on, where they hold it)\n", r.Options.From)
 	}
-	if r.Options.Event {
+	switch r.Options.Event {
+	case eventUprobe:
 		fmt.Fprintf(w, "    (samples are a uprobe's hits at a function's entry: the same calls under both tools)\n")
+	case eventFaults:
+		fmt.Fprintf(w, "    (samples are the page faults of one execution traced by both tools at once: the same events, at any pc)\n")
 	}
 	if r.Options.JS {
 		row("samples with a named JS frame", pct(Share(r.Probee.JS, r.Probee.Samples)),
@@ -114,8 +126,11 @@ func (r Result) Verdicts() []Verdict {
 		{targetVsPerf, r.Name, pct2(reach) + " vs " + pct2(perfReach), reach >= perfReach},
 	}
 	overlap := targetOverlap
-	if r.Options.Event {
+	switch r.Options.Event {
+	case eventUprobe:
 		overlap = targetEvent
+	case eventFaults:
+		overlap = targetFaults
 	}
 	v = append(v, Verdict{overlap, r.Name, pct(r.Overlap) + r.selfNote(), r.Overlap >= 0.85})
 	if r.Options.JS {
