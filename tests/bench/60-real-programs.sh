@@ -27,7 +27,10 @@
 # traced by both tools at once. A fault happens wherever code first
 # touches a page, mid-function at any depth, like a timer sample, but
 # both tools see the same faults: the overlap is unwinding alone again,
-# over the whole compile (clang++ ~24K faults, rustc ~34K).
+# over the whole compile (clang++ ~24K faults, rustc ~34K). node-events
+# does the same for JS frames: every getppid call a fib recursion makes
+# (perf -g does not see the caller of libc's getppid wrapper, which makes
+# no frame: stackcmp -fp-leaf leaves it out of probee's stacks too).
 #
 # Workloads, with inputs generated in a temporary directory:
 #   xz        xz -9 -T1 of ~XZ_MB MB of base64 noise mixed with repeated text
@@ -43,6 +46,9 @@
 #             (NODE_RUNS runs per tool, pooled)
 #   node-same one such execution under both tools at once (perf records
 #             probee): the overlap without the run-to-run differences
+#   node-events     the same fib reading process.ppid (a getppid system
+#             call) every 8192nd fib(0): every such call of one execution
+#             under both tools at once, JS frames at the same events
 #   python3   a recursive function and dict work for SECS seconds
 # A workload whose tool is missing is skipped with a message.
 # Knobs: SECS (default 3), XZ_MB (default 28), NODE_RUNS (default 3),
@@ -222,30 +228,34 @@ measure_event() {
 	compare "$name" -event uprobe ${from:+-from "$from"}
 }
 
-# measure_faults NAME FROM -- CMD ARGS...: every user page fault of one
-# execution of CMD, traced by both tools at once (perf records probee,
-# which runs CMD; a tracepoint filter leaves out probee's own faults):
-# the same events, wherever an instruction first touches a page, mid-
-# function in any frame, so the overlap measures unwinding alone, with
-# no sampling in it. perf writes its data to $PERF_DATA, in RAM if it
-# can: on disk, perf lost a third of a clang++ compile's faults (~1.6 GB
-# of stack copies).
-# FROM, if set, is passed as -from.
-measure_faults() {
-	name=$1 from=$2
-	shift 3
+# measure_once NAME EVENT CALLGRAPH STACKCMP-FLAGS -- CMD ARGS...: every
+# hit of the tracepoint EVENT in one execution of CMD, traced by both tools
+# at once (perf records probee, which runs CMD; a tracepoint filter leaves
+# out probee's own hits): the same events under both, so the overlap
+# measures unwinding alone, with no sampling in it. With page faults the
+# events happen wherever code first touches a page, mid-function at any
+# depth. perf writes its data to $PERF_DATA, in RAM if it can: on disk,
+# perf lost a third of a clang++ compile's faults (~1.6 GB of stack
+# copies).
+measure_once() {
+	name=$1 ev=$2 cg=$3 flags=$4
+	shift 5
 	selected "$name" || return 0
 	mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing
 	: >"$tmp/$name.perf2"
-	perf record -q -N -m 1024M -e exceptions:page_fault_user --filter 'comm != "probee"' \
-		--call-graph "dwarf,$PERF_STACK" -o "$PERF_DATA" -- \
-		"$PROBEE" --tracepoint exceptions:page_fault_user -o "$tmp/$name.folded" -- "$@" \
+	# shellcheck disable=SC2086
+	perf record -q -N -m 1024M -e "$ev" --filter 'comm != "probee"' $cg -o "$PERF_DATA" -- \
+		"$PROBEE" --tracepoint "$ev" -o "$tmp/$name.folded" -- "$@" \
 		>/dev/null 2>"$tmp/$name.probee.err" || echo "  (the command exited with status $? under both tools)"
 	perf script -i "$PERF_DATA" -F comm,tid,ip,sym,dso --no-inline --no-demangle \
 		>"$tmp/$name.perf" 2>"$tmp/perf.script.err"
 	grep -h 'lost' "$tmp/perf.script.err" | sed 's/^/  perf: /' || true
 	rm -f "$PERF_DATA"
-	compare "$name" -event faults ${from:+-from "$from"}
+	drop_perf_maps
+	set -f
+	# shellcheck disable=SC2086
+	compare "$name" -event once $flags
+	set +f
 }
 
 echo "probee $PROBEE against $(perf --version), both at 999 Hz"
@@ -306,7 +316,7 @@ EOF
 	measure_event clang++-uprobe "libclang-cpp:demangle:clang::Sema::ActOnCallExpr" "" -- clang++ -O2 -c "$W/re.cpp" -o "$W/re.o"
 	echo
 	echo "clang++-faults: the same compile, every page fault, one execution under both tools at once"
-	measure_faults clang++-faults "" -- clang++ -O2 -c "$W/re.cpp" -o "$W/re.o"
+	measure_once clang++-faults exceptions:page_fault_user "--call-graph dwarf,$PERF_STACK" "" -- clang++ -O2 -c "$W/re.cpp" -o "$W/re.o"
 else
 	echo "clang++: skipped: clang++ is missing (apt-get install clang)"
 fi
@@ -370,7 +380,7 @@ EOF
 		"$from" -- "$RUSTC" -O "$W/m.rs" -o "$W/m"
 	echo
 	echo "rustc-faults: the same compile, every page fault, one execution under both tools at once"
-	measure_faults rustc-faults "$from" -- "$RUSTC" -O "$W/m.rs" -o "$W/m"
+	measure_once rustc-faults exceptions:page_fault_user "--call-graph dwarf,$PERF_STACK" "-from $from" -- "$RUSTC" -O "$W/m.rs" -o "$W/m"
 else
 	echo "rustc: skipped: rustc is missing (https://rustup.rs)"
 fi
@@ -397,6 +407,11 @@ EOF
 	echo
 	echo "node-same: node as above, one execution under both tools at once"
 	measure_same node-same -g "-js -from __libc_start_call_main" -- node --perf-basic-prof "$W/fib.js" "$W/node.pids" "$SECS"
+	echo
+	echo "node-events: the same fib, every 8192nd fib(0) reading process.ppid (a getppid call), one execution under both tools at once"
+	sed 's|return n < 2 ? n : |if (n === 0 \&\& (++k \& 8191) === 0) process.ppid; return n < 2 ? n : |; 1i let k = 0;' "$W/fib.js" >"$W/fibsys.js"
+	measure_once node-events syscalls:sys_enter_getppid -g "-js -fp-leaf -from __libc_start_call_main" -- \
+		node --perf-basic-prof "$W/fibsys.js" "$W/node.pids" "$SECS"
 else
 	echo "node: skipped: node is missing (apt-get install nodejs)"
 fi

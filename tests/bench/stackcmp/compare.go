@@ -43,6 +43,19 @@ func LendNames(p, from Profile) {
 	}
 }
 
+// HideLeafCaller leaves out the leaf's caller in every stack of p of two
+// frames or more, for a workload whose every sample is in a leaf that made
+// no frame of its own (a libc system call wrapper): perf -g walks frame
+// pointers from the frame pointer such a leaf leaves at its caller's
+// frame, so it never sees that caller.
+func HideLeafCaller(p Profile) {
+	for i, s := range p {
+		if n := len(s.Frames); n >= 2 {
+			p[i].Frames = slices.Delete(slices.Clone(s.Frames), n-2, n-1)
+		}
+	}
+}
+
 // tokens are the frame names of s as compared, root first.
 func tokens(s Stack) []string {
 	t := make([]string, len(s.Frames))

@@ -150,3 +150,16 @@ func TestTopDiffs(t *testing.T) {
 		t.Errorf("TopDiffs(1) gave %d chains", len(got))
 	}
 }
+
+// perf -g does not see the caller of a leaf without a frame: probee's
+// stacks lose that frame, and one-frame stacks stay.
+func TestHideLeafCaller(t *testing.T) {
+	p := prof(t, "n;main;js;GetParentProcessId;getppid 2", "n;getppid 1")
+	HideLeafCaller(p)
+	if got := Overlap(p, prof(t, "n;main;js;getppid 2", "n;getppid 1"), ""); math.Abs(got-1) > 1e-9 {
+		t.Errorf("Overlap with perf's stacks = %v, want 1", got)
+	}
+	if got := Measure(p); got.Frames != 3*2+1 {
+		t.Errorf("frames = %d, want 7", got.Frames)
+	}
+}

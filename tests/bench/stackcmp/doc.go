@@ -2,7 +2,7 @@
 // the stacks `perf record` sampled from the same command, for
 // tests/bench/60-real-programs.sh:
 //
-//	stackcmp compare -name NAME -probee OUT.folded -perf PERF.txt [-perf2 PERF2.txt] [-js] [-event uprobe|faults] [-from FRAME] [-verdicts FILE] [-top N]
+//	stackcmp compare -name NAME -probee OUT.folded -perf PERF.txt [-perf2 PERF2.txt] [-js] [-event uprobe|once] [-fp-leaf] [-from FRAME] [-verdicts FILE] [-top N]
 //	stackcmp summary FILE
 //
 // compare reads probee's collapsed stacks (`probe;comm;root;...;leaf count`)
@@ -14,9 +14,12 @@
 // the caller-chain distributions and, with -js, the share of samples holding a
 // named JavaScript frame ("JS:..." from node's perf map). With -event the
 // samples are events both tools saw alike rather than timer samples
-// (uprobe: a uprobe's hits at a function's entry; faults: every page fault
-// of one execution traced by both at once), and the overlap, which then
-// measures unwinding alone, is judged under a target of its own. -from FRAME
+// (uprobe: a uprobe's hits at a function's entry; once: every event of a
+// kind, page faults or a system call, in one execution traced by both at
+// once), and the overlap, which then measures unwinding alone, is judged
+// under a target of its own. -fp-leaf leaves out the leaf's caller from
+// probee's stacks where every sample is in a leaf without a frame (a
+// system call wrapper), a caller perf -g never sees. -from FRAME
 // compares caller chains from FRAME on (for perf -g, whose frame-pointer
 // walk stops in libc); -top N also prints the N chains whose shares differ
 // most. With -verdicts it appends one line per target to FILE; summary

@@ -9,7 +9,7 @@ import (
 )
 
 // errUsage marks command-line mistakes (exit code 2).
-var errUsage = errors.New("usage: stackcmp compare -name NAME -probee OUT.folded -perf PERF.txt [-perf2 PERF2.txt] [-js] [-event uprobe|faults] [-from FRAME] [-verdicts FILE] [-top N] [-top-names N] | stackcmp summary FILE")
+var errUsage = errors.New("usage: stackcmp compare -name NAME -probee OUT.folded -perf PERF.txt [-perf2 PERF2.txt] [-js] [-event uprobe|once] [-fp-leaf] [-from FRAME] [-verdicts FILE] [-top N] [-top-names N] | stackcmp summary FILE")
 
 func main() {
 	err := run(os.Args[1:], os.Stdout)
@@ -48,15 +48,16 @@ func compareCmd(args []string, stdout io.Writer) error {
 	fs.BoolVar(&o.JS, "js", false, "also compare the share of samples with a named JS frame")
 	fs.StringVar(&o.From, "from", "", "compare caller chains from this frame (PREFIX* for a frame starting with PREFIX) on, where they hold it")
 	fs.StringVar(&o.Event, "event", "", "the samples are events both tools saw alike, with a separate overlap target: "+
-		eventUprobe+" (a uprobe's hits at a function's entry) or "+eventFaults+" (the page faults of one execution)")
+		eventUprobe+" (a uprobe's hits at a function's entry) or "+eventOnce+" (the events of one execution traced by both at once)")
+	fpLeaf := fs.Bool("fp-leaf", false, "every sample's leaf made no frame (a system call wrapper): perf -g never sees its caller, so probee's is left out too")
 	verdicts := fs.String("verdicts", "", "append the verdicts to this file")
 	top := fs.Int("top", 0, "also print the N caller chains whose shares differ most")
 	topNames := fs.Int("top-names", 0, "also print the N frame names whose shares of samples differ most")
 	if err := fs.Parse(args); err != nil || *probeePath == "" || *perfPath == "" || fs.NArg() != 0 {
 		return errUsage
 	}
-	if o.Event != "" && o.Event != eventUprobe && o.Event != eventFaults {
-		return fmt.Errorf("-event %q: want %s or %s: %w", o.Event, eventUprobe, eventFaults, errUsage)
+	if o.Event != "" && o.Event != eventUprobe && o.Event != eventOnce {
+		return fmt.Errorf("-event %q: want %s or %s: %w", o.Event, eventUprobe, eventOnce, errUsage)
 	}
 	probee, err := readProfile(*probeePath, ParseProbee)
 	if err != nil {
@@ -65,6 +66,9 @@ func compareCmd(args []string, stdout io.Writer) error {
 	perf, err := readProfile(*perfPath, ParsePerf)
 	if err != nil {
 		return err
+	}
+	if *fpLeaf {
+		HideLeafCaller(probee)
 	}
 	r := Compare(*name, probee, perf, o)
 	if *perf2Path != "" {

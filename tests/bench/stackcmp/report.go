@@ -13,16 +13,16 @@ const (
 	targetVsPerf  = "probee reaches the outermost frame no less often than perf"
 	targetOverlap = "caller-chain overlap with perf >= 85%"
 	targetEvent   = "caller-chain overlap with perf >= 85% at a function's entry (uprobe)"
-	targetFaults  = "caller-chain overlap with perf >= 85% at every page fault of one execution"
+	targetOnce    = "caller-chain overlap with perf >= 85% on the events of one execution (page faults, system calls)"
 	targetJS      = "samples with a named JS frame >= perf's (node)"
 )
 
-var targets = []string{targetReach, targetVsPerf, targetOverlap, targetEvent, targetFaults, targetJS}
+var targets = []string{targetReach, targetVsPerf, targetOverlap, targetEvent, targetOnce, targetJS}
 
 // The kinds of events compared instead of timer samples (Options.Event).
 const (
 	eventUprobe = "uprobe" // a uprobe's hits at a function's entry, run by run
-	eventFaults = "faults" // every page fault of one execution traced by both tools at once
+	eventOnce   = "once"   // every event of a kind in one execution traced by both tools at once
 )
 
 // Verdict is one workload's result for one target.
@@ -37,7 +37,7 @@ type Options struct {
 	From string // caller chains start at this frame where they hold it (see callerChains)
 	// Event, when set, says the samples are events both tools saw alike,
 	// so the overlap measures unwinding alone and has its own target:
-	// eventUprobe (targetEvent) or eventFaults (targetFaults).
+	// eventUprobe (targetEvent) or eventOnce (targetOnce).
 	Event string
 }
 
@@ -105,8 +105,8 @@ func (r Result) WriteTable(w io.Writer) {
 	switch r.Options.Event {
 	case eventUprobe:
 		fmt.Fprintf(w, "    (samples are a uprobe's hits at a function's entry: the same calls under both tools)\n")
-	case eventFaults:
-		fmt.Fprintf(w, "    (samples are the page faults of one execution traced by both tools at once: the same events, at any pc)\n")
+	case eventOnce:
+		fmt.Fprintf(w, "    (samples are the events of one execution traced by both tools at once: the same events, wherever they happen)\n")
 	}
 	if r.Options.JS {
 		row("samples with a named JS frame", pct(Share(r.Probee.JS, r.Probee.Samples)),
@@ -129,8 +129,8 @@ func (r Result) Verdicts() []Verdict {
 	switch r.Options.Event {
 	case eventUprobe:
 		overlap = targetEvent
-	case eventFaults:
-		overlap = targetFaults
+	case eventOnce:
+		overlap = targetOnce
 	}
 	v = append(v, Verdict{overlap, r.Name, pct(r.Overlap) + r.selfNote(), r.Overlap >= 0.85})
 	if r.Options.JS {
