@@ -366,9 +366,8 @@ int probee_step_uprobe_multi(struct pt_regs *regs)
 // A tracepoint is shared: the kernel gives its hits to other perf events on
 // it (perf record -e, perf stat) only when its BPF programs return 1, so
 // these return 1 (as do their step programs, whose value a tail call
-// returns), as bpftrace does since its PR #1857. probee's own event then
-// costs ~70 ns more per hit on the one CPU it was opened on (cilium/ebpf
-// opens it sampling, on CPU 0; the output finds no ring buffer).
+// returns), as bpftrace does since its PR #1857. probee's own perf event
+// is disabled once attached (quietEvent), so it takes none of them.
 SEC("tracepoint")
 int probee_tracepoint(void *ctx)
 {
