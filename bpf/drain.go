@@ -33,7 +33,7 @@ var dropNames = [...]string{
 	"counts map full (raise --max-stacks)",
 	"user stack map full (raise --max-stacks)",
 	"user stack hash collision",
-	"kernel stack unreadable",
+	"kernel stacks unreadable (those events are counted with their user stacks alone; Linux 5.10 gives system call tracepoints none)",
 	"kernel stack hash collision",
 	"process notice lost (ring buffer full)",
 	"partial stacks: taken before the process's unwind tables were loaded (frame pointers used)",

@@ -181,6 +181,14 @@ static __always_inline __u64 store_kernel_stack(void *ctx)
 	if (!st)
 		return 0;
 	long n = bpf_get_stack(ctx, st->pcs, sizeof(st->pcs), 0);
+#ifndef PROBEE_LEGACY
+	// A system call tracepoint of older kernels (6.1; not 6.12) gives its
+	// programs the task's user registers, where bpf_get_stack finds no
+	// kernel stack: the task's kernel stack is walked from here instead
+	// (the BPF frames on top are cut in user space: resolver.TrimBPFFrames).
+	if (n <= 0)
+		n = bpf_get_task_stack(bpf_get_current_task_btf(), st->pcs, sizeof(st->pcs), 0);
+#endif
 	if (n <= 0) {
 		count_drop(DROP_KSTACK_ERROR);
 		return 0;

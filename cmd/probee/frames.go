@@ -67,9 +67,10 @@ func (sf *stackFrames) kernel(pcs []uint64) []*output.Frame {
 	}
 	sf.pcs = appendLookupPCs(sf.pcs[:0], pcs)
 	sf.res = sf.sym.AppendKernelFrames(sf.res[:0], sf.pcs)
+	res := resolver.TrimBPFFrames(sf.res)
 	out := sf.out[:0]
-	for i := range slices.Backward(sf.res) {
-		out = append(out, sf.fs.Intern(outputFrame(&sf.res[i], true)))
+	for i := range slices.Backward(res) {
+		out = append(out, sf.fs.Intern(outputFrame(&res[i], true)))
 	}
 	sf.out = out
 	return sf.fs.Stack(out)
