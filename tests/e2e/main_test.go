@@ -20,6 +20,9 @@ import (
 var probee string // path of the binary under test
 
 func TestMain(m *testing.M) {
+	if n := os.Getenv(getppidLoopEnv); n != "" {
+		getppidLoop(n) // started again as a traced command (coexist_test.go)
+	}
 	dir, err := os.MkdirTemp("", "probee-e2e")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
