@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/probee/probee/bpf"
 	"github.com/probee/probee/internal/testgate"
 )
 
@@ -72,8 +73,9 @@ func TestTracepointSharedWithPerf(t *testing.T) {
 	}
 }
 
-// tracepointID reads a tracepoint's id from tracefs, mounted in a private
-// mount namespace of a thread that ends with it when it is not mounted.
+// tracepointID reads a tracepoint's id from tracefs, mounted where it is
+// missing (bpf.Tracefs.Ensure) in a private mount namespace of a thread
+// that ends with it.
 func tracepointID(t *testing.T, category, name string) uint64 {
 	t.Helper()
 	type res struct {
@@ -83,29 +85,36 @@ func tracepointID(t *testing.T, category, name string) uint64 {
 	ch := make(chan res)
 	go func() {
 		runtime.LockOSThread() // never unlocked: the thread exits with its namespace
-		var r res
-		var b []byte
-		if r.err = unix.Unshare(unix.CLONE_NEWNS); r.err == nil {
-			r.err = unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, "")
-		}
-		dir := "/sys/kernel/tracing"
-		if r.err == nil {
-			var st unix.Statfs_t
-			if unix.Statfs(dir, &st) != nil || st.Type != unix.TRACEFS_MAGIC {
-				r.err = unix.Mount("tracefs", dir, "tracefs", 0, "")
-			}
-		}
-		if r.err == nil {
-			b, r.err = os.ReadFile(filepath.Join(dir, "events", category, name, "id"))
-		}
-		if r.err == nil {
-			r.id, r.err = strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
-		}
-		ch <- r
+		id, err := privateTracepointID(category, name)
+		ch <- res{id, err}
 	}()
 	r := <-ch
 	if r.err != nil {
 		t.Fatalf("tracepoint %s:%s: %v", category, name, r.err)
 	}
 	return r.id
+}
+
+// privateTracepointID is tracepointID on a locked thread.
+func privateTracepointID(category, name string) (uint64, error) {
+	if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
+		return 0, err
+	}
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return 0, err
+	}
+	if _, err := bpf.Tracefs.Ensure(); err != nil {
+		return 0, err
+	}
+	var b []byte
+	var err error
+	for _, dir := range []string{bpf.Tracefs.Dir, bpf.Tracefs.Also} { // where Ensure found it
+		if b, err = os.ReadFile(filepath.Join(dir, "events", category, name, "id")); err == nil {
+			break
+		}
+	}
+	if err != nil {
+		return 0, err
+	}
+	return strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
 }
