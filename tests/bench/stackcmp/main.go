@@ -56,7 +56,7 @@ func compareCmd(args []string, stdout io.Writer) error {
 	if err := fs.Parse(args); err != nil || *probeePath == "" || *perfPath == "" || fs.NArg() != 0 {
 		return errUsage
 	}
-	if o.Event != "" && o.Event != eventUprobe && o.Event != eventOnce {
+	if _, ok := eventKinds[o.Event]; o.Event != "" && !ok {
 		return fmt.Errorf("-event %q: want %s or %s: %w", o.Event, eventUprobe, eventOnce, errUsage)
 	}
 	probee, err := readProfile(*probeePath, ParseProbee)

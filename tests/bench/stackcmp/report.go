@@ -25,6 +25,12 @@ const (
 	eventOnce   = "once"   // every event of a kind in one execution traced by both tools at once
 )
 
+// eventKinds give each kind its overlap target and the note under its table.
+var eventKinds = map[string]struct{ target, note string }{
+	eventUprobe: {targetEvent, "samples are a uprobe's hits at a function's entry: the same calls under both tools"},
+	eventOnce:   {targetOnce, "samples are the events of one execution traced by both tools at once: the same events, wherever they happen"},
+}
+
 // Verdict is one workload's result for one target.
 type Verdict struct {
 	Target, Workload, Detail string
@@ -102,11 +108,8 @@ func (r Result) WriteTable(w io.Writer) {
 	if r.Options.From != "" {
 		fmt.Fprintf(w, "    (caller chains compared from %s on, where they hold it)\n", r.Options.From)
 	}
-	switch r.Options.Event {
-	case eventUprobe:
-		fmt.Fprintf(w, "    (samples are a uprobe's hits at a function's entry: the same calls under both tools)\n")
-	case eventOnce:
-		fmt.Fprintf(w, "    (samples are the events of one execution traced by both tools at once: the same events, wherever they happen)\n")
+	if k, ok := eventKinds[r.Options.Event]; ok {
+		fmt.Fprintf(w, "    (%s)\n", k.note)
 	}
 	if r.Options.JS {
 		row("samples with a named JS frame", pct(Share(r.Probee.JS, r.Probee.Samples)),
@@ -126,11 +129,8 @@ func (r Result) Verdicts() []Verdict {
 		{targetVsPerf, r.Name, pct2(reach) + " vs " + pct2(perfReach), reach >= perfReach},
 	}
 	overlap := targetOverlap
-	switch r.Options.Event {
-	case eventUprobe:
-		overlap = targetEvent
-	case eventOnce:
-		overlap = targetOnce
+	if k, ok := eventKinds[r.Options.Event]; ok {
+		overlap = k.target
 	}
 	v = append(v, Verdict{overlap, r.Name, pct(r.Overlap) + r.selfNote(), r.Overlap >= 0.85})
 	if r.Options.JS {
