@@ -132,6 +132,17 @@ func cookie(probe uint32, t UprobeTarget) uint64 {
 }
 
 func (s *Session) attachMulti(ex *link.Executable, probe uint32, g []UprobeTarget, pid int, st *AttachStats) error {
+	if len(g) == 0 {
+		return nil
+	}
+	name := "probee_uprobe_multi" // g is all entries or all returns
+	if g[0].Return {
+		name = "probee_ret_uprobe_multi"
+	}
+	prog, err := s.program(name)
+	if err != nil {
+		return err
+	}
 	try := func(part []UprobeTarget) error {
 		opts := &link.UprobeMultiOptions{PID: uint32(pid)}
 		semaphores := false
@@ -147,10 +158,6 @@ func (s *Session) attachMulti(ex *link.Executable, probe uint32, g []UprobeTarge
 		attach := ex.UprobeMulti
 		if part[0].Ret {
 			attach = ex.UretprobeMulti
-		}
-		prog := s.objs.ProbeeUprobeMulti
-		if part[0].Return {
-			prog = s.objs.ProbeeRetUprobeMulti
 		}
 		l, err := attach(nil, prog, opts)
 		if err == nil {
@@ -203,11 +210,11 @@ func (s *Session) attachSingles(ex *link.Executable, probe uint32, g []UprobeTar
 		if t.Ret {
 			attach = ex.Uretprobe
 		}
-		name, prog := "probee_uprobe", s.objs.ProbeeUprobe
+		name := "probee_uprobe"
 		if t.Return {
-			name, prog = "probee_ret_uprobe", s.objs.ProbeeRetUprobe
+			name = "probee_ret_uprobe"
 		}
-		prog, c, err := s.cookieProgram(name, prog, cookie(probe, t))
+		prog, c, err := s.cookieProgram(name, cookie(probe, t))
 		if err != nil {
 			return err
 		}
@@ -246,7 +253,7 @@ func attachHint(err error) error {
 
 // AttachTracepoint attaches probe to the tracepoint category:name.
 func (s *Session) AttachTracepoint(probe uint32, category, name string) error {
-	prog, c, err := s.cookieProgram("probee_tracepoint", s.objs.ProbeeTracepoint, uint64(probe))
+	prog, c, err := s.cookieProgram("probee_tracepoint", uint64(probe))
 	if err != nil {
 		return err
 	}

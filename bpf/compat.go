@@ -1,7 +1,6 @@
 package bpf
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -86,82 +85,6 @@ func b2u(b bool) uint32 {
 		return 1
 	}
 	return 0
-}
-
-// cookies holds the programs loaded per cookie on kernels without BPF
-// cookies: one copy of a program per cookie, its fixed_cookie set, sharing
-// every map but its rodata with the session.
-type cookies struct {
-	mu    sync.Mutex
-	spec  *ebpf.CollectionSpec // the session's, configured
-	maps  map[string]*ebpf.Map // the session's maps, by name
-	progs map[cookieKey]*ebpf.Program
-}
-
-type cookieKey struct {
-	name   string
-	cookie uint64
-}
-
-// cookieProgram returns the program to attach for the program named name
-// (prog, already loaded) with cookie, and the cookie to give the link.
-func (s *Session) cookieProgram(name string, prog *ebpf.Program, cookie uint64) (*ebpf.Program, uint64, error) {
-	if s.haveCookies() {
-		return prog, cookie, nil
-	}
-	c := &s.cookies
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	k := cookieKey{name, cookie}
-	if p := c.progs[k]; p != nil {
-		return p, 0, nil
-	}
-	p, err := c.load(name, cookie)
-	if err != nil {
-		return nil, 0, fmt.Errorf("load %s for cookie %#x (this kernel has no BPF cookies): %w", name, cookie, err)
-	}
-	if c.progs == nil {
-		c.progs = map[cookieKey]*ebpf.Program{}
-	}
-	c.progs[k] = p
-	return p, 0, nil
-}
-
-func (c *cookies) load(name string, cookie uint64) (*ebpf.Program, error) {
-	cs := c.spec.Copy()
-	for n := range cs.Programs {
-		if n != name {
-			delete(cs.Programs, n)
-		}
-	}
-	if err := cs.Variables["fixed_cookie"].Set(cookie); err != nil {
-		return nil, err
-	}
-	repl := map[string]*ebpf.Map{}
-	for n, m := range c.maps {
-		if n != ".rodata" {
-			repl[n] = m
-		}
-	}
-	coll, err := ebpf.NewCollectionWithOptions(cs, ebpf.CollectionOptions{MapReplacements: repl})
-	if err != nil {
-		return nil, loadError(err)
-	}
-	defer coll.Close()
-	p := coll.DetachProgram(name)
-	if p == nil {
-		return nil, errors.New("no such program")
-	}
-	return p, nil
-}
-
-func (c *cookies) close() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, p := range c.progs {
-		p.Close()
-	}
-	c.progs = nil
 }
 
 // Before 6.1, perf_event programs may use only preallocated hash maps: the

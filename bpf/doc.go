@@ -117,7 +117,11 @@
 // record(ctx, cookie, ip, sp, bp, 1, SLOT_KPROBE, steps_kprobe, STEP_KPROBE));
 // uprobe.multi, kprobe.multi, tracepoint and perf_event have their own
 // arrays (steps_multi, steps_kmulti, steps_tp, steps_perf: a prog array is
-// bound to the type and attach type of its first user).
+// bound to the type and attach type of its first user). These entry and
+// step programs are most of the verifier's work, so a session loads them
+// when a probe of their kind is first attached, the step program first,
+// in its array before its entry program can run (programs.go); it opens
+// with its maps and small programs only.
 // Without tail calls (Options.NoTailCalls, or a failed tail call) the walk
 // runs inline in bpf_loop (256 frames; 5.17+) or a bounded loop of
 // InlineLoopFrames. Frames: pc-1 lookups for return addresses, exact pcs

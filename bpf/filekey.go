@@ -67,8 +67,12 @@ func (s *Session) kernelFileKey(path string) (probeeFileKey, error) {
 	ctx := binary.NativeEndian.AppendUint64(nil, uint64(uintptr(unsafe.Pointer(&b[0]))))
 	// bpf_find_vma only trylocks the address space: another of probee's
 	// threads mapping memory at that moment makes it fail (-EBUSY).
+	prog, err := s.program("probee_file_key")
+	if err != nil {
+		return probeeFileKey{}, err
+	}
 	for try := 0; try < 20; try++ {
-		ret, err := s.objs.ProbeeFileKey.Run(&ebpf.RunOptions{Context: ctx})
+		ret, err := prog.Run(&ebpf.RunOptions{Context: ctx})
 		if err != nil {
 			return probeeFileKey{}, fmt.Errorf("run probee_file_key: %w", err)
 		}

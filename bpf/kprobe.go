@@ -77,9 +77,6 @@ func (s *Session) AttachKprobes(probe uint32, targets []KprobeTarget, noMulti bo
 		}
 	}
 	if len(multi) > 0 {
-		if err := s.objs.StepsKmulti.Put(uint32(0), s.objs.ProbeeStepKprobeMulti); err != nil {
-			return st, fmt.Errorf("fill the kprobe_multi unwind step array: %w", err)
-		}
 		st.Multi = true
 	}
 	for _, k := range []side{{false, false}, {true, false}, {true, true}} {
@@ -98,6 +95,17 @@ func (s *Session) AttachKprobes(probe uint32, targets []KprobeTarget, noMulti bo
 // split in halves until the refused functions are isolated and skipped
 // (splitRefused). A kernel without kprobe_multi gets one link per function.
 func (s *Session) attachKmulti(probe uint32, g []KprobeTarget, st *KprobeStats) error {
+	if len(g) == 0 {
+		return nil
+	}
+	name := "probee_kprobe_multi" // g is all entries or all returns
+	if g[0].Return {
+		name = "probee_ret_kprobe_multi"
+	}
+	prog, err := s.program(name)
+	if err != nil {
+		return err
+	}
 	try := func(part []KprobeTarget) error {
 		opts := link.KprobeMultiOptions{}
 		for _, t := range part {
@@ -107,10 +115,6 @@ func (s *Session) attachKmulti(probe uint32, g []KprobeTarget, st *KprobeStats) 
 		attach := link.KprobeMulti
 		if part[0].Ret {
 			attach = link.KretprobeMulti
-		}
-		prog := s.objs.ProbeeKprobeMulti
-		if part[0].Return {
-			prog = s.objs.ProbeeRetKprobeMulti
 		}
 		l, err := attach(prog, opts)
 		if err == nil {
@@ -139,11 +143,11 @@ func (s *Session) attachKsingles(probe uint32, g []KprobeTarget, st *KprobeStats
 		if t.Ret {
 			attach = link.Kretprobe
 		}
-		name, prog := "probee_kprobe", s.objs.ProbeeKprobe
+		name := "probee_kprobe"
 		if t.Return {
-			name, prog = "probee_ret_kprobe", s.objs.ProbeeRetKprobe
+			name = "probee_ret_kprobe"
 		}
-		prog, c, err := s.cookieProgram(name, prog, uint64(probe))
+		prog, c, err := s.cookieProgram(name, uint64(probe))
 		if err != nil {
 			return err
 		}

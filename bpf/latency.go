@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/cilium/ebpf"
-	"github.com/cilium/ebpf/link"
 )
 
 // "How much" (latency.h): in a measure mode the function probes count
@@ -85,7 +84,7 @@ func (s *Session) attachLatencyExit() error {
 	if s.opts.Measure.Mode != MeasureLatency {
 		return nil
 	}
-	l, err := link.AttachTracing(link.TracingOptions{Program: s.objs.ProbeeLatExit})
+	l, err := s.attachTracing("probee_lat_exit")
 	if err != nil {
 		return fmt.Errorf("attach sched_process_exit for --latency (tp_btf): %w", err)
 	}

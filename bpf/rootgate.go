@@ -3,7 +3,6 @@ package bpf
 import (
 	"fmt"
 
-	"github.com/cilium/ebpf/link"
 	"golang.org/x/sys/unix"
 )
 
@@ -22,7 +21,7 @@ func (s *Session) AttachRootGate() error {
 	if err := s.objs.HostRoot.Put(uint32(0), &key); err != nil {
 		return fmt.Errorf("root gate: %w", err)
 	}
-	l, err := link.AttachTracing(link.TracingOptions{Program: s.objs.ProbeeRootGate})
+	l, err := s.attachTracing("probee_root_gate")
 	if err != nil {
 		return fmt.Errorf("attach the root gate (sched_process_exec, tp_btf): %w", err)
 	}

@@ -28,6 +28,10 @@ func (s *Session) AttachSampling(freq int) error {
 		Sample: uint64(freq),
 		Bits:   unix.PerfBitFreq | unix.PerfBitDisabled,
 	}
+	prog, err := s.program("probee_perf")
+	if err != nil {
+		return err
+	}
 	for _, cpu := range cpus {
 		fd, err := unix.PerfEventOpen(&attr, -1, cpu, -1, unix.PERF_FLAG_FD_CLOEXEC)
 		if err != nil {
@@ -36,7 +40,7 @@ func (s *Session) AttachSampling(freq int) error {
 		s.mu.Lock()
 		s.perfFDs = append(s.perfFDs, fd)
 		s.mu.Unlock()
-		if err := unix.IoctlSetInt(fd, unix.PERF_EVENT_IOC_SET_BPF, s.objs.ProbeePerf.FD()); err != nil {
+		if err := unix.IoctlSetInt(fd, unix.PERF_EVENT_IOC_SET_BPF, prog.FD()); err != nil {
 			return fmt.Errorf("attach the sampling program on cpu %d: %w", cpu, err)
 		}
 		if err := unix.IoctlSetInt(fd, unix.PERF_EVENT_IOC_ENABLE, 0); err != nil {
@@ -68,7 +72,11 @@ func (s *Session) AttachGate(path string, offset uint64) error {
 	if err != nil {
 		return fmt.Errorf("open %s for the exec gate: %w", path, err)
 	}
-	l, err := ex.Uprobe("", s.objs.ProbeeGate, &link.UprobeOptions{Address: offset})
+	prog, err := s.program("probee_gate")
+	if err != nil {
+		return err
+	}
+	l, err := ex.Uprobe("", prog, &link.UprobeOptions{Address: offset})
 	if err != nil {
 		return fmt.Errorf("attach the exec gate to %s: %w", path, err)
 	}
@@ -88,7 +96,7 @@ func (s *Session) AttachLdsoGate(path string, stateOff, stateAddr, rdebugAddr ui
 	if err != nil {
 		return fmt.Errorf("open %s for the ld.so gate: %w", path, err)
 	}
-	prog, c, err := s.cookieProgram("probee_ldso_gate", s.objs.ProbeeLdsoGate, stateAddr<<32|rdebugAddr)
+	prog, c, err := s.cookieProgram("probee_ldso_gate", stateAddr<<32|rdebugAddr)
 	if err != nil {
 		return err
 	}

@@ -55,7 +55,7 @@ type Options struct {
 
 // Session is a loaded set of probee programs and maps plus their links.
 type Session struct {
-	objs    probeeObjects
+	objs    probeeMaps
 	opts    Options
 	mu      sync.Mutex
 	links   []link.Link
@@ -67,7 +67,7 @@ type Session struct {
 	keys    map[probeeFileKey]probeeFileKey   // file identity shown in maps -> the unwinder's (filekey.go)
 	findVMA bool                              // the kernel finds tables by file (have_find_vma)
 	coll    *ebpf.Collection                  // the loaded objects s.objs does not hold
-	cookies cookies                           // programs per cookie (no BPF cookies: compat.go)
+	progs   programs                          // programs loaded after the session opened (programs.go)
 
 	gate     *countsGate        // which counts map events go to (interval.go)
 	dmu      sync.Mutex         // serializes drains; guards the fields below
@@ -121,10 +121,6 @@ func Open(opts Options) (*Session, error) {
 		s.Close()
 		return nil, err
 	}
-	if err := s.fillStepArrays(); err != nil {
-		s.Close()
-		return nil, err
-	}
 	if err := s.attachProcessTracking(); err != nil {
 		s.Close()
 		return nil, err
@@ -136,13 +132,14 @@ func Open(opts Options) (*Session, error) {
 	return s, nil
 }
 
-// load loads spec into s.objs and keeps what cookieProgram needs.
+// load loads spec's maps and small programs into s.objs, and keeps what
+// loading the others needs (programs.go).
 func (s *Session) load(spec *ebpf.CollectionSpec) error {
-	coll, err := ebpf.NewCollection(spec)
+	coll, err := ebpf.NewCollection(eagerSpec(spec))
 	if err != nil {
 		return loadError(err)
 	}
-	s.cookies = cookies{spec: spec, maps: maps.Clone(coll.Maps)}
+	s.progs.init(spec, coll, s.opts.DWARF && !s.opts.NoTailCalls)
 	if err := coll.Assign(&s.objs); err != nil {
 		coll.Close()
 		return fmt.Errorf("load bpf objects: %w", err)
@@ -252,27 +249,6 @@ func InlineDepth() int {
 	return InlineLoopFrames
 }
 
-// fillStepArrays puts each context kind's step program in its prog array.
-func (s *Session) fillStepArrays() error {
-	fills := []struct {
-		m    *ebpf.Map
-		idx  uint32
-		prog *ebpf.Program
-	}{
-		{s.objs.StepsKprobe, 0, s.objs.ProbeeStepUprobe},
-		{s.objs.StepsKprobe, 1, s.objs.ProbeeStepKprobe},
-		{s.objs.StepsMulti, 0, s.objs.ProbeeStepUprobeMulti},
-		{s.objs.StepsTp, 0, s.objs.ProbeeStepTracepoint},
-		{s.objs.StepsPerf, 0, s.objs.ProbeeStepPerf},
-	}
-	for _, f := range fills {
-		if err := f.m.Put(f.idx, f.prog); err != nil {
-			return fmt.Errorf("fill unwind step program array: %w", err)
-		}
-	}
-	return nil
-}
-
 func loadError(err error) error {
 	if errors.Is(err, os.ErrPermission) && os.Geteuid() != 0 {
 		return ErrPermission
@@ -285,26 +261,29 @@ func loadError(err error) error {
 }
 
 func (s *Session) attachProcessTracking() error {
-	fork, err := link.AttachTracing(link.TracingOptions{Program: s.objs.ProbeeFork})
-	if err != nil {
-		return fmt.Errorf("attach sched_process_fork (tp_btf): %w", err)
-	}
-	s.procs = []link.Link{fork}
-	for _, h := range []struct {
-		name string
-		prog *ebpf.Program
-	}{{"sched_process_exec", s.objs.ProbeeExec}, {"sched_process_exit", s.objs.ProbeeExit}} {
-		l, err := link.AttachTracing(link.TracingOptions{Program: h.prog})
+	for _, h := range []struct{ tp, prog string }{
+		{"sched_process_fork", "probee_fork"}, {"sched_process_exec", "probee_exec"}, {"sched_process_exit", "probee_exit"},
+	} {
+		l, err := s.attachTracing(h.prog)
 		if err != nil {
 			for _, l := range s.procs {
 				l.Close()
 			}
 			s.procs = nil
-			return fmt.Errorf("attach %s (tp_btf): %w", h.name, err)
+			return fmt.Errorf("attach %s (tp_btf): %w", h.tp, err)
 		}
 		s.procs = append(s.procs, l)
 	}
 	return nil
+}
+
+// attachTracing attaches the tracing (tp_btf) program named prog.
+func (s *Session) attachTracing(prog string) (link.Link, error) {
+	p, err := s.program(prog)
+	if err != nil {
+		return nil, err
+	}
+	return link.AttachTracing(link.TracingOptions{Program: p})
 }
 
 // AddPID adds a tgid to the in-kernel filter (with Options.FilterPIDs).
@@ -342,7 +321,7 @@ func (s *Session) Close() error {
 	s.tmu.Lock()
 	s.tables.close()
 	s.tmu.Unlock()
-	s.cookies.close()
+	s.progs.close()
 	errs = append(errs, s.objs.Close())
 	if s.coll != nil {
 		s.coll.Close()

@@ -29,7 +29,7 @@ var ustackClasses = [...]ustackClass{
 }
 
 // ustackMaps are the session's user stack maps in ustackClasses' order.
-func (o *probeeObjects) ustackMaps() [len(ustackClasses)]*ebpf.Map {
+func (o *probeeMaps) ustackMaps() [len(ustackClasses)]*ebpf.Map {
 	return [...]*ebpf.Map{o.UstacksShort, o.UstacksMid, o.Ustacks}
 }
 

@@ -1,0 +1,178 @@
+package bpf
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"sync"
+
+	"github.com/cilium/ebpf"
+)
+
+// The programs that walk stacks are most of what the verifier checks when
+// probee starts: on this project's VM (6.18) the six recorders and their
+// six step programs took 0.37 s of a 0.65 s run of one uprobe, 20-45 ms
+// each, against well under 1 ms for each of the other programs; under
+// emulation (make vmtest) they took most of every test's 25 s. A run needs
+// one kind of recorder, rarely two. So a session opens with its maps and
+// the small programs, and loads a recorder (with its step program, put in
+// its prog array first) when a probe of its kind is first attached.
+
+// stepSlot is where a recorder's tail calls go: its step program, in the
+// prog array of its program type at index.
+type stepSlot struct {
+	step  string
+	array string
+	index uint32
+}
+
+// recorders are the programs loaded on first use, by name.
+var recorders = map[string]stepSlot{
+	"probee_uprobe":       {"probee_step_uprobe", "steps_kprobe", 0}, // STEP_UPROBE
+	"probee_kprobe":       {"probee_step_kprobe", "steps_kprobe", 1}, // STEP_KPROBE
+	"probee_uprobe_multi": {"probee_step_uprobe_multi", "steps_multi", 0},
+	"probee_kprobe_multi": {"probee_step_kprobe_multi", "steps_kmulti", 0},
+	"probee_tracepoint":   {"probee_step_tracepoint", "steps_tp", 0},
+	"probee_perf":         {"probee_step_perf", "steps_perf", 0},
+}
+
+// eagerSpec is spec without the recorders and their step programs: what
+// the session loads when it opens.
+func eagerSpec(spec *ebpf.CollectionSpec) *ebpf.CollectionSpec {
+	eager := spec.Copy()
+	for name, slot := range recorders {
+		delete(eager.Programs, name)
+		delete(eager.Programs, slot.step)
+	}
+	return eager
+}
+
+// programs loads programs of the session's spec after it opened, each
+// sharing every map but its rodata with the session: the recorders once,
+// on first use, and on kernels without BPF cookies one copy of a program
+// per cookie, its fixed_cookie set in its own rodata.
+type programs struct {
+	mu    sync.Mutex
+	spec  *ebpf.CollectionSpec // the session's, configured
+	maps  map[string]*ebpf.Map // the session's maps, by name
+	steps bool                 // recorders tail-call step programs (DWARF through tail calls)
+	progs map[progKey]*ebpf.Program
+}
+
+// progKey names a loaded program: cookie is 0 but for per-cookie copies.
+type progKey struct {
+	name   string
+	cookie uint64
+	copy   bool
+}
+
+// init takes the programs of coll, the session's collection loaded from
+// eagerSpec(spec).
+func (p *programs) init(spec *ebpf.CollectionSpec, coll *ebpf.Collection, steps bool) {
+	p.spec, p.maps, p.steps = spec, maps.Clone(coll.Maps), steps
+	p.progs = map[progKey]*ebpf.Program{}
+	for name := range coll.Programs {
+		p.progs[progKey{name: name}] = coll.DetachProgram(name)
+	}
+}
+
+// program returns the program named name, loading it the first time.
+func (s *Session) program(name string) (*ebpf.Program, error) {
+	p := &s.progs
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.get(progKey{name: name})
+}
+
+// cookieProgram returns the program to attach for the program named name
+// with cookie, and the cookie to give the link: the program itself where
+// the kernel has BPF cookies, else its copy for cookie.
+func (s *Session) cookieProgram(name string, cookie uint64) (*ebpf.Program, uint64, error) {
+	p := &s.progs
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if s.haveCookies() {
+		prog, err := p.get(progKey{name: name})
+		return prog, cookie, err
+	}
+	prog, err := p.get(progKey{name, cookie, true})
+	if err != nil {
+		return nil, 0, fmt.Errorf("load %s for cookie %#x (this kernel has no BPF cookies): %w", name, cookie, err)
+	}
+	return prog, 0, nil
+}
+
+// get returns the program k names, loading it (and a recorder's step
+// program) the first time.
+func (p *programs) get(k progKey) (*ebpf.Program, error) {
+	if prog := p.progs[k]; prog != nil {
+		return prog, nil
+	}
+	if slot, ok := recorders[k.name]; ok && p.steps {
+		if err := p.fillStep(slot); err != nil {
+			return nil, err
+		}
+	}
+	prog, err := p.load(k.name, k.cookie)
+	if err != nil {
+		return nil, err
+	}
+	p.progs[k] = prog
+	return prog, nil
+}
+
+// fillStep loads a step program and puts it in its prog array, once.
+func (p *programs) fillStep(slot stepSlot) error {
+	k := progKey{name: slot.step}
+	if p.progs[k] != nil {
+		return nil
+	}
+	step, err := p.load(slot.step, 0)
+	if err != nil {
+		return err
+	}
+	if err := p.maps[slot.array].Put(slot.index, step); err != nil {
+		step.Close()
+		return fmt.Errorf("fill unwind step program array %s: %w", slot.array, err)
+	}
+	p.progs[k] = step
+	return nil
+}
+
+// load loads the program named name with fixed_cookie set to cookie.
+func (p *programs) load(name string, cookie uint64) (*ebpf.Program, error) {
+	cs := p.spec.Copy()
+	for n := range cs.Programs {
+		if n != name {
+			delete(cs.Programs, n)
+		}
+	}
+	if err := cs.Variables["fixed_cookie"].Set(cookie); err != nil {
+		return nil, err
+	}
+	repl := map[string]*ebpf.Map{}
+	for n, m := range p.maps {
+		if n != ".rodata" {
+			repl[n] = m
+		}
+	}
+	coll, err := ebpf.NewCollectionWithOptions(cs, ebpf.CollectionOptions{MapReplacements: repl})
+	if err != nil {
+		return nil, loadError(err)
+	}
+	defer coll.Close()
+	prog := coll.DetachProgram(name)
+	if prog == nil {
+		return nil, errors.New("no such program")
+	}
+	return prog, nil
+}
+
+func (p *programs) close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, prog := range p.progs {
+		prog.Close()
+	}
+	p.progs = nil
+}

@@ -1,0 +1,64 @@
+package bpf
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/cilium/ebpf"
+)
+
+// TestRecordersLoadOnFirstUse: a session opens without the programs that
+// walk stacks; the first use of one loads it and, under DWARF with tail
+// calls, first puts its step program in its prog array (whose slot then
+// holds the step program's id). With frame pointers no step program loads.
+func TestRecordersLoadOnFirstUse(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		opts  Options
+		steps bool
+	}{
+		{"dwarf", Options{DWARF: true}, true},
+		{"dwarf-inline", Options{DWARF: true, NoTailCalls: true}, false},
+		{"fp", Options{}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := openSession(t, tc.opts)
+			for name, slot := range recorders {
+				if s.progs.progs[progKey{name: name}] != nil || s.progs.progs[progKey{name: slot.step}] != nil {
+					t.Fatalf("%s or %s loaded when the session opened", name, slot.step)
+				}
+			}
+			for name, slot := range recorders {
+				if _, err := s.program(name); err != nil {
+					t.Fatalf("load %s: %v", name, err)
+				}
+				checkStepSlot(t, s, slot, tc.steps)
+			}
+		})
+	}
+}
+
+// checkStepSlot checks that slot's prog array holds its step program, or
+// (want false) that nothing loaded it.
+func checkStepSlot(t *testing.T, s *Session, slot stepSlot, want bool) {
+	t.Helper()
+	var id uint32
+	err := s.progs.maps[slot.array].Lookup(slot.index, &id)
+	step := s.progs.progs[progKey{name: slot.step}]
+	if !want {
+		if step != nil || !errors.Is(err, ebpf.ErrKeyNotExist) {
+			t.Fatalf("%s loaded (%v) or %s[%d] filled (lookup: %v) without tail calls", slot.step, step, slot.array, slot.index, err)
+		}
+		return
+	}
+	if err != nil || step == nil {
+		t.Fatalf("%s[%d]: lookup %v, %s loaded: %v", slot.array, slot.index, err, slot.step, step != nil)
+	}
+	info, err := step.Info()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stepID, _ := info.ID(); uint32(stepID) != id {
+		t.Fatalf("%s[%d] holds program %d, %s is %d", slot.array, slot.index, id, slot.step, stepID)
+	}
+}
