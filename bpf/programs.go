@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/btf"
 )
 
 // The programs that walk stacks are most of what the verifier checks when
@@ -57,6 +58,9 @@ type programs struct {
 	maps  map[string]*ebpf.Map // the session's maps, by name
 	steps bool                 // recorders tail-call step programs (DWARF through tail calls)
 	progs map[progKey]*ebpf.Program
+	// types is the kernel's BTF for CO-RE relocations, decoded once for
+	// every load (~25 ms each time here).
+	types *btf.Cache
 }
 
 // progKey names a loaded program: cookie is 0 but for per-cookie copies.
@@ -67,9 +71,9 @@ type progKey struct {
 }
 
 // init takes the programs of coll, the session's collection loaded from
-// eagerSpec(spec).
-func (p *programs) init(spec *ebpf.CollectionSpec, coll *ebpf.Collection, steps bool) {
-	p.spec, p.maps, p.steps = spec, maps.Clone(coll.Maps), steps
+// eagerSpec(spec) with types.
+func (p *programs) init(spec *ebpf.CollectionSpec, coll *ebpf.Collection, steps bool, types *btf.Cache) {
+	p.spec, p.maps, p.steps, p.types = spec, maps.Clone(coll.Maps), steps, types
 	p.progs = map[progKey]*ebpf.Program{}
 	for name := range coll.Programs {
 		p.progs[progKey{name: name}] = coll.DetachProgram(name)
@@ -156,7 +160,7 @@ func (p *programs) load(name string, cookie uint64) (*ebpf.Program, error) {
 			repl[n] = m
 		}
 	}
-	coll, err := ebpf.NewCollectionWithOptions(cs, ebpf.CollectionOptions{MapReplacements: repl})
+	coll, err := ebpf.NewCollectionWithOptions(cs, ebpf.CollectionOptions{MapReplacements: repl, Cache: p.types})
 	if err != nil {
 		return nil, loadError(err)
 	}

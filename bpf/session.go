@@ -9,6 +9,7 @@ import (
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
+	"github.com/cilium/ebpf/btf"
 	"github.com/cilium/ebpf/features"
 	"github.com/cilium/ebpf/link"
 	"github.com/cilium/ebpf/rlimit"
@@ -135,11 +136,12 @@ func Open(opts Options) (*Session, error) {
 // load loads spec's maps and small programs into s.objs, and keeps what
 // loading the others needs (programs.go).
 func (s *Session) load(spec *ebpf.CollectionSpec) error {
-	coll, err := ebpf.NewCollection(eagerSpec(spec))
+	types := btf.NewCache()
+	coll, err := ebpf.NewCollectionWithOptions(eagerSpec(spec), ebpf.CollectionOptions{Cache: types})
 	if err != nil {
 		return loadError(err)
 	}
-	s.progs.init(spec, coll, s.opts.DWARF && !s.opts.NoTailCalls)
+	s.progs.init(spec, coll, s.opts.DWARF && !s.opts.NoTailCalls, types)
 	if err := coll.Assign(&s.objs); err != nil {
 		coll.Close()
 		return fmt.Errorf("load bpf objects: %w", err)
