@@ -1,7 +1,6 @@
 package bpf
 
 import (
-	"errors"
 	"fmt"
 	"maps"
 	"sync"
@@ -145,12 +144,13 @@ func (p *programs) fillStep(slot stepSlot) error {
 
 // load loads the program named name with fixed_cookie set to cookie.
 func (p *programs) load(name string, cookie uint64) (*ebpf.Program, error) {
-	cs := p.spec.Copy()
-	for n := range cs.Programs {
-		if n != name {
-			delete(cs.Programs, n)
-		}
+	ps := p.spec.Programs[name]
+	if ps == nil {
+		return nil, fmt.Errorf("no program %s in probee's BPF object", name)
 	}
+	one := *p.spec // copy that one program, not all
+	one.Programs = map[string]*ebpf.ProgramSpec{name: ps}
+	cs := one.Copy()
 	if err := cs.Variables["fixed_cookie"].Set(cookie); err != nil {
 		return nil, err
 	}
@@ -165,11 +165,7 @@ func (p *programs) load(name string, cookie uint64) (*ebpf.Program, error) {
 		return nil, loadError(err)
 	}
 	defer coll.Close()
-	prog := coll.DetachProgram(name)
-	if prog == nil {
-		return nil, errors.New("no such program")
-	}
-	return prog, nil
+	return coll.DetachProgram(name), nil
 }
 
 func (p *programs) close() {

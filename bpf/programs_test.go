@@ -62,3 +62,11 @@ func checkStepSlot(t *testing.T, s *Session, slot stepSlot, want bool) {
 		t.Fatalf("%s[%d] holds program %d, %s is %d", slot.array, slot.index, id, slot.step, stepID)
 	}
 }
+
+// TestUnknownProgram: a name the object lacks is an error, not a panic.
+func TestUnknownProgram(t *testing.T) {
+	s := openSession(t, Options{})
+	if _, err := s.program("probee_none"); err == nil {
+		t.Fatal("no error for a program the object lacks")
+	}
+}
