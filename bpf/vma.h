@@ -19,9 +19,11 @@ struct {
 } file_tables SEC(".maps");
 
 
-// VMA_DATA: the heap (brk) or the main stack, not executable: no code
-// lives there, so a pc in it is a misread return address (not JIT code,
-// which W^X runtimes may make writable a moment, but never there).
+// VMA_DATA: the heap (brk), the main stack or the walking thread's own
+// stack (the mapping holding the walk's stack pointer: a thread's stack is
+// an anonymous mapping like JIT code), not executable: no code lives
+// there, so a pc in it is a misread return address (not JIT code, which
+// W^X runtimes may make writable a moment, but never there).
 enum vma_kind { VMA_NONE = 0, VMA_ANON = 1, VMA_FILE = 2, VMA_DATA = 3 };
 
 #define VM_EXEC_FLAG 0x4          // VM_EXEC
@@ -31,6 +33,7 @@ struct vma_found {
 	__u64 start, end, off;
 	struct file_key key;
 	__u32 kind;
+	__u64 sp; // in: the walk's stack pointer (0: none)
 };
 
 #ifndef PROBEE_LEGACY
@@ -55,7 +58,8 @@ static long vma_cb(struct task_struct *task, struct vm_area_struct *vma, void *d
 	v->off = (__u64)BPF_CORE_READ(vma, vm_pgoff) << 12;
 	v->kind = VMA_ANON;
 	__u64 flags = BPF_CORE_READ(vma, vm_flags);
-	if (!(flags & VM_EXEC_FLAG) && ((flags & VM_GROWSDOWN_FLAG) || in_heap(vma, v->start))) {
+	int own_stack = v->sp >= v->start && v->sp < v->end;
+	if (!(flags & VM_EXEC_FLAG) && ((flags & VM_GROWSDOWN_FLAG) || own_stack || in_heap(vma, v->start))) {
 		v->kind = VMA_DATA;
 		return 0;
 	}
@@ -126,6 +130,7 @@ static __always_inline struct unwind_mapping *vma_mapping(struct unwind_state *s
 	if (s->vm_ok && s->ip >= m->start && s->ip < m->end)
 		return m;
 	s->vm_ok = 0;
+	v.sp = s->sp;
 	long err = find_vma(s->ip, &v);
 	if (err == -2 /* ENOENT */ || (!err && v.kind == VMA_NONE))
 		return NULL;

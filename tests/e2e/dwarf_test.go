@@ -354,23 +354,33 @@ func probeLoopOffset(t *testing.T, bin, fn string) uint64 {
 	return 0
 }
 
-// A return address in the heap is no frame: the walk stops before it (cut,
-// counted partial), where it was walked as JIT code by frame pointers and
-// kept as a bare address (a signal frame sampled while rt_sigreturn
-// restored the registers once gave sh such a root). badret-nofp enters
-// target with a heap address as its return address.
+// A return address in the heap or in the thread's own stack is no frame:
+// the walk stops before it (cut, counted partial), where it was walked as
+// JIT code by frame pointers and kept as a bare address (a signal frame
+// sampled while rt_sigreturn restored the registers once gave sh such a
+// root). badret-nofp enters target with a heap address, or with "thread"
+// the address of a second thread's local (an anonymous mapping, as JIT
+// code is, but the one holding the stack pointer), as its return address.
 func TestHeapReturnAddress(t *testing.T) {
 	testgate.Root(t)
 	if !bpf.HaveFindVMA() {
 		testgate.Missing(t, "bpf_find_vma", "without it a pc outside the process's known mappings is kept as a bare address")
 	}
 	bin := fixture(t, "badret-nofp")
-	stacks, r := traceFolded(t, "--uprobe", bin+":target", "--", bin, "50")
-	want := bin + ":target;badret-nofp;[truncated];target"
-	if stacks[want] != 50 || len(stacks) != 1 {
-		t.Errorf("stacks %v, want %q 50 times", stacks, want)
-	}
-	if n := partialStacks(r.stderr); n != 50 {
-		t.Errorf("%d partial stacks reported, want 50:\n%s", n, r.stderr)
+	for _, where := range []string{"heap", "thread"} {
+		t.Run(where, func(t *testing.T) {
+			args := []string{"--uprobe", bin + ":target", "--", bin, "50"}
+			if where == "thread" {
+				args = append(args, "thread")
+			}
+			stacks, r := traceFolded(t, args...)
+			want := bin + ":target;badret-nofp;[truncated];target"
+			if stacks[want] != 50 || len(stacks) != 1 {
+				t.Errorf("stacks %v, want %q 50 times", stacks, want)
+			}
+			if n := partialStacks(r.stderr); n != 50 {
+				t.Errorf("%d partial stacks reported, want 50:\n%s", n, r.stderr)
+			}
+		})
 	}
 }
