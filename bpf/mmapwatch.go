@@ -279,7 +279,7 @@ func parseMmap2(b []byte) (MmapEvent, bool) {
 	ev := MmapEvent{
 		PID: int(ne.Uint32(b)), Start: addr, End: addr + length,
 		Pgoff: ne.Uint64(b[24:]), Ino: ne.Uint64(b[40:]), Path: cString(b[fixed:]),
-		Dev: procmaps.DevName(ne.Uint32(b[32:]), ne.Uint32(b[36:])),
+		Dev: procmaps.Intern(procmaps.DevName(ne.Uint32(b[32:]), ne.Uint32(b[36:]))),
 	}
 	return ev, true
 }
@@ -314,10 +314,11 @@ func parseCPUList(s string) ([]int, error) {
 	return cpus, nil
 }
 
-// cString is the NUL-terminated string at the start of b.
+// cString is the NUL-terminated string at the start of b, interned: the
+// mappings of every process a run saw are kept (procmaps.Intern).
 func cString(b []byte) string {
 	if i := bytes.IndexByte(b, 0); i >= 0 {
 		b = b[:i]
 	}
-	return string(b)
+	return procmaps.Intern(string(b))
 }

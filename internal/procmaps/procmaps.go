@@ -14,6 +14,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"unique"
 )
 
 // Mapping is one line of /proc/PID/maps.
@@ -88,13 +89,21 @@ func parseLine(line string) (Mapping, error) {
 	if len(f[1]) != 4 {
 		return m, fmt.Errorf("permissions %q: want 4 characters like r-xp", f[1])
 	}
-	m.Perms, m.Dev = f[1], f[3]
+	m.Perms, m.Dev = Intern(f[1]), Intern(f[3])
 	m.Path = pathField(line, f)
 	if p, ok := strings.CutSuffix(m.Path, " (deleted)"); ok {
 		m.Path, m.Deleted = p, true
 	}
+	m.Path = Intern(m.Path)
 	return m, nil
 }
+
+// Intern returns the one shared copy of s (unique.Make). A snapshot of a
+// process's mappings is kept as long as its stacks may need symbolizing,
+// for every process a system-wide run saw: interned, its paths,
+// permissions and devices are one copy each across processes, and a
+// mapping holds no substring of the line it was parsed from.
+func Intern(s string) string { return unique.Make(s).Value() }
 
 // pathField returns everything after the inode field (paths may hold spaces).
 func pathField(line string, f []string) string {

@@ -3,6 +3,7 @@ package procmaps
 import (
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 const sample = `55d0c0a00000-55d0c0a01000 r--p 00000000 fd:01 1234   /usr/bin/my prog
@@ -63,4 +64,23 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestParseInterns: two processes' snapshots of one file share its path,
+// permissions and device strings, and none keeps the line it came from.
+func TestParseInterns(t *testing.T) {
+	parse := func(addr string) Mapping {
+		t.Helper()
+		ms, err := Parse(strings.NewReader(addr + "-7f0000001000 r-xp 00001000 fd:01 42 /usr/lib/libfoo.so\n"))
+		if err != nil || len(ms) != 1 {
+			t.Fatalf("parse: %v %v", ms, err)
+		}
+		return ms[0]
+	}
+	a, b := parse("7f0000000000"), parse("7e0000000000")
+	for _, f := range []struct{ name, x, y string }{{"path", a.Path, b.Path}, {"perms", a.Perms, b.Perms}, {"dev", a.Dev, b.Dev}} {
+		if unsafe.StringData(f.x) != unsafe.StringData(f.y) {
+			t.Errorf("%s %q: two copies", f.name, f.x)
+		}
+	}
 }
