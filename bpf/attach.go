@@ -135,11 +135,7 @@ func (s *Session) attachMulti(ex *link.Executable, probe uint32, g []UprobeTarge
 	if len(g) == 0 {
 		return nil
 	}
-	name := "probee_uprobe_multi" // g is all entries or all returns
-	if g[0].Return {
-		name = "probee_ret_uprobe_multi"
-	}
-	prog, err := s.program(name)
+	prog, err := s.program(sideName("uprobe_multi", g[0].Return)) // g is all entries or all returns
 	if err != nil {
 		return err
 	}
@@ -210,11 +206,7 @@ func (s *Session) attachSingles(ex *link.Executable, probe uint32, g []UprobeTar
 		if t.Ret {
 			attach = ex.Uretprobe
 		}
-		name := "probee_uprobe"
-		if t.Return {
-			name = "probee_ret_uprobe"
-		}
-		prog, c, err := s.cookieProgram(name, cookie(probe, t))
+		prog, c, err := s.cookieProgram(sideName("uprobe", t.Return), cookie(probe, t))
 		if err != nil {
 			return err
 		}

@@ -98,11 +98,7 @@ func (s *Session) attachKmulti(probe uint32, g []KprobeTarget, st *KprobeStats) 
 	if len(g) == 0 {
 		return nil
 	}
-	name := "probee_kprobe_multi" // g is all entries or all returns
-	if g[0].Return {
-		name = "probee_ret_kprobe_multi"
-	}
-	prog, err := s.program(name)
+	prog, err := s.program(sideName("kprobe_multi", g[0].Return)) // g is all entries or all returns
 	if err != nil {
 		return err
 	}
@@ -143,11 +139,7 @@ func (s *Session) attachKsingles(probe uint32, g []KprobeTarget, st *KprobeStats
 		if t.Ret {
 			attach = link.Kretprobe
 		}
-		name := "probee_kprobe"
-		if t.Return {
-			name = "probee_ret_kprobe"
-		}
-		prog, c, err := s.cookieProgram(name, uint64(probe))
+		prog, c, err := s.cookieProgram(sideName("kprobe", t.Return), uint64(probe))
 		if err != nil {
 			return err
 		}

@@ -36,6 +36,16 @@ var recorders = map[string]stepSlot{
 	"probee_perf":         {"probee_step_perf", "steps_perf", 0},
 }
 
+// sideName is the name of the program of a function probe kind (uprobe,
+// uprobe_multi, kprobe, kprobe_multi) at the probe's entry, or with ret at
+// its return (latency.h).
+func sideName(kind string, ret bool) string {
+	if ret {
+		return "probee_ret_" + kind
+	}
+	return "probee_" + kind
+}
+
 // eagerSpec is spec without the recorders and their step programs: what
 // the session loads when it opens.
 func eagerSpec(spec *ebpf.CollectionSpec) *ebpf.CollectionSpec {
