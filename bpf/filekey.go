@@ -65,12 +65,12 @@ func (s *Session) kernelFileKey(path string) (probeeFileKey, error) {
 	}
 	defer unix.Munmap(b)
 	ctx := binary.NativeEndian.AppendUint64(nil, uint64(uintptr(unsafe.Pointer(&b[0]))))
-	// bpf_find_vma only trylocks the address space: another of probee's
-	// threads mapping memory at that moment makes it fail (-EBUSY).
 	prog, err := s.program("probee_file_key")
 	if err != nil {
 		return probeeFileKey{}, err
 	}
+	// bpf_find_vma only trylocks the address space: another of probee's
+	// threads mapping memory at that moment makes it fail (-EBUSY).
 	for try := 0; try < 20; try++ {
 		ret, err := prog.Run(&ebpf.RunOptions{Context: ctx})
 		if err != nil {

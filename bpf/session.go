@@ -143,6 +143,7 @@ func (s *Session) load(spec *ebpf.CollectionSpec) error {
 	}
 	s.progs.init(spec, coll, s.opts.DWARF && !s.opts.NoTailCalls, types)
 	if err := coll.Assign(&s.objs); err != nil {
+		s.progs.close()
 		coll.Close()
 		return fmt.Errorf("load bpf objects: %w", err)
 	}
