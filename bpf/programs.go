@@ -1,6 +1,7 @@
 package bpf
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"sync"
@@ -118,6 +119,9 @@ func (s *Session) cookieProgram(name string, cookie uint64) (*ebpf.Program, uint
 // get returns the program k names, loading it (and a recorder's step
 // program) the first time.
 func (p *programs) get(k progKey) (*ebpf.Program, error) {
+	if p.progs == nil {
+		return nil, errors.New("the session is closed")
+	}
 	if prog := p.progs[k]; prog != nil {
 		return prog, nil
 	}

@@ -70,3 +70,13 @@ func TestUnknownProgram(t *testing.T) {
 		t.Fatal("no error for a program the object lacks")
 	}
 }
+
+// TestProgramAfterClose: an attach racing the session's close gets an
+// error, not a panic.
+func TestProgramAfterClose(t *testing.T) {
+	s := openSession(t, Options{})
+	s.progs.close()
+	if _, err := s.program("probee_uprobe"); err == nil {
+		t.Fatal("no error after close")
+	}
+}
