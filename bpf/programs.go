@@ -50,12 +50,24 @@ func sideName(kind string, ret bool) string {
 // eagerSpec is spec without the recorders and their step programs: what
 // the session loads when it opens.
 func eagerSpec(spec *ebpf.CollectionSpec) *ebpf.CollectionSpec {
-	eager := spec.Copy()
+	lazy := map[string]bool{}
 	for name, slot := range recorders {
-		delete(eager.Programs, name)
-		delete(eager.Programs, slot.step)
+		lazy[name], lazy[slot.step] = true, true
 	}
-	return eager
+	return specOf(spec, func(name string) bool { return !lazy[name] })
+}
+
+// specOf is a copy of spec (maps, variables, types) with the programs keep
+// selects: only theirs are copied, not every program's instructions.
+func specOf(spec *ebpf.CollectionSpec, keep func(name string) bool) *ebpf.CollectionSpec {
+	some := *spec
+	some.Programs = map[string]*ebpf.ProgramSpec{}
+	for name, ps := range spec.Programs {
+		if keep(name) {
+			some.Programs[name] = ps
+		}
+	}
+	return some.Copy()
 }
 
 // programs loads programs of the session's spec after it opened, each
@@ -63,11 +75,13 @@ func eagerSpec(spec *ebpf.CollectionSpec) *ebpf.CollectionSpec {
 // on first use, and on kernels without BPF cookies one copy of a program
 // per cookie, its fixed_cookie set in its own rodata.
 type programs struct {
-	mu    sync.Mutex
-	spec  *ebpf.CollectionSpec // the session's, configured
-	maps  map[string]*ebpf.Map // the session's maps, by name
-	steps bool                 // recorders tail-call step programs (DWARF through tail calls)
-	progs map[progKey]*ebpf.Program
+	mu   sync.Mutex
+	spec *ebpf.CollectionSpec // the session's, configured
+	// shared are the session's maps by name, but its rodata: what every
+	// program loaded here shares (each gets its own rodata).
+	shared map[string]*ebpf.Map
+	steps  bool // recorders tail-call step programs (DWARF through tail calls)
+	progs  map[progKey]*ebpf.Program
 	// types is the kernel's BTF for CO-RE relocations, decoded once for
 	// every load (~25 ms each time here).
 	types *btf.Cache
@@ -83,7 +97,9 @@ type progKey struct {
 // init takes the programs of coll, the session's collection loaded from
 // eagerSpec(spec) with types.
 func (p *programs) init(spec *ebpf.CollectionSpec, coll *ebpf.Collection, steps bool, types *btf.Cache) {
-	p.spec, p.maps, p.steps, p.types = spec, maps.Clone(coll.Maps), steps, types
+	p.spec, p.steps, p.types = spec, steps, types
+	p.shared = maps.Clone(coll.Maps)
+	delete(p.shared, ".rodata")
 	p.progs = map[progKey]*ebpf.Program{}
 	for name := range coll.Programs {
 		p.progs[progKey{name: name}] = coll.DetachProgram(name)
@@ -148,7 +164,7 @@ func (p *programs) fillStep(slot stepSlot) error {
 	if err != nil {
 		return err
 	}
-	if err := p.maps[slot.array].Put(slot.index, step); err != nil {
+	if err := p.shared[slot.array].Put(slot.index, step); err != nil {
 		step.Close()
 		return fmt.Errorf("fill unwind step program array %s: %w", slot.array, err)
 	}
@@ -158,23 +174,14 @@ func (p *programs) fillStep(slot stepSlot) error {
 
 // load loads the program named name with fixed_cookie set to cookie.
 func (p *programs) load(name string, cookie uint64) (*ebpf.Program, error) {
-	ps := p.spec.Programs[name]
-	if ps == nil {
+	if p.spec.Programs[name] == nil {
 		return nil, fmt.Errorf("no program %s in probee's BPF object", name)
 	}
-	one := *p.spec // copy that one program, not all
-	one.Programs = map[string]*ebpf.ProgramSpec{name: ps}
-	cs := one.Copy()
+	cs := specOf(p.spec, func(n string) bool { return n == name })
 	if err := cs.Variables["fixed_cookie"].Set(cookie); err != nil {
 		return nil, err
 	}
-	repl := map[string]*ebpf.Map{}
-	for n, m := range p.maps {
-		if n != ".rodata" {
-			repl[n] = m
-		}
-	}
-	coll, err := ebpf.NewCollectionWithOptions(cs, ebpf.CollectionOptions{MapReplacements: repl, Cache: p.types})
+	coll, err := ebpf.NewCollectionWithOptions(cs, ebpf.CollectionOptions{MapReplacements: p.shared, Cache: p.types})
 	if err != nil {
 		return nil, loadError(err)
 	}

@@ -43,7 +43,7 @@ func TestRecordersLoadOnFirstUse(t *testing.T) {
 func checkStepSlot(t *testing.T, s *Session, slot stepSlot, want bool) {
 	t.Helper()
 	var id uint32
-	err := s.progs.maps[slot.array].Lookup(slot.index, &id)
+	err := s.progs.shared[slot.array].Lookup(slot.index, &id)
 	step := s.progs.progs[progKey{name: slot.step}]
 	if !want {
 		if step != nil || !errors.Is(err, ebpf.ErrKeyNotExist) {
