@@ -64,7 +64,8 @@ func findVMA() bool {
 }
 
 // stopsShort reports whether a sample's user stack does not reach the
-// process's entry: _start, or ld.so's unnamed entry during start-up.
+// process's entry: _start, or during start-up ld.so's _start or
+// _dl_start_user (labels of its debug file; an address without one).
 // Samples with no user stack to reach it are not counted: probee marks
 // them (see TestSampleExecAndExit): "[exiting]" in the exit, once the
 // address space is being torn down, and "[in execve]" in execve, where the
@@ -75,7 +76,7 @@ func stopsShort(stack string) bool {
 	if len(u) == 0 || u[0] == "[exiting]" || u[0] == "[in execve]" {
 		return false
 	}
-	return u[0] != "_start" && !strings.HasPrefix(u[0], "ld-linux-x86-64.so.2+0x")
+	return u[0] != "_start" && u[0] != "_dl_start_user" && !strings.HasPrefix(u[0], "ld-linux-x86-64.so.2+0x")
 }
 
 // userFrames are the frames of a collapsed stack that are not the kernel's.
@@ -263,5 +264,45 @@ for i in $(seq 60); do /usr/bin/env bash -c 'x=$(echo a)'; done`
 	if r.code != 0 || all < 200 || bare > 0 {
 		t.Errorf("exit %d: %d of %d samples have a bare address frame, want none of >= 200:\n%s",
 			r.code, bare, all, foldedLines(bares))
+	}
+}
+
+var threadCPURE = regexp.MustCompile(`shortthreads: \d+ threads, (\d+) us of CPU`)
+
+// Threads that each run for less than a sampling period (shortthreads-nofp:
+// 200 threads of 0.5 ms of CPU each, one after another) are sampled in
+// proportion to their CPU time: probee's timers are per CPU, so a thread
+// does not start a period of its own. perf record's timers are per thread
+// and start anew in each: it gets 0-1 samples of these threads where
+// probee gets ~100 (tests/bench/60-real-programs.sh, the threads row). Every
+// sample of them reaches the thread's entry.
+func TestSampleShortThreads(t *testing.T) {
+	testgate.Root(t)
+	bin := fixture(t, "shortthreads-nofp")
+	r := run(t, "", "--sample", "-F", "999", "--", bin, "200", "500")
+	m := threadCPURE.FindStringSubmatch(r.stderr)
+	if m == nil {
+		t.Fatalf("exit %d: no CPU time from shortthreads-nofp\n%s", r.code, r.stderr)
+	}
+	us, _ := strconv.ParseFloat(m[1], 64)
+	want := us * 999 / 1e6
+	const entry = "sample;shortthreads-no;clone3;start_thread;short_worker"
+	var in, full uint64
+	others := map[string]uint64{}
+	for st, n := range folded(t, r.stdout) {
+		if strings.Contains(st, ";short_worker") {
+			in += n
+			full += count(strings.HasPrefix(st, entry), n)
+			if !strings.HasPrefix(st, entry) {
+				others[st] = n
+			}
+		}
+	}
+	t.Logf("%d samples in the threads (%.0f expected from %.0f us of CPU), %d from their entry", in, want, us, full)
+	if float64(in) < 0.6*want {
+		t.Errorf("%d samples in threads of %.0f us of CPU in all, want >= 60%% of %.0f\n%s", in, us, want, r.stderr)
+	}
+	if full != in {
+		t.Errorf("%d of %d samples in the threads reach their entry (%s); the others:\n%s", full, in, entry, foldedLines(others))
 	}
 }
