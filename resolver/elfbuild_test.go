@@ -16,6 +16,7 @@ type testSection struct {
 	link  uint32
 	data  []byte
 	size  uint64 // sh_size when not 0 (a lie about data)
+	addr  uint64 // sh_addr
 	off   uint64 // sh_offset when not 0 (a lie about where data is)
 }
 
@@ -122,7 +123,7 @@ func (e *testELF) bytes() []byte {
 		body = e.order.AppendUint32(body, names[i])
 		body = e.order.AppendUint32(body, uint32(s.typ))
 		body = e.word(body, uint64(s.flags))
-		body = e.word(body, 0) // sh_addr
+		body = e.word(body, s.addr)
 		body = e.word(body, off)
 		body = e.word(body, size)
 		body = e.order.AppendUint32(body, s.link)

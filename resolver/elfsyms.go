@@ -125,7 +125,8 @@ func isCode(f *elf.File, r rawSym) bool {
 }
 
 // addSymbols appends the functions of the first section of type typ
-// (SHT_DYNSYM or SHT_SYMTAB) to o.Funcs. ok is false when f has no such
+// (SHT_DYNSYM or SHT_SYMTAB) to o.Funcs, and its code labels to o.labels
+// (labels.go). ok is false when f has no such
 // table or it is malformed (debug/elf's Symbols would have failed).
 func (o *Object) addSymbols(t *sectionTables, typ elf.SectionType, from uint8) (ok bool) {
 	sec := t.f.SectionByType(typ)
@@ -144,8 +145,14 @@ func (o *Object) addSymbols(t *sectionTables, typ elf.SectionType, from uint8) (
 	data = data[size:] // record 0 is the undefined symbol
 	n := 0
 	for off := 0; off < len(data); off += size {
-		if isCode(t.f, decodeSym(t.f, data[off:off+size])) {
+		r := decodeSym(t.f, data[off:off+size])
+		if isCode(t.f, r) {
 			n++
+		} else if elf.ST_TYPE(r.info) == elf.STT_NOTYPE {
+			name, _ := symString(strs, uint64(r.name))
+			if l, ok := labelOf(t.f, r, name); ok {
+				o.labels = append(o.labels, l)
+			}
 		}
 	}
 	if n == 0 {

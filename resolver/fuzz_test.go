@@ -19,6 +19,7 @@ func FuzzNewObject(f *testing.F) {
 		}
 	}
 	f.Add([]byte("\x7fELF\x02\x01\x01"))
+	f.Add(labelELF())
 	f.Fuzz(func(t *testing.T, b []byte) {
 		o, err := NewObject("fuzz", bytes.NewReader(b))
 		if err != nil {
@@ -27,6 +28,10 @@ func FuzzNewObject(f *testing.F) {
 		for _, s := range o.Funcs {
 			o.FileOffset(s.Addr)
 			o.funcAt(s.Addr + 1)
+		}
+		for _, l := range o.labels {
+			var fr Frame
+			o.symbolize(&fr, l.Addr+l.Size/2)
 		}
 		o.VirtAddr(0x1000)
 	})

@@ -50,6 +50,7 @@ type Object struct {
 	names     *nameCache // demangled Funcs names, filled on demand; shared too
 	frags     *fragIndex // .cold parts by function name, built on demand; shared too
 	plt       []Symbol   // "name@plt" stubs (plt.go), by address: frame names only
+	labels    []Symbol   // code labels (labels.go), by address: frame names only
 }
 
 // ErrNotELF is returned for files that are not ELF objects (linker
@@ -166,6 +167,7 @@ func (o *Object) finish() {
 		out = append(out, s)
 	}
 	o.Funcs = out
+	o.finishLabels()
 }
 
 // FileOffset converts a virtual address (st_value) into the offset in the

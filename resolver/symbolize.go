@@ -355,6 +355,10 @@ func (o *Object) symbolize(f *Frame, va uint64) {
 		if full, _ := o.demangled(i); full != "" {
 			f.Function = full
 		}
+		return
+	}
+	if s := o.labelAt(va); s != nil {
+		f.Symbol, f.Function, f.Offset = s.Name, s.Name, va-s.Addr
 	}
 }
 

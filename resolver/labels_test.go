@@ -1,0 +1,66 @@
+package resolver
+
+import (
+	"bytes"
+	"debug/elf"
+	"testing"
+)
+
+// labelELF has .text at 0x1000-0x1100 with functions f (0x1000-0x1020) and
+// g (0x1060-0x1070) and, without a type or size: _start (0x1040),
+// _dl_start_user (0x1048), .Llocal (0x1070, an assembler label), tail
+// (0x1080, the last), f_label (0x1000, at f), data_label (in .data) and
+// sized (0x1090, with a size).
+func labelELF() []byte {
+	e := newTestELF()
+	text := e.add(testSection{name: ".text", typ: elf.SHT_PROGBITS, flags: elf.SHF_ALLOC | elf.SHF_EXECINSTR, addr: 0x1000, data: make([]byte, 0x100)})
+	data := e.add(testSection{name: ".data", typ: elf.SHT_PROGBITS, flags: elf.SHF_ALLOC | elf.SHF_WRITE, addr: 0x2000, data: make([]byte, 0x10)})
+	strtab := e.add(testSection{name: ".strtab", typ: elf.SHT_STRTAB,
+		data: []byte("\x00f\x00g\x00_start\x00_dl_start_user\x00.Llocal\x00tail\x00f_label\x00data_label\x00sized\x00")})
+	label := func(name uint32, shndx uint16, value, size uint64) testSym {
+		return testSym{name: name, info: elf.ST_INFO(elf.STB_LOCAL, elf.STT_NOTYPE), shndx: shndx, value: value, size: size}
+	}
+	e.add(testSection{name: ".symtab", typ: elf.SHT_SYMTAB, link: uint32(strtab), data: e.syms(
+		testSym{name: 1, info: elf.ST_INFO(elf.STB_GLOBAL, elf.STT_FUNC), shndx: text, value: 0x1000, size: 0x20},
+		testSym{name: 3, info: elf.ST_INFO(elf.STB_GLOBAL, elf.STT_FUNC), shndx: text, value: 0x1060, size: 0x10},
+		label(5, text, 0x1040, 0), label(12, text, 0x1048, 0), label(27, text, 0x1070, 0),
+		label(35, text, 0x1080, 0), label(40, text, 0x1000, 0), label(48, data, 0x2000, 0),
+		label(59, text, 0x1090, 8))})
+	return e.bytes()
+}
+
+// Code labels name the pcs no function covers, up to the next function
+// or label or the end of their section.
+func TestLabels(t *testing.T) {
+	o, err := NewObject("labels", bytes.NewReader(labelELF()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		va   uint64
+		want string
+		off  uint64
+	}{
+		{0x1010, "f", 0x10},              // a function covers it (f_label at f is not used)
+		{0x1030, "", 0},                  // after f, before any label
+		{0x1047, "_start", 7},            // ld.so's entry calling _dl_start
+		{0x1050, "_dl_start_user", 8},    // the next label ends _start
+		{0x105f, "_dl_start_user", 0x17}, // up to g
+		{0x1065, "g", 5},
+		{0x1075, "", 0},        // .Llocal is no label, and g ended _dl_start_user
+		{0x1090, "tail", 0x10}, // sized has a size: no label
+		{0x10ff, "tail", 0x7f}, // to the section's end
+		{0x1100, "", 0},
+	} {
+		var f Frame
+		o.symbolize(&f, c.va)
+		if f.Symbol != c.want || (c.want != "" && f.Offset != c.off) {
+			t.Errorf("0x%x: %q+0x%x, want %q+0x%x", c.va, f.Symbol, f.Offset, c.want, c.off)
+		}
+	}
+	for _, s := range o.Funcs {
+		if s.Name != "f" && s.Name != "g" {
+			t.Errorf("label %s among the functions (probe targets)", s.Name)
+		}
+	}
+}
