@@ -128,10 +128,17 @@ func (p *procMaps) addBefore(g *procMaps) {
 	p.before = append(p.before, g)
 }
 
+// own makes p's maps and objects its own before they change (see
+// procMaps.shared).
+func (p *procMaps) own() {
+	if p.shared {
+		p.maps, p.open, p.shared = slices.Clone(p.maps), maps.Clone(p.open), false
+	}
+}
+
 // absorb adds g's mappings and objects to p.
 func (p *procMaps) absorb(g *procMaps) {
-	p.maps = slices.Clone(p.maps)
-	p.open = maps.Clone(p.open)
+	p.maps, p.open, p.shared = slices.Clone(p.maps), maps.Clone(p.open), false
 	p.memo = nil
 	for _, m := range g.maps {
 		p.insert(m)

@@ -274,3 +274,40 @@ func TestPrime(t *testing.T) {
 		}
 	}
 }
+
+// Forked children share their parent's set until one of them changes it
+// (procMaps.shared): a shell's children that exec at once keep no copy of
+// their own. A change to the parent (true mapped over sh's code) leaves
+// its children's sets, the current one of pid 62 and the one before the
+// exec of pid 61, as they were.
+func TestForkSharesSet(t *testing.T) {
+	g := newGenRoot(t)
+	s := NewSymbolizer(Scope{Root: g.root}, nil)
+	g.process(60, "sh", g.sh)
+	if err := s.Snapshot(60); err != nil {
+		t.Fatal(err)
+	}
+	s.Fork(61, 60)
+	s.Fork(62, 60)
+	if p, c := s.procs[60].maps, s.procs[62].maps; len(c) == 0 || &p[0] != &c[0] {
+		t.Errorf("pid 62's mappings are a copy of its parent's, want them shared")
+	}
+	s.ExecReset(61, "true")
+	s.AddMapping(61, g.tr)
+	s.AddMapping(60, g.tr)
+	for _, c := range []struct {
+		pid  int
+		comm string
+		addr uint64
+		want string
+	}{
+		{60, "", g.leafAt, "leaf"},
+		{61, "true", g.leafAt, "leaf"},
+		{61, "sh", g.spinAt, "spin_leaf"},
+		{62, "sh", g.spinAt, "spin_leaf"},
+	} {
+		if f := s.Frames(c.pid, c.comm, []uint64{c.addr}); f[0].Function != c.want {
+			t.Errorf("pid %d comm %q 0x%x: %q, want %q", c.pid, c.comm, c.addr, f[0].Function, c.want)
+		}
+	}
+}

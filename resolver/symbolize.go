@@ -62,6 +62,11 @@ type procMaps struct {
 	// loaded: every file mapping has had its object loaded (or tried);
 	// set by loadMissing, cleared by insert.
 	loaded bool
+	// shared: maps and open are another set's too (Fork), copied before
+	// they change (own). A forked child most often execs at once, and its
+	// copy of the parent's set, kept as its set before the exec, never
+	// changes: a system-wide run kept one copy per exec'd process.
+	shared bool
 }
 
 // Symbolizer turns addresses into frames. Processes are snapshotted when
@@ -215,6 +220,7 @@ func (s *Symbolizer) merge(pid int, p *procMaps) {
 	for _, m := range p.maps {
 		old.insert(m)
 	}
+	old.own()
 	for k, o := range p.open {
 		if old.open[k] == nil {
 			old.open[k] = o

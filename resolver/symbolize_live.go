@@ -186,7 +186,8 @@ func (s *Symbolizer) Fork(child, parent int) {
 	if p == nil || !(p.recorded || p.read) || !p.hasFile() {
 		return
 	}
-	q := &procMaps{maps: slices.Clone(p.maps), open: maps.Clone(p.open), comm: p.comm,
+	p.shared = true // the child's set starts as the same maps and objects
+	q := &procMaps{maps: p.maps, open: p.open, shared: true, comm: p.comm,
 		parent: parent, recorded: true, last: time.Now()}
 	if c := s.procs[child]; c != nil {
 		q.seen, q.jit = c.seen, c.jit
@@ -259,6 +260,7 @@ func (s *Symbolizer) rereadJIT(pid int, p *procMaps, comm string) {
 
 // insert adds m, dropping older mappings it overlaps (MAP_FIXED remaps).
 func (p *procMaps) insert(m Mapping) {
+	p.own()
 	kept := p.maps[:0]
 	for _, old := range p.maps {
 		if old.End <= m.Start || old.Start >= m.End {
@@ -281,6 +283,7 @@ func (s *Symbolizer) loadMissing(pid int, p *procMaps) {
 		return
 	}
 	p.loaded = true
+	p.own()
 	var files []Mapping
 	for _, m := range p.maps {
 		if _, ok := p.open[m.Path]; !ok && m.File() {
@@ -294,6 +297,7 @@ func (s *Symbolizer) loadMissing(pid int, p *procMaps) {
 	}
 	objs := s.load(pid, files)
 	s.mu.Lock()
+	p.own() // a fork may have shared them meanwhile
 	for i, m := range files {
 		p.open[m.Path] = objs[i]
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"runtime"
 	"runtime/pprof"
 	"sync"
 )
@@ -45,6 +46,7 @@ func writeHeapProfile() {
 	if path == "" {
 		return
 	}
+	runtime.GC() // the profile's in-use figures are as of the last collection
 	if f, err := os.Create(path); err == nil {
 		pprof.Lookup("heap").WriteTo(f, 0)
 		f.Close()
