@@ -64,3 +64,41 @@ func TestLabels(t *testing.T) {
 		}
 	}
 }
+
+// A stripped program's entry point is named _start over the FDE that
+// covers it (glibc's _start: 38 bytes), the bytes past it are not; a
+// program with a _start symbol keeps its symbol, and a library's entry
+// point is no _start.
+func TestEntryLabel(t *testing.T) {
+	for _, c := range []struct {
+		fixture string
+		want    string // the name at the entry point
+		symbol  bool   // _start is a function symbol there
+	}{
+		{"spin-stripped", "_start", false},
+		{"chain-nofp", "_start", true},
+		{"libfx.so", "", false},
+	} {
+		o, err := LoadObject(fixture(t, c.fixture), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := elf.Open(fixture(t, c.fixture))
+		if err != nil {
+			t.Fatal(err)
+		}
+		entry := f.Entry
+		f.Close()
+		var at, past Frame
+		o.symbolize(&at, entry+0x20)
+		if at.Symbol != c.want {
+			t.Errorf("%s: entry+0x20 is %q, want %q", c.fixture, at.Symbol, c.want)
+		}
+		if i := o.funcAt(entry); (i >= 0) != c.symbol {
+			t.Errorf("%s: a function symbol at the entry: %v, want %v", c.fixture, i >= 0, c.symbol)
+		}
+		if o.symbolize(&past, entry+0x26); c.fixture == "spin-stripped" && past.Symbol != "" {
+			t.Errorf("%s: entry+0x26, past _start's FDE, is %q, want no name", c.fixture, past.Symbol)
+		}
+	}
+}

@@ -106,6 +106,9 @@ func newObject(path string, f *elf.File) (*Object, error) {
 	o.addSymbols(t, elf.SHT_SYMTAB, fromSymtab)
 	o.Unwinds = o.unwinds()
 	o.plt = pltStubs(t)
+	if l, ok := entryLabel(f, o); ok {
+		o.labels = append(o.labels, l)
+	}
 	return o, nil
 }
 

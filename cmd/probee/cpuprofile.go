@@ -16,6 +16,9 @@ const cpuProfileEnv = "PROBEE_CPUPROFILE"
 var stopCPUProfile = func() {}
 
 func init() {
+	if os.Getenv(heapProfileEnv) != "" {
+		runtime.MemProfileRate = 16 << 10 // finer than the default 512 KiB
+	}
 	path := os.Getenv(cpuProfileEnv)
 	if path == "" {
 		return

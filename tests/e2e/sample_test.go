@@ -57,6 +57,33 @@ func TestSampleSpinFullChain(t *testing.T) {
 	}
 }
 
+// A stripped program (spin-stripped: no symbol at its entry point, as
+// most of Debian's programs) has its samples start at _start, named from
+// the FDE that covers the entry point, not at "spin-stripped+0x..." (what
+// they started at before).
+func TestSampleStrippedEntry(t *testing.T) {
+	testgate.Root(t)
+	bin := fixture(t, "spin-stripped")
+	r := run(t, "", "--sample", "-F", "499", "--", bin, "1")
+	var all, short uint64
+	shorts := map[string]uint64{}
+	for st, n := range folded(t, r.stdout) {
+		rest, ok := strings.CutPrefix(st, "sample;spin-stripped;")
+		if !ok {
+			continue
+		}
+		all += n
+		if stopsShort(rest) {
+			short += n
+			shorts[st] = n
+		}
+	}
+	t.Logf("%d samples, %d not from _start", all, short)
+	if all < 100 || short > 0 {
+		t.Errorf("%d of %d samples do not start at _start (want none of >= 100):\n%s", short, all, foldedLines(shorts))
+	}
+}
+
 // findVMA reports whether probee finds tables through bpf_find_vma here
 // (not under TestFallbacks' legacy build).
 func findVMA() bool {
