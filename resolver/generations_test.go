@@ -277,7 +277,7 @@ func TestPrime(t *testing.T) {
 
 // Forked children share their parent's set until one of them changes it
 // (procMaps.shared): a shell's children that exec at once keep no copy of
-// their own. A change to the parent (true mapped over sh's code) leaves
+// their own, nor does a child symbolized with it. A change to the parent (true mapped over sh's code) leaves
 // its children's sets, the current one of pid 62 and the one before the
 // exec of pid 61, as they were.
 func TestForkSharesSet(t *testing.T) {
@@ -289,6 +289,7 @@ func TestForkSharesSet(t *testing.T) {
 	}
 	s.Fork(61, 60)
 	s.Fork(62, 60)
+	s.Frames(62, "sh", []uint64{g.spinAt}) // its objects are its parent's: nothing to load
 	if p, c := s.procs[60].maps, s.procs[62].maps; len(c) == 0 || &p[0] != &c[0] {
 		t.Errorf("pid 62's mappings are a copy of its parent's, want them shared")
 	}

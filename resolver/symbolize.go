@@ -220,9 +220,9 @@ func (s *Symbolizer) merge(pid int, p *procMaps) {
 	for _, m := range p.maps {
 		old.insert(m)
 	}
-	old.own()
 	for k, o := range p.open {
 		if old.open[k] == nil {
+			old.own()
 			old.open[k] = o
 		}
 	}

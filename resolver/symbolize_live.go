@@ -283,6 +283,10 @@ func (s *Symbolizer) loadMissing(pid int, p *procMaps) {
 		return
 	}
 	p.loaded = true
+	if !p.missingObjects() { // a set shared with its parent stays shared
+		s.mu.Unlock()
+		return
+	}
 	p.own()
 	var files []Mapping
 	for _, m := range p.maps {
@@ -292,9 +296,6 @@ func (s *Symbolizer) loadMissing(pid int, p *procMaps) {
 		}
 	}
 	s.mu.Unlock()
-	if len(files) == 0 {
-		return
-	}
 	objs := s.load(pid, files)
 	s.mu.Lock()
 	p.own() // a fork may have shared them meanwhile
@@ -303,6 +304,15 @@ func (s *Symbolizer) loadMissing(pid int, p *procMaps) {
 	}
 	p.memo = nil
 	s.mu.Unlock()
+}
+
+// missingObjects reports whether a file mapping of p has had no object
+// loaded (or tried).
+func (p *procMaps) missingObjects() bool {
+	return slices.ContainsFunc(p.maps, func(m Mapping) bool {
+		_, ok := p.open[m.Path]
+		return !ok && m.File()
+	})
 }
 
 // closeExitedJIT reads and closes the perf maps of processes that exited.
