@@ -52,8 +52,8 @@ func (s *Symbolizer) AppendFrameRefs(dst []*Frame, pid int, comm string, addrs [
 	noInline := s.dw.inlineOff()
 	pm := p.frameMemo(noInline)
 	for _, a := range addrs {
-		fr, ok := pm.frames[a]
-		if !ok {
+		fr := pm.frames[a] // nil: never symbolized (or only seen by Prefetch)
+		if fr == nil {
 			fr = s.framesAt(p, a, noInline)
 			pm.frames[a] = fr
 		}
@@ -67,15 +67,26 @@ func (s *Symbolizer) AppendFrameRefs(dst []*Frame, pid int, comm string, addrs [
 func (s *Symbolizer) framesAt(p *procMaps, addr uint64, noInline bool) []*Frame {
 	at, ok := p.objectPlace(addr)
 	if !ok {
-		return s.symbolizeRefs(p, addr, false)
+		f, o, va := p.locate(addr)
+		return s.refs(s.dw.expand(s.scratch[:0], f, o, va))
 	}
 	om := s.objectMemo(noInline)
 	fr, ok := om.frames[at]
 	if !ok {
-		fr = s.symbolizeRefs(p, addr, true)
+		fr = s.placeFrames(at)
 		om.frames[at] = fr
 	}
 	return fr
+}
+
+// placeFrames symbolizes an address in an ELF file into frames every
+// process mapping the file from that path shares (Addr is VirtAddr). Call
+// with s.mu held.
+func (s *Symbolizer) placeFrames(at objectPlace) []*Frame {
+	f := Frame{Addr: at.va, VirtAddr: at.va, Module: at.path, BuildID: at.o.BuildID}
+	f.ModuleOffset, _ = at.o.FileOffset(at.va)
+	at.o.symbolize(&f, at.va)
+	return s.refs(s.dw.expand(s.scratch[:0], f, at.o, at.va))
 }
 
 // objectPlace is where addr lies in an ELF file p maps (not the vDSO,
@@ -93,18 +104,13 @@ func (p *procMaps) objectPlace(addr uint64) (objectPlace, bool) {
 	return objectPlace{o, m.Path, va}, ok
 }
 
-// symbolizeRefs symbolizes addr from p into frames of their own; inFile:
-// it lies in an ELF file, and its frames are every process's (Addr is
-// VirtAddr). Call with s.mu held.
-func (s *Symbolizer) symbolizeRefs(p *procMaps, addr uint64, inFile bool) []*Frame {
-	f, o, va := p.locate(addr)
-	s.scratch = s.dw.expand(s.scratch[:0], f, o, va)
-	c := append([]Frame(nil), s.scratch...)
+// refs copies frames (s.scratch, which it keeps for reuse) into frames of
+// their own. Call with s.mu held.
+func (s *Symbolizer) refs(frames []Frame) []*Frame {
+	s.scratch = frames
+	c := append([]Frame(nil), frames...)
 	out := make([]*Frame, len(c))
 	for i := range c {
-		if inFile {
-			c[i].Addr = c[i].VirtAddr
-		}
 		out[i] = &c[i]
 	}
 	return out

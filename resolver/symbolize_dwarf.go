@@ -14,9 +14,11 @@ type dwarfFrames struct {
 	noInline bool
 }
 
-// lazyDWARF is an object's DWARF, read when first needed.
+// lazyDWARF is an object's DWARF, read when first needed, and again after
+// a release (Prefetch).
 type lazyDWARF struct {
-	once sync.Once
+	mu   sync.Mutex
+	read bool
 	info *dwarfInfo
 }
 
@@ -39,8 +41,21 @@ func (c *dwarfFrames) inlineOff() bool {
 // dwarfInfo returns o's DWARF, reading it on first use; nil when o has none
 // (neither in the file nor in its separate debug file).
 func (o *Object) dwarfInfo() *dwarfInfo {
-	o.dwarf.once.Do(func() { o.dwarf.info = openDWARFInfo(o.Path, o.DebugFile) })
-	return o.dwarf.info
+	l := o.dwarf
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.read {
+		l.info, l.read = openDWARFInfo(o.Path, o.DebugFile), true
+	}
+	return l.info
+}
+
+// releaseDWARF lets go of o's DWARF; the next use reads it again.
+func (o *Object) releaseDWARF() {
+	l := o.dwarf
+	l.mu.Lock()
+	l.info, l.read = nil, false
+	l.mu.Unlock()
 }
 
 // expand appends f to out, preceded by its inlined calls when o's DWARF

@@ -31,6 +31,7 @@ func (t *tracer) finish(stdout io.Writer) error {
 		return err
 	}
 	t.sym.SetInline(!t.cfg.noInline)
+	prefetch(t.sym, snap)
 	prof := t.profile(snap)
 	t.report(snap)
 	if prof.Kind == output.KindLatency || prof.Kind == output.KindWeight {

@@ -60,6 +60,26 @@ func (sf *stackFrames) user(c *bpf.Count) []*output.Frame {
 	return sf.fs.Stack(out)
 }
 
+// prefetch symbolizes the user stacks of snap's counts object by object
+// (resolver.Symbolizer.Prefetch): the final profile holds one object's
+// DWARF at a time. Periodic pushes do not: they would read it again at
+// every push.
+func prefetch(sym *resolver.Symbolizer, snap *bpf.Snapshot) {
+	var pcs []uint64
+	sym.Prefetch(func(yield func(resolver.Stack) bool) {
+		for i := range snap.Counts {
+			c := &snap.Counts[i]
+			if c.UserLost || c.UserInExec || len(c.User) == 0 {
+				continue
+			}
+			pcs = appendLookupPCs(pcs[:0], c.User)
+			if !yield(resolver.Stack{PID: c.TGID, Comm: c.Comm, PCs: pcs}) {
+				return
+			}
+		}
+	})
+}
+
 // kernel is the kernel stack pcs (leaf first), root first.
 func (sf *stackFrames) kernel(pcs []uint64) []*output.Frame {
 	if len(pcs) == 0 {
