@@ -82,12 +82,7 @@ func TestExecGenerations(t *testing.T) {
 	}
 	s.ExecReset(13, "sh")
 	s.AddMapping(13, g.tr)
-	for _, c := range []struct {
-		pid  int
-		comm string
-		addr uint64
-		want string
-	}{
+	wantFunctions(t, s, []functionAt{
 		{11, "sh", g.spinAt, "spin_leaf"},
 		{11, "true", g.leafAt, "leaf"},
 		{11, "", g.leafAt, "leaf"},
@@ -95,11 +90,7 @@ func TestExecGenerations(t *testing.T) {
 		{12, "true", g.leafAt, "leaf"},
 		{12, "other", g.leafAt, "leaf"},
 		{13, "sh", g.leafAt, "leaf"},
-	} {
-		if f := s.Frames(c.pid, c.comm, []uint64{c.addr}); f[0].Function != c.want {
-			t.Errorf("pid %d comm %q 0x%x: %q, want %q", c.pid, c.comm, c.addr, f[0].Function, c.want)
-		}
-	}
+	})
 }
 
 // moved is m mapped from start instead.
@@ -148,12 +139,7 @@ func TestExecRecordOrder(t *testing.T) {
 	s.Inherit(23, 24) // no /proc/23: gone
 	s.ExecReset(24, "true")
 	s.AddMapping(24, moved(g.tr, base2))
-	for _, c := range []struct {
-		pid  int
-		comm string
-		addr uint64
-		want string
-	}{
+	wantFunctions(t, s, []functionAt{
 		{20, "env", leaf2, "leaf"},
 		{20, "true", spin3, "spin_leaf"},
 		{21, "env", leaf2, "leaf"},
@@ -163,11 +149,7 @@ func TestExecRecordOrder(t *testing.T) {
 		{22, "sh", spin3, "spin_leaf"},
 		{23, "true", leaf2, "leaf"},
 		{23, "sh", g.spinAt, "spin_leaf"},
-	} {
-		if f := s.Frames(c.pid, c.comm, []uint64{c.addr}); f[0].Function != c.want {
-			t.Errorf("pid %d comm %q 0x%x: %q, want %q", c.pid, c.comm, c.addr, f[0].Function, c.want)
-		}
-	}
+	})
 }
 
 // Mappings gives the user-space unwinder the mappings of the image that
@@ -296,17 +278,26 @@ func TestForkSharesSet(t *testing.T) {
 	s.ExecReset(61, "true")
 	s.AddMapping(61, g.tr)
 	s.AddMapping(60, g.tr)
-	for _, c := range []struct {
-		pid  int
-		comm string
-		addr uint64
-		want string
-	}{
+	wantFunctions(t, s, []functionAt{
 		{60, "", g.leafAt, "leaf"},
 		{61, "true", g.leafAt, "leaf"},
 		{61, "sh", g.spinAt, "spin_leaf"},
 		{62, "sh", g.spinAt, "spin_leaf"},
-	} {
+	})
+}
+
+// functionAt is the function Frames should name at addr of pid, counted
+// under comm.
+type functionAt struct {
+	pid  int
+	comm string
+	addr uint64
+	want string
+}
+
+func wantFunctions(t *testing.T, s *Symbolizer, cases []functionAt) {
+	t.Helper()
+	for _, c := range cases {
 		if f := s.Frames(c.pid, c.comm, []uint64{c.addr}); f[0].Function != c.want {
 			t.Errorf("pid %d comm %q 0x%x: %q, want %q", c.pid, c.comm, c.addr, f[0].Function, c.want)
 		}
