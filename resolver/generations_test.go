@@ -36,6 +36,15 @@ func (g *genRoot) install(fixtureName, path, fn string) (Mapping, uint64) {
 	return fileMapping(g.t, dst, path, genBase), funcFileOffset(g.t, dst, fn)
 }
 
+// snapshot writes /proc/PID (process) and snapshots it in s.
+func (g *genRoot) snapshot(s *Symbolizer, pid int, comm string, m Mapping) {
+	g.t.Helper()
+	g.process(pid, comm, m)
+	if err := s.Snapshot(pid); err != nil {
+		g.t.Fatal(err)
+	}
+}
+
 // process writes /proc/PID with comm and one mapping.
 func (g *genRoot) process(pid int, comm string, m Mapping) {
 	g.t.Helper()
@@ -76,10 +85,7 @@ func TestExecGenerations(t *testing.T) {
 	}
 	s.ExecReset(12, "true")
 	s.AddMapping(12, g.tr)
-	g.process(13, "sh", g.sh)
-	if err := s.Snapshot(13); err != nil {
-		t.Fatal(err)
-	}
+	g.snapshot(s, 13, "sh", g.sh)
 	s.ExecReset(13, "sh")
 	s.AddMapping(13, g.tr)
 	wantFunctions(t, s, []functionAt{
@@ -118,24 +124,15 @@ func TestExecRecordOrder(t *testing.T) {
 	const base2, base3 = 0x400000, 0x800000
 	spin3, leaf2 := g.spinAt-genBase+base3, g.leafAt-genBase+base2
 	third := map[int]string{20: "true", 21: "true", 22: "sh"}
-	g.process(20, "env", g.sh)
-	if err := s.Snapshot(20); err != nil {
-		t.Fatal(err)
-	}
-	g.process(22, "sh", g.sh)
-	if err := s.Snapshot(22); err != nil {
-		t.Fatal(err)
-	}
+	g.snapshot(s, 20, "env", g.sh)
+	g.snapshot(s, 22, "sh", g.sh)
 	for _, pid := range []int{20, 21, 22} {
 		s.ExecReset(pid, "env")
 		s.AddMapping(pid, moved(g.tr, base2))
 		s.ExecReset(pid, third[pid])
 		s.AddMapping(pid, moved(g.sh, base3))
 	}
-	g.process(24, "sh", g.sh)
-	if err := s.Snapshot(24); err != nil {
-		t.Fatal(err)
-	}
+	g.snapshot(s, 24, "sh", g.sh)
 	s.Inherit(23, 24) // no /proc/23: gone
 	s.ExecReset(24, "true")
 	s.AddMapping(24, moved(g.tr, base2))
@@ -160,10 +157,7 @@ func TestMappingsOfImage(t *testing.T) {
 	g := newGenRoot(t)
 	s := NewSymbolizer(Scope{Root: g.root}, nil)
 	const base2, base3 = 0x400000, 0x800000
-	g.process(30, "sh", g.sh)
-	if err := s.Snapshot(30); err != nil {
-		t.Fatal(err)
-	}
+	g.snapshot(s, 30, "sh", g.sh)
 	s.Inherit(31, 30)
 	s.ExecReset(31, "true")
 	s.AddMapping(31, moved(g.tr, base2))
@@ -195,22 +189,13 @@ func TestMappingsOfImage(t *testing.T) {
 func TestForkRecords(t *testing.T) {
 	g := newGenRoot(t)
 	s := NewSymbolizer(Scope{Root: g.root}, nil)
-	g.process(40, "sh", g.sh)
-	if err := s.Snapshot(40); err != nil {
-		t.Fatal(err)
-	}
-	g.process(41, "sh", g.tr)
-	if err := s.Snapshot(41); err != nil {
-		t.Fatal(err)
-	}
+	g.snapshot(s, 40, "sh", g.sh)
+	g.snapshot(s, 41, "sh", g.tr)
 	s.Inherit(41, 40)
 	s.Fork(41, 40)
 	s.ExecReset(41, "true")
 	s.AddMapping(41, g.tr)
-	g.process(41, "true", g.sh)
-	if err := s.Snapshot(41); err != nil {
-		t.Fatal(err)
-	}
+	g.snapshot(s, 41, "true", g.sh)
 	s.Fork(42, 99) // a parent never known: nothing to copy
 	for _, c := range []struct {
 		comm string
@@ -237,10 +222,7 @@ func TestPrime(t *testing.T) {
 	s := NewSymbolizer(Scope{Root: g.root}, nil)
 	s.Prime(50, []Mapping{g.sh}, "sh") // no /proc/50 by the time of Frames
 	s.Fork(51, 50)
-	g.process(52, "true", g.tr)
-	if err := s.Snapshot(52); err != nil {
-		t.Fatal(err)
-	}
+	g.snapshot(s, 52, "true", g.tr)
 	s.Prime(52, []Mapping{g.sh}, "sh")
 	for _, c := range []struct {
 		pid  int
@@ -259,16 +241,13 @@ func TestPrime(t *testing.T) {
 
 // Forked children share their parent's set until one of them changes it
 // (procMaps.shared): a shell's children that exec at once keep no copy of
-// their own, nor does a child symbolized with it. A change to the parent (true mapped over sh's code) leaves
-// its children's sets, the current one of pid 62 and the one before the
-// exec of pid 61, as they were.
+// their own, nor does a child symbolized with it. A change to the parent
+// (true mapped over sh's code) leaves its children's sets, the current
+// one of pid 62 and the one before the exec of pid 61, as they were.
 func TestForkSharesSet(t *testing.T) {
 	g := newGenRoot(t)
 	s := NewSymbolizer(Scope{Root: g.root}, nil)
-	g.process(60, "sh", g.sh)
-	if err := s.Snapshot(60); err != nil {
-		t.Fatal(err)
-	}
+	g.snapshot(s, 60, "sh", g.sh)
 	s.Fork(61, 60)
 	s.Fork(62, 60)
 	s.Frames(62, "sh", []uint64{g.spinAt}) // its objects are its parent's: nothing to load
