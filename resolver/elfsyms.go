@@ -126,8 +126,8 @@ func isCode(f *elf.File, r rawSym) bool {
 
 // addSymbols appends the functions of the first section of type typ
 // (SHT_DYNSYM or SHT_SYMTAB) to o.Funcs, and its code labels to o.labels
-// (labels.go). ok is false when f has no such
-// table or it is malformed (debug/elf's Symbols would have failed).
+// (labels.go). ok is false when f has no such table or it is malformed
+// (debug/elf's Symbols would have failed).
 func (o *Object) addSymbols(t *sectionTables, typ elf.SectionType, from uint8) (ok bool) {
 	sec := t.f.SectionByType(typ)
 	size := symRecordSize(t.f)

@@ -14,8 +14,9 @@ import (
 // frame, which was "ld-linux-x86-64.so.2+0x1ab77" without labels. Like PLT
 // stubs, labels name frames only, never probe targets, and only where no
 // function covers the pc (one inside a function is dropped). A label
-// reaches to the next function or label, or to the end of its section. Names that start with "." or "$" (local
-// assembler labels, mapping symbols) are no labels.
+// reaches to the next function or label, or to the end of its section.
+// Names that start with "." or "$" (local assembler labels, mapping
+// symbols) are no labels.
 
 // labelOf returns r as a label reaching to the end of its section; ok is
 // false when r is no label.

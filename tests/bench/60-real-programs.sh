@@ -136,7 +136,8 @@ perf_run() {
 	perf record -q -N $rec -o "$tmp/perf.data" -- "$@" >/dev/null 2>>"${cmd_err:-$tmp/perf.err}" ||
 		echo "  (the command exited with status $? under perf)"
 	pids=
-	[ -z "$percpu" ] || pids=$(paste -sd, "$W/node.pids")
+	[ -z "$percpu" ] || pids=$(paste -sd, "$W/node.pids" 2>/dev/null || true)
+	[ -z "$percpu" ] || [ -n "$pids" ] || pids=0 # no pid recorded: keep none
 	perf script -i "$tmp/perf.data" ${pids:+--pid "$pids"} -F comm,tid,ip,sym,dso --no-inline --no-demangle >>"$out" 2>"$tmp/perf.script.err"
 	grep -h 'lost' "$tmp/perf.script.err" | sed 's/^/  perf: /' || true
 	rm -f "$tmp/perf.data"
@@ -285,6 +286,7 @@ gen_xz_input() { # ~XZ_MB MB: per chunk 48 KiB of noise in base64, then 220 KB o
 # perf_threads BIN [-a]: perf's samples of BIN's threads but its first
 # (their pid is not their tid).
 perf_threads() {
+	# shellcheck disable=SC2086 # $2 is -a or nothing
 	perf record -q -N $2 -F 999 -o "$tmp/perf.data" -- "$1" 200 500 >/dev/null 2>&1
 	perf script -i "$tmp/perf.data" --comm shortthreads-no -F pid,tid 2>/dev/null | awk '{split($1, t, "/")} t[1] != t[2] {n++} END {print n + 0}'
 	rm -f "$tmp/perf.data"
