@@ -65,8 +65,8 @@ func kallsymsLine(line []byte, mods map[string]string) (KernelSymbol, bool) {
 	if n < 3 || len(f[1]) != 1 || !bytes.ContainsAny(f[1], "tTwW") {
 		return KernelSymbol{}, false
 	}
-	addr, ok := parseHex(f[0])
-	if !ok {
+	addr, err := strconv.ParseUint(string(f[0]), 16, 64) // no copy: the string does not escape
+	if err != nil {
 		return KernelSymbol{}, false
 	}
 	s := KernelSymbol{Addr: addr, Name: string(f[2])}
@@ -78,28 +78,6 @@ func kallsymsLine(line []byte, mods map[string]string) (KernelSymbol, bool) {
 		}
 	}
 	return s, true
-}
-
-// parseHex parses up to 16 hex digits.
-func parseHex(b []byte) (uint64, bool) {
-	if len(b) == 0 || len(b) > 16 {
-		return 0, false
-	}
-	var v uint64
-	for _, c := range b {
-		switch {
-		case c >= '0' && c <= '9':
-			c -= '0'
-		case c >= 'a' && c <= 'f':
-			c -= 'a' - 10
-		case c >= 'A' && c <= 'F':
-			c -= 'A' - 10
-		default:
-			return 0, false
-		}
-		v = v<<4 | uint64(c)
-	}
-	return v, true
 }
 
 // ParseFilterFunctions reads tracefs available_filter_functions: one
