@@ -283,17 +283,14 @@ func (s *Symbolizer) loadMissing(pid int, p *procMaps) {
 		return
 	}
 	p.loaded = true
-	if !p.missingObjects() { // a set shared with its parent stays shared
+	files := p.missingFiles()
+	if len(files) == 0 { // a set shared with its parent stays shared
 		s.mu.Unlock()
 		return
 	}
 	p.own()
-	var files []Mapping
-	for _, m := range p.maps {
-		if _, ok := p.open[m.Path]; !ok && m.File() {
-			p.open[m.Path] = nil
-			files = append(files, m)
-		}
+	for _, m := range files {
+		p.open[m.Path] = nil // being loaded
 	}
 	s.mu.Unlock()
 	objs := s.load(pid, files)
@@ -306,13 +303,17 @@ func (s *Symbolizer) loadMissing(pid int, p *procMaps) {
 	s.mu.Unlock()
 }
 
-// missingObjects reports whether a file mapping of p has had no object
-// loaded (or tried).
-func (p *procMaps) missingObjects() bool {
-	return slices.ContainsFunc(p.maps, func(m Mapping) bool {
-		_, ok := p.open[m.Path]
-		return !ok && m.File()
-	})
+// missingFiles returns p's file mappings that have had no object loaded
+// (or tried), one per path.
+func (p *procMaps) missingFiles() []Mapping {
+	var files []Mapping
+	for _, m := range p.maps {
+		if _, ok := p.open[m.Path]; !ok && m.File() &&
+			!slices.ContainsFunc(files, func(f Mapping) bool { return f.Path == m.Path }) {
+			files = append(files, m)
+		}
+	}
+	return files
 }
 
 // closeExitedJIT reads and closes the perf maps of processes that exited.
