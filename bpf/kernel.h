@@ -29,6 +29,8 @@ struct task_struct {
 	struct mm_struct *mm;
 	struct uprobe_task *utask;
 	struct task_struct *real_parent;
+	__u64 parent_exec_id; // 64 bits since 5.7
+	__u64 self_exec_id;
 	void *stack; // the kernel stack (compat.h)
 } __attribute__((preserve_access_index));
 

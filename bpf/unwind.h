@@ -232,8 +232,30 @@ static __always_inline int no_rule_step(struct unwind_state *s, int first)
 	return first && s->entry ? entry_step(s) : fp_step(s);
 }
 
-// known_mapping returns the mapping of s->ip from the process's list:
-// one of the two found last, or found now and remembered (pm).
+// parent_maps is the mapping list of the process that forked the current
+// one, when neither has exec'd since (exec ids: the child's is its
+// parent's at the fork, and each exec raises a task's own): a forked
+// child runs its parent's image. User space gives a child a list of its
+// own once it has heard of it, tens of ms later; until then this spares
+// its walks bpf_find_vma, which in interrupt context (samples, page
+// faults) works once per event, so that a second file would hand the
+// stack to user space with 28 KiB of stack copy (defer.h): too little
+// for a thread with a big frame, such as rustc's 540 KiB one.
+static __always_inline struct proc_info *parent_maps(void)
+{
+	struct task_struct *t = current_task();
+	struct task_struct *parent = BPF_CORE_READ(t, real_parent);
+	__u64 id = BPF_CORE_READ(t, parent_exec_id);
+
+	if (!parent || BPF_CORE_READ(t, self_exec_id) != id || BPF_CORE_READ(parent, self_exec_id) != id)
+		return NULL;
+	__u32 ptgid = BPF_CORE_READ(parent, tgid);
+	return bpf_map_lookup_elem(&proc_maps, &ptgid);
+}
+
+// known_mapping returns the mapping of s->ip from the process's list (or
+// its parent's: parent_maps): one of the two found last, or found now and
+// remembered (pm).
 static __always_inline struct unwind_mapping *known_mapping(struct unwind_state *s)
 {
 	if (s->pm_n > 0 && s->ip >= s->pm[0].start && s->ip < s->pm[0].end)
@@ -242,6 +264,8 @@ static __always_inline struct unwind_mapping *known_mapping(struct unwind_state 
 		return &s->pm[1];
 	__u32 tgid = s->key.tgid; // a stack copy: 6.1 refuses a PTR_TO_MEM map key
 	struct proc_info *p = bpf_map_lookup_elem(&proc_maps, &tgid);
+	if (!p)
+		p = parent_maps();
 	struct unwind_mapping *m = p ? find_mapping(p, s->ip) : NULL;
 	if (!m)
 		return NULL;
