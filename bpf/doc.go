@@ -105,7 +105,9 @@
 // misread; tables.go and layout.go only place and write them. A process's
 // executable mappings live in proc_maps[tgid] (a sorted array of up to 256
 // mappings with bias and table offsets, binary-searched per frame); the
-// kernel deletes it at sched_process_exit. Binary searches are
+// kernel deletes it at sched_process_exit. A forked child without an
+// array yet, when neither it nor its parent has exec'd since the fork
+// (the tasks' exec ids), is walked with its parent's. Binary searches are
 // branch-free, or the verifier's path count explodes.
 //
 // Walks: each context kind has its own per-CPU state slot (uprobe,
