@@ -237,7 +237,7 @@ static __always_inline struct unwind_state *unwind_begin(void *ctx, __u64 cookie
 		return NULL;
 	}
 	struct unwind_state *s = bpf_map_lookup_elem(&unwind_states, &slot);
-	if (!s || (!have_find_vma && !bpf_map_lookup_elem(&proc_maps, &k.tgid))) {
+	if (!s || (!have_find_vma && !has_list(k.tgid))) {
 		count_drop(DROP_NO_TABLES);
 		record_fp(&k, ip, sp, bp, entry, slot);
 		return NULL;
@@ -252,6 +252,7 @@ static __always_inline struct unwind_state *unwind_begin(void *ctx, __u64 cookie
 	s->entry = entry;
 	s->vm_ok = 0;
 	s->pm_n = 0;
+	s->maps_tgid = 0;
 	s->chunk_at = 0;
 	s->chunk_off = 0;
 	s->partial = 0;

@@ -224,7 +224,7 @@ type probeeUnwindState struct {
 	Vm       probeeUnwindMapping
 	Pm       [2]probeeUnwindMapping
 	PmN      uint32
-	_        [4]byte
+	MapsTgid uint32
 	Word     uint64
 	ChunkOff uint32
 	_        [4]byte

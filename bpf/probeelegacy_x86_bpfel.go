@@ -232,7 +232,7 @@ type probeeLegacyUnwindState struct {
 		Flags      uint32
 	}
 	PmN      uint32
-	_        [4]byte
+	MapsTgid uint32
 	Word     uint64
 	ChunkOff uint32
 	_        [4]byte

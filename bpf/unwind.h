@@ -232,40 +232,70 @@ static __always_inline int no_rule_step(struct unwind_state *s, int first)
 	return first && s->entry ? entry_step(s) : fp_step(s);
 }
 
-// parent_maps is the mapping list of the process that forked the current
-// one, when neither has exec'd since (exec ids: the child's is its
-// parent's at the fork, and each exec raises a task's own): a forked
-// child runs its parent's image. User space gives a child a list of its
-// own once it has heard of it, tens of ms later; until then this spares
-// its walks bpf_find_vma, which in interrupt context (samples, page
-// faults) works once per event, so that a second file would hand the
-// stack to user space with 28 KiB of stack copy (defer.h): too little
-// for a thread with a big frame, such as rustc's 540 KiB one.
-static __always_inline struct proc_info *parent_maps(void)
+// parent_tgid is the process that forked the current one, when neither
+// has exec'd since (exec ids: the child's is its parent's at the fork,
+// and each exec raises a task's own), so that the child runs its
+// parent's image; NO_LIST otherwise. User space gives a child a mapping
+// list of its own once it has heard of it, tens of ms later; until then
+// its walks use its parent's, which spares them bpf_find_vma: in
+// interrupt context (samples, page faults) that works once per event, so
+// a walk through a second file was handed to user space with 28 KiB of
+// stack copy (defer.h), too little for a big frame such as rustc's
+// 540 KiB one.
+#define NO_LIST 0xffffffffU
+static __always_inline __u32 parent_tgid(void)
 {
 	struct task_struct *t = current_task();
 	struct task_struct *parent = BPF_CORE_READ(t, real_parent);
 	__u64 id = BPF_CORE_READ(t, parent_exec_id);
 
 	if (!parent || BPF_CORE_READ(t, self_exec_id) != id || BPF_CORE_READ(parent, self_exec_id) != id)
-		return NULL;
-	__u32 ptgid = BPF_CORE_READ(parent, tgid);
-	return bpf_map_lookup_elem(&proc_maps, &ptgid);
+		return NO_LIST;
+	return BPF_CORE_READ(parent, tgid);
 }
 
-// known_mapping returns the mapping of s->ip from the process's list (or
-// its parent's: parent_maps): one of the two found last, or found now and
-// remembered (pm).
+// has_list reports whether the process, or the parent it runs the image
+// of (parent_tgid), has a mapping list.
+static __always_inline int has_list(__u32 tgid)
+{
+	if (bpf_map_lookup_elem(&proc_maps, &tgid))
+		return 1;
+	tgid = parent_tgid();
+	return tgid != NO_LIST && bpf_map_lookup_elem(&proc_maps, &tgid);
+}
+
+// proc_list is the mapping list of the walk: the process's own, else its
+// parent's (parent_tgid). The choice is made at the walk's first lookup
+// and kept in s->maps_tgid (NO_LIST: neither has one) for its other
+// frames.
+static __always_inline struct proc_info *proc_list(struct unwind_state *s)
+{
+	__u32 tgid = s->maps_tgid ? s->maps_tgid : s->key.tgid; // a stack copy: 6.1 refuses a PTR_TO_MEM map key
+	struct proc_info *p = NULL;
+
+	if (tgid != NO_LIST)
+		p = bpf_map_lookup_elem(&proc_maps, &tgid);
+	if (!p && !s->maps_tgid) {
+		tgid = parent_tgid();
+		if (tgid != NO_LIST)
+			p = bpf_map_lookup_elem(&proc_maps, &tgid);
+		if (!p)
+			tgid = NO_LIST;
+	}
+	s->maps_tgid = tgid;
+	return p;
+}
+
+// known_mapping returns the mapping of s->ip from the walk's list
+// (proc_list): one of the two found last, or found now and remembered
+// (pm).
 static __always_inline struct unwind_mapping *known_mapping(struct unwind_state *s)
 {
 	if (s->pm_n > 0 && s->ip >= s->pm[0].start && s->ip < s->pm[0].end)
 		return &s->pm[0];
 	if (s->pm_n > 1 && s->ip >= s->pm[1].start && s->ip < s->pm[1].end)
 		return &s->pm[1];
-	__u32 tgid = s->key.tgid; // a stack copy: 6.1 refuses a PTR_TO_MEM map key
-	struct proc_info *p = bpf_map_lookup_elem(&proc_maps, &tgid);
-	if (!p)
-		p = parent_maps();
+	struct proc_info *p = proc_list(s);
 	struct unwind_mapping *m = p ? find_mapping(p, s->ip) : NULL;
 	if (!m)
 		return NULL;

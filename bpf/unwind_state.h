@@ -66,6 +66,7 @@ struct unwind_state {
 	// lookup and a binary search (known_mapping).
 	struct unwind_mapping pm[2];
 	__u32 pm_n;
+	__u32 maps_tgid; // whose list proc_list chose (0: not yet)
 	__u64 word;      // a word read from the user stack: here, not on the BPF stack (512 bytes for all calls)
 	__u32 chunk_off; // chunk holds no stack (a copy failed near the stack's top: read each word)
 	__u64 chunk_at;  // user address of chunk[0]; 0: nothing copied yet

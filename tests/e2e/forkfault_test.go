@@ -12,9 +12,11 @@ import (
 // bpf_find_vma works once per event, and a stack handed over to user
 // space carries 28 KiB of stack, too little to get past big. The kernel
 // walks such a child with its parent's mappings (bpf/unwind.h
-// parent_maps): every stack, the parent's and the child's, is complete.
-// Before, 1-14 of a run's child stacks ended "[truncated];spawn" or
-// "[truncated];big".
+// parent_tgid), also on 5.10, which has no bpf_find_vma: every stack
+// under spawn, the parent's and the child's, is complete. Before, 1-14
+// of a run's child stacks ended "[truncated];spawn" or "[truncated];big".
+// (Start-up stacks are not checked: on 5.10, a library's frames before
+// its mapping record was read are cut, as the README says.)
 func TestForkedChildFaults(t *testing.T) {
 	testgate.Root(t)
 	bin := fixture(t, "forkfault-nofp")
@@ -23,17 +25,21 @@ func TestForkedChildFaults(t *testing.T) {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
 	st := folded(t, r.stdout)
-	const under = "forkfault-nofp;_start;__libc_start_main;__libc_start_call_main;main;big;spawn"
 	var touched uint64
 	for s, n := range st {
-		if strings.Contains(s, "[truncated]") {
+		if !strings.Contains(s, ";spawn;") {
+			continue
+		}
+		// __libc_start_call_main since glibc 2.34, main's caller before.
+		complete := strings.Contains(s, "forkfault-nofp;_start;__libc_start_main;") && strings.Contains(s, ";main;big;spawn;")
+		if !complete || strings.Contains(s, "[truncated]") {
 			t.Errorf("partial stack (%d): %s", n, s)
 		}
-		if strings.Contains(s, under+";child_touch;") || strings.HasSuffix(s, under+";child_touch") {
+		if complete && strings.Contains(s, ";spawn;child_touch;") {
 			touched += n
 		}
 	}
 	if touched < 64 {
-		t.Errorf("%d of the child's faults in child_touch under %s, want at least 64 (one per page):\n%s", touched, under, foldedLines(st))
+		t.Errorf("%d complete stacks of the child's faults in child_touch, want at least 64 (one per page):\n%s", touched, foldedLines(st))
 	}
 }

@@ -27,10 +27,12 @@ import (
 // registers before 6.12, and probee walks the task's kernel stack instead.
 // TestTracepointSharedWithPerf: perf users of a tracepoint still get its
 // hits, also where cilium/ebpf attaches by ioctl (before 5.15).
-const vmTests = `^(TestKprobe.*|TestUprobeChainExact|TestTwoProbesPerProbeFiles|TestUretprobe|TestShortLivedProcesses|TestLatencyCallers|TestDWARFChainExact|TestDWARFUretprobe|TestSampleSpinFullChain|TestTracepointUserAndKernel|TestTracepointSharedWithPerf)$`
+// TestForkedChildFaults: a forked child walked with its parent's mapping
+// list, where 5.10 has no bpf_find_vma to fall back on.
+const vmTests = `^(TestKprobe.*|TestUprobeChainExact|TestTwoProbesPerProbeFiles|TestUretprobe|TestShortLivedProcesses|TestLatencyCallers|TestDWARFChainExact|TestDWARFUretprobe|TestSampleSpinFullChain|TestTracepointUserAndKernel|TestTracepointSharedWithPerf|TestForkedChildFaults)$`
 
 // vmFixtures are the fixture binaries those tests use.
-var vmFixtures = []string{"chain-fp", "chain-nopie-fp", "chain-nofp", "chain-nopie-nofp", "spin-nofp", "readfile-fp", "latency-fp"}
+var vmFixtures = []string{"chain-fp", "chain-nopie-fp", "chain-nofp", "chain-nopie-nofp", "spin-nofp", "readfile-fp", "latency-fp", "forkfault-nofp"}
 
 // vmTools are host programs the tests start inside the VM.
 var vmTools = []string{"/bin/sh", "/usr/bin/seq", "/usr/bin/cat"}
