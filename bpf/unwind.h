@@ -232,6 +232,9 @@ static __always_inline int no_rule_step(struct unwind_state *s, int first)
 	return first && s->entry ? entry_step(s) : fp_step(s);
 }
 
+// NO_LIST: no mapping list (parent_tgid, proc_list).
+#define NO_LIST 0xffffffffU
+
 // parent_tgid is the process that forked the current one, when neither
 // has exec'd since (exec ids: the child's is its parent's at the fork,
 // and each exec raises a task's own), so that the child runs its
@@ -242,7 +245,6 @@ static __always_inline int no_rule_step(struct unwind_state *s, int first)
 // a walk through a second file was handed to user space with 28 KiB of
 // stack copy (defer.h), too little for a big frame such as rustc's
 // 540 KiB one.
-#define NO_LIST 0xffffffffU
 static __always_inline __u32 parent_tgid(void)
 {
 	struct task_struct *t = current_task();
