@@ -237,12 +237,17 @@ static __always_inline struct unwind_state *unwind_begin(void *ctx, __u64 cookie
 		return NULL;
 	}
 	struct unwind_state *s = bpf_map_lookup_elem(&unwind_states, &slot);
-	if (!s || (!have_find_vma && !has_list(k.tgid))) {
+	if (s) {
+		s->key = k;
+		s->maps_tgid = 0; // proc_list chooses the walk's list
+	}
+	// Without bpf_find_vma, a walk needs a mapping list: the choice made
+	// here is the one its frames use.
+	if (!s || (!have_find_vma && !proc_list(s))) {
 		count_drop(DROP_NO_TABLES);
 		record_fp(&k, ip, sp, bp, entry, slot);
 		return NULL;
 	}
-	s->key = k;
 	s->ip = ip;
 	s->sp = sp;
 	s->bp = bp;
@@ -252,7 +257,6 @@ static __always_inline struct unwind_state *unwind_begin(void *ctx, __u64 cookie
 	s->entry = entry;
 	s->vm_ok = 0;
 	s->pm_n = 0;
-	s->maps_tgid = 0;
 	s->chunk_at = 0;
 	s->chunk_off = 0;
 	s->partial = 0;

@@ -256,16 +256,6 @@ static __always_inline __u32 parent_tgid(void)
 	return BPF_CORE_READ(parent, tgid);
 }
 
-// has_list reports whether the process, or the parent it runs the image
-// of (parent_tgid), has a mapping list.
-static __always_inline int has_list(__u32 tgid)
-{
-	if (bpf_map_lookup_elem(&proc_maps, &tgid))
-		return 1;
-	tgid = parent_tgid();
-	return tgid != NO_LIST && bpf_map_lookup_elem(&proc_maps, &tgid);
-}
-
 // proc_list is the mapping list of the walk: the process's own, else its
 // parent's (parent_tgid). The choice is made at the walk's first lookup
 // and kept in s->maps_tgid (NO_LIST: neither has one) for its other
