@@ -8,6 +8,8 @@ import (
 	"sync"
 
 	"golang.org/x/arch/x86/x86asm"
+
+	"github.com/probee/probee/internal/x86code"
 )
 
 // Where the returns of a function are probed.
@@ -39,17 +41,7 @@ const MaxFunctionCode = 1 << 20
 
 // ErrUndecodable means a function's code has an instruction the decoder
 // does not know, so its RET instructions cannot all be found.
-var ErrUndecodable = errors.New("an instruction the x86 decoder does not know")
-
-// Instructions x86asm does not decode, by their bytes (CET's endbr64 at
-// the start of every function gcc builds with -fcf-protection, AVX's
-// vzeroupper in Go's assembly).
-var knownInsns = [][]byte{
-	{0xf3, 0x0f, 0x1e, 0xfa}, // endbr64
-	{0xf3, 0x0f, 0x1e, 0xfb}, // endbr32
-	{0xc5, 0xf8, 0x77},       // vzeroupper
-	{0xc5, 0xfc, 0x77},       // vzeroall
-}
+var ErrUndecodable = x86code.ErrUndecodable
 
 // DecodeReturns decodes the x86-64 code of one function (or one part of
 // it), from its first byte to its end, and finds its RET instructions and
@@ -57,19 +49,15 @@ var knownInsns = [][]byte{
 func DecodeReturns(code []byte) (Returns, error) {
 	var r Returns
 	for off := 0; off < len(code); {
-		if n := knownLen(code[off:]); n > 0 {
-			off += n
-			continue
-		}
-		in, err := x86asm.Decode(code[off:], 64)
-		if err != nil || in.Len <= 0 || in.Op == 0 { // Op 0: a truncated or unknown instruction
-			return r, fmt.Errorf("%w at +0x%x (% x)", ErrUndecodable, off, code[off:min(off+6, len(code))])
+		in, err := x86code.Decode(code[off:])
+		if err != nil {
+			return r, fmt.Errorf("%w at +0x%x (% x)", err, off, code[off:min(off+6, len(code))])
 		}
 		next := off + in.Len
 		switch {
 		case in.Op == x86asm.RET:
 			r.RETs = append(r.RETs, uint64(off))
-		case isJump(in.Op):
+		case x86code.IsJump(in.Op):
 			rel, ok := in.Args[0].(x86asm.Rel)
 			t := int64(next) + int64(rel)
 			switch {
@@ -82,27 +70,6 @@ func DecodeReturns(code []byte) (Returns, error) {
 		off = next
 	}
 	return r, nil
-}
-
-func knownLen(b []byte) int {
-	for _, k := range knownInsns {
-		if len(b) >= len(k) && string(b[:len(k)]) == string(k) {
-			return len(k)
-		}
-	}
-	return 0
-}
-
-// isJump reports whether op is JMP or a conditional jump.
-func isJump(op x86asm.Op) bool {
-	switch op {
-	case x86asm.JMP, x86asm.JA, x86asm.JAE, x86asm.JB, x86asm.JBE, x86asm.JCXZ, x86asm.JE,
-		x86asm.JECXZ, x86asm.JG, x86asm.JGE, x86asm.JL, x86asm.JLE, x86asm.JNE, x86asm.JNO,
-		x86asm.JNP, x86asm.JNS, x86asm.JO, x86asm.JP, x86asm.JRCXZ, x86asm.JS,
-		x86asm.LOOP, x86asm.LOOPE, x86asm.LOOPNE:
-		return true
-	}
-	return false
 }
 
 // NoReturnsError says why the returns of a Go function cannot be probed.

@@ -38,7 +38,11 @@
 // .plt that no FDE covers (lld emits no CFI for it) gets the rules GNU
 // ld's CFI gives a .plt, and .init and .fini (crti/crtn code, never with
 // CFI) get theirs (synth.go), and so does GCC's crtbegin code around
-// __do_global_dtors_aux (crtstuff.go).
+// __do_global_dtors_aux (crtstuff.go). Other function symbols no FDE
+// covers (hand-written assembly, crt code BOLT moved) get the rules of
+// their stack heights, found by decoding them (symframes.go,
+// stackheight.go, heightcfi.go; golang.org/x/arch decodes, through
+// internal/x86code).
 //
 // # Building
 //

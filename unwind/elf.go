@@ -76,8 +76,12 @@ func buildELF(f *elf.File, data sectionData) (*Table, error) {
 			frames = append(frames, fr)
 		}
 	}
+	fdes := sortFDEs(frames)
+	if fr := symbolFrames(f, frames, fdes, data); fr != nil {
+		fdes = fdes.with(fr)
+	}
 	// No CFI at all gives an empty table: the unwinder uses frame pointers.
-	t, err := Build(frames...)
+	t, err := buildSorted(fdes)
 	if err != nil {
 		return nil, err
 	}

@@ -47,6 +47,25 @@ func sortFDEs(frames []*Frames) *fdeList {
 
 func (l *fdeList) len() int { return len(l.refs) }
 
+// with returns the list with the FDEs of fr added after the others: a
+// merge, where sorting all anew took 30 ms for libLLVM.
+func (l *fdeList) with(fr *Frames) *fdeList {
+	add := sortFDEs([]*Frames{fr}).refs
+	k := uint32(len(l.frames))
+	out := &fdeList{frames: append(slices.Clip(l.frames), fr), refs: make([]fdeRef, 0, len(l.refs)+len(add))}
+	i := 0
+	for _, r := range add {
+		for ; i < len(l.refs) && l.refs[i].start <= r.start; i++ {
+			out.refs = append(out.refs, l.refs[i])
+		}
+		if n := len(out.refs); n == 0 || out.refs[n-1].start != r.start {
+			out.refs = append(out.refs, fdeRef{r.start, k, r.index})
+		}
+	}
+	out.refs = append(out.refs, l.refs[i:]...)
+	return out
+}
+
 // at returns the i-th FDE and its section.
 func (l *fdeList) at(i int) (*Frames, *FDE) {
 	r := l.refs[i]
@@ -94,4 +113,82 @@ func sum(s []int) (n int) {
 		n += v
 	}
 	return n
+}
+
+// coverIndex tells whether an FDE covers a pc, for checking every
+// function symbol of a file (libLLVM's 258,000) against its FDEs: random
+// binary searches over FDEs scattered in memory took 25 ms there. full
+// has a bit for each granule of 16 bytes from base that an FDE covers
+// whole, which answers for a function that starts in it; other pcs take
+// the search.
+type coverIndex struct {
+	l    *fdeList
+	base uint64
+	full []uint64
+}
+
+const (
+	granuleShift = 4
+	// maxGranules bounds the bitmap (1 MiB, 128 MiB of code); a wider
+	// span is searched.
+	maxGranules = 8 << 20
+)
+
+func (l *fdeList) coverIndex() coverIndex {
+	x := coverIndex{l: l}
+	if len(l.refs) == 0 {
+		return x
+	}
+	// Each FDE's own granules, read in section order (sequential memory;
+	// the sorted refs reach the FDEs at random): a function's first
+	// granule is whole inside its FDE when it starts 16-aligned.
+	x.base = l.refs[0].start &^ (1<<granuleShift - 1)
+	end := x.base
+	for _, fr := range l.frames {
+		for i := range fr.FDEs {
+			end = max(end, fr.FDEs[i].End)
+		}
+	}
+	n := (end - x.base) >> granuleShift
+	if n > maxGranules {
+		return x
+	}
+	x.full = make([]uint64, n/64+1)
+	for _, fr := range l.frames {
+		for i := range fr.FDEs {
+			if f := &fr.FDEs[i]; f.Start >= x.base && f.End > f.Start {
+				x.fill(f.Start, f.End)
+			}
+		}
+	}
+	return x
+}
+
+// fill sets the bits of the granules [lo, hi) covers whole.
+func (x coverIndex) fill(lo, hi uint64) {
+	g := (lo - x.base + 1<<granuleShift - 1) >> granuleShift
+	end := (hi - x.base) >> granuleShift
+	for g < end {
+		w, b := g/64, g%64
+		n := min(64-b, end-g)
+		x.full[w] |= (^uint64(0) >> (64 - n)) << b
+		g += n
+	}
+}
+
+// covers reports whether an FDE covers pc (the last one starting at or
+// before it), and where the next FDE starts (ok false: none does).
+func (x coverIndex) covers(pc uint64) (covered bool, next uint64, ok bool) {
+	if g := (pc - x.base) >> granuleShift; pc >= x.base && g/64 < uint64(len(x.full)) && x.full[g/64]&(1<<(g%64)) != 0 {
+		return true, 0, false
+	}
+	i, _ := slices.BinarySearchFunc(x.l.refs, pc+1, func(r fdeRef, pc uint64) int { return cmp.Compare(r.start, pc) })
+	if i > 0 {
+		_, f := x.l.at(i - 1)
+		covered = f.End > pc
+	}
+	if i < len(x.l.refs) {
+		next, ok = x.l.refs[i].start, true
+	}
+	return covered, next, ok
 }
