@@ -1,6 +1,7 @@
 package unwind
 
 import (
+	"bytes"
 	"debug/elf"
 	"encoding/hex"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/probee/probee/internal/safeelf"
 	"github.com/probee/probee/internal/testgate"
 )
 
@@ -352,4 +354,26 @@ func TestSymbolFramesAsmspin(t *testing.T) {
 			t.Errorf("%#x: rule %v (%v), want %s", c.pc, r, ok, c.want)
 		}
 	}
+}
+
+// FuzzBuildELFSymbols feeds arbitrary bytes, starting from fixtures with
+// assembly without CFI, to BuildELF, which reads their symbol tables and
+// decodes the functions no FDE covers: it returns a table or an error,
+// never panics.
+func FuzzBuildELFSymbols(f *testing.F) {
+	for _, name := range []string{"asmspin-nofp", "chain-nofp"} {
+		if b, err := os.ReadFile(filepath.Join(fixtureDir, name)); err == nil {
+			f.Add(b)
+			f.Add(b[:len(b)/2])
+		}
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		ef, err := safeelf.NewFile("fuzz", bytes.NewReader(b))
+		if err != nil {
+			return
+		}
+		if tab, err := BuildELF(ef); err == nil {
+			tab.Lookup(0x1000)
+		}
+	})
 }
