@@ -25,7 +25,7 @@ const (
 // fix, a new rule kind, another way of merging rows). With FormatVersion
 // it decides whether a table an earlier probee saved (unwind/diskcache)
 // may be used.
-const BuilderVersion = 8 // 3: rules for a .plt without CFI; 4: for .init and .fini (synth.go); 5: rbx (CFARBX, RBXSlot); 6: crtbegin code (crtstuff.go); 7: CFAReg; 8: stack heights of function symbols no FDE covers (symframes.go)
+const BuilderVersion = 9 // 3: rules for a .plt without CFI; 4: for .init and .fini (synth.go); 5: rbx (CFARBX, RBXSlot); 6: crtbegin code (crtstuff.go); 7: CFAReg; 8: stack heights of function symbols no FDE covers (symframes.go); 9: .init and .fini of files without other CFI
 
 // Size is the encoded size of t in bytes.
 func (t *Table) Size() int {

@@ -72,7 +72,8 @@ func synthCIE(initial []byte) *CIE {
 }
 
 // hasCFI reports whether frames hold any FDE: without CFI at all, frame
-// pointers are used throughout, and no synthetic CFI is added.
+// pointers are used throughout, and no synthetic CFI is added but
+// .init's and .fini's (initFrames).
 func hasCFI(frames []*Frames) bool {
 	return slices.ContainsFunc(frames, func(fr *Frames) bool { return len(fr.FDEs) > 0 })
 }
@@ -106,11 +107,10 @@ var (
 // initFrames gives .init and .fini, where no FDE covers them and their
 // code has the crti/crtn frame above, their rules: CFA = rsp+8 up to the
 // sub, rsp+16 from there to the ret, rsp+8 at the ret. It returns nil when
-// neither qualifies.
+// neither qualifies. Unlike the other synthetic CFI, it is given to a
+// file without any other CFI too: a library of data only (ICU's
+// libicudata) has no code but these, which ld.so runs.
 func initFrames(f *elf.File, frames []*Frames, read sectionData) *Frames {
-	if !hasCFI(frames) {
-		return nil
-	}
 	out := &Frames{Section: InitSection, CIEs: []*CIE{synthCIE(atEntry)}}
 	for _, name := range []string{".init", ".fini"} {
 		s := f.Section(name)
