@@ -10,23 +10,29 @@ import (
 
 // Stack-height analysis: the frame state before each instruction of a
 // function no FDE covers, from its code (symframes.go finds such
-// functions and turns the states into CFI). It follows the paths from
-// the function's entry, where the CFA is rsp+8, through every direct jump
-// and branch, and tracks how far rsp and rbp are below the CFA: push,
-// pop, add and sub of constants, lea, mov between rsp and rbp, and with
-// rbp as the frame's base also the alignment of rsp (and $-64,%rsp, as
-// hand-written SIMD code does). A function that moves rsp in any other
-// way, reaches one instruction with two different states, returns with
-// rsp anywhere but at its return address, or never returns (nor jumps
-// out with rsp at its return address to the start of a function, a
-// tail call) gets no states at all.
-// The last rule keeps out the .cold parts of functions, entered by a jump
-// with their function's frame in place, which often end in calls of
-// functions that never return: abort, _Unwind_Resume. Without states:
-// a wrong rule would give a wrong caller, where frame pointers at least
-// may give the right one. A path ends at an instruction the decoder does
-// not know or an indirect jump (a jump table's targets are unknown):
-// what only such paths reach gets no state either.
+// functions, heightcfi.go turns the states into CFI). It follows the
+// paths from the function's entry, where the CFA is rsp+8, through every
+// direct jump and branch, and tracks how far rsp and rbp are below the
+// CFA: push, pop, add and sub of constants, lea, mov between rsp and
+// rbp, and with rbp as the frame's base also the alignment of rsp (and
+// $-64,%rsp, as hand-written SIMD code does). A call is taken to return
+// with rsp where it was (callers pop their arguments in the psABI).
+//
+// A function gets no states at all when it moves rsp in any other way,
+// reaches one instruction with two different states, returns with rsp
+// anywhere but at its return address, or never returns (nor jumps out,
+// with rsp at its return address, to the start of a function: a tail
+// call). The last rule keeps out the .cold parts of functions, entered
+// by a jump with their function's frame in place, which often end in
+// calls of functions that never return (abort, _Unwind_Resume); the
+// return check keeps out code whose calls pop their arguments (V8's
+// JavaScript calling convention), unless rbp restores rsp before it
+// returns, and then the CFA was rbp's all along. Without states, a pc
+// keeps the frame-pointer walk: a wrong rule would give a wrong caller,
+// where frame pointers at least may give the right one. A path ends at
+// an instruction the decoder does not know (AVX-512's EVEX) or an
+// indirect jump (a jump table's targets are unknown): what only such
+// paths reach gets no state either.
 
 // height is the frame state before an instruction. Offsets are below the
 // CFA, in bytes: rsp = CFA - sp.
