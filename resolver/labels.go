@@ -13,8 +13,11 @@ import (
 // taken while ld.so starts a program has ld.so's _start as its outermost
 // frame, which was "ld-linux-x86-64.so.2+0x1ab77" without labels. Like PLT
 // stubs, labels name frames only, never probe targets, and only where no
-// function covers the pc (one inside a function is dropped). A label
-// reaches to the next function or label, or to the end of its section.
+// function covers the pc (one inside a function is dropped; a function
+// symbol of size 0 covers no code, so a label at its address stays: lld
+// links rust-lld with _start such a symbol, and its entry label named
+// nothing past the first byte). A label reaches to the next function or
+// label, or to the end of its section.
 // Names that start with "." or "$" (local assembler labels, mapping
 // symbols) are no labels.
 
@@ -44,7 +47,7 @@ func (o *Object) finishLabels() {
 		return cmp.Or(cmp.Compare(a.Addr, b.Addr), strings.Compare(a.Name, b.Name))
 	})
 	o.labels = slices.CompactFunc(o.labels, func(a, b Symbol) bool { return a.Addr == b.Addr })
-	o.labels = slices.DeleteFunc(o.labels, func(l Symbol) bool { return o.funcAt(l.Addr) >= 0 })
+	o.labels = slices.DeleteFunc(o.labels, func(l Symbol) bool { i := o.funcAt(l.Addr); return i >= 0 && o.Funcs[i].Size > 0 })
 	for i := range o.labels {
 		l := &o.labels[i]
 		if i+1 < len(o.labels) {

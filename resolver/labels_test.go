@@ -65,6 +65,33 @@ func TestLabels(t *testing.T) {
 	}
 }
 
+// A label at the address of a function symbol of size 0 (rust-lld's
+// _start, which lld links so, where the entry label is) names the code
+// after it: that symbol covers no code.
+func TestLabelAtEmptyFunction(t *testing.T) {
+	e := newTestELF()
+	text := e.add(testSection{name: ".text", typ: elf.SHT_PROGBITS, flags: elf.SHF_ALLOC | elf.SHF_EXECINSTR, addr: 0x1000, data: make([]byte, 0x100)})
+	strtab := e.add(testSection{name: ".strtab", typ: elf.SHT_STRTAB, data: []byte("\x00_start\x00main\x00")})
+	e.add(testSection{name: ".symtab", typ: elf.SHT_SYMTAB, link: uint32(strtab), data: e.syms(
+		testSym{name: 1, info: elf.ST_INFO(elf.STB_GLOBAL, elf.STT_FUNC), shndx: text, value: 0x1000, size: 0},
+		testSym{name: 1, info: elf.ST_INFO(elf.STB_LOCAL, elf.STT_NOTYPE), shndx: text, value: 0x1000, size: 0},
+		testSym{name: 8, info: elf.ST_INFO(elf.STB_GLOBAL, elf.STT_FUNC), shndx: text, value: 0x1040, size: 0x10})})
+	o, err := NewObject("empty", bytes.NewReader(e.bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		va   uint64
+		want string
+		off  uint64
+	}{{0x1000, "_start", 0}, {0x1028, "_start", 0x28}, {0x1044, "main", 4}} {
+		var f Frame
+		if o.symbolize(&f, c.va); f.Symbol != c.want || f.Offset != c.off {
+			t.Errorf("0x%x: %q+0x%x, want %q+0x%x", c.va, f.Symbol, f.Offset, c.want, c.off)
+		}
+	}
+}
+
 // A stripped program's entry point is named _start over the FDE that
 // covers it (glibc's _start: 38 bytes), the bytes past it are not; a
 // program with a _start symbol keeps its symbol, and a library's entry
