@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/probee/probee/internal/safeelf"
 )
 
 // The symbol and dynamic tables are read here from section bytes, not
@@ -84,44 +86,10 @@ func symString(strs string, off uint64) (s string, ok bool) {
 	return strs[off : off+uint64(n)], true
 }
 
-// rawSym is the part of an Elf32_Sym/Elf64_Sym record probee uses.
-type rawSym struct {
-	name        uint32
-	info        byte
-	shndx       uint16
-	value, size uint64
-}
-
-// symRecordSize returns the record size of f's class, 0 when unknown.
-func symRecordSize(f *elf.File) int {
-	switch f.Class {
-	case elf.ELFCLASS64:
-		return elf.Sym64Size
-	case elf.ELFCLASS32:
-		return elf.Sym32Size
-	}
-	return 0
-}
-
-// decodeSym decodes one record of len symRecordSize.
-func decodeSym(f *elf.File, b []byte) rawSym {
-	bo := f.ByteOrder
-	if f.Class == elf.ELFCLASS32 {
-		return rawSym{name: bo.Uint32(b[0:4]), value: uint64(bo.Uint32(b[4:8])), size: uint64(bo.Uint32(b[8:12])),
-			info: b[12], shndx: bo.Uint16(b[14:16])}
-	}
-	return rawSym{name: bo.Uint32(b[0:4]), info: b[4], shndx: bo.Uint16(b[6:8]),
-		value: bo.Uint64(b[8:16]), size: bo.Uint64(b[16:24])}
-}
-
 // isCode reports whether r is a defined function (STT_FUNC, STT_GNU_IFUNC)
 // with a non-zero address in an executable section.
-func isCode(f *elf.File, r rawSym) bool {
-	t := elf.ST_TYPE(r.info)
-	if t != elf.STT_FUNC && t != elf.STT_GNU_IFUNC {
-		return false
-	}
-	return r.value != 0 && execSection(f, elf.SectionIndex(r.shndx))
+func isCode(f *elf.File, r safeelf.Sym) bool {
+	return r.IsFunc() && r.Value != 0 && execSection(f, elf.SectionIndex(r.Shndx))
 }
 
 // addSymbols appends the functions of the first section of type typ
@@ -130,7 +98,7 @@ func isCode(f *elf.File, r rawSym) bool {
 // (debug/elf's Symbols would have failed).
 func (o *Object) addSymbols(t *sectionTables, typ elf.SectionType, from uint8) (ok bool) {
 	sec := t.f.SectionByType(typ)
-	size := symRecordSize(t.f)
+	size := safeelf.SymSize(t.f)
 	if sec == nil || size == 0 {
 		return false
 	}
@@ -145,11 +113,11 @@ func (o *Object) addSymbols(t *sectionTables, typ elf.SectionType, from uint8) (
 	data = data[size:] // record 0 is the undefined symbol
 	n := 0
 	for off := 0; off < len(data); off += size {
-		r := decodeSym(t.f, data[off:off+size])
+		r := safeelf.DecodeSym(t.f, data[off:off+size])
 		if isCode(t.f, r) {
 			n++
-		} else if elf.ST_TYPE(r.info) == elf.STT_NOTYPE {
-			name, _ := symString(strs, uint64(r.name))
+		} else if elf.ST_TYPE(r.Info) == elf.STT_NOTYPE {
+			name, _ := symString(strs, uint64(r.Name))
 			if l, ok := labelOf(t.f, r, name); ok {
 				o.labels = append(o.labels, l)
 			}
@@ -160,13 +128,13 @@ func (o *Object) addSymbols(t *sectionTables, typ elf.SectionType, from uint8) (
 	}
 	o.Funcs = slices.Grow(o.Funcs, n)
 	for off := 0; off < len(data); off += size {
-		r := decodeSym(t.f, data[off:off+size])
+		r := safeelf.DecodeSym(t.f, data[off:off+size])
 		if !isCode(t.f, r) {
 			continue
 		}
-		if name, _ := symString(strs, uint64(r.name)); name != "" {
-			b := elf.ST_BIND(r.info)
-			o.Funcs = append(o.Funcs, Symbol{Name: name, Addr: r.value, Size: r.size, from: from,
+		if name, _ := symString(strs, uint64(r.Name)); name != "" {
+			b := elf.ST_BIND(r.Info)
+			o.Funcs = append(o.Funcs, Symbol{Name: name, Addr: r.Value, Size: r.Size, from: from,
 				Global: b == elf.STB_GLOBAL || b == elf.STB_WEAK})
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"debug/elf"
 	"slices"
 	"strings"
+
+	"github.com/probee/probee/internal/safeelf"
 )
 
 // Code labels are symbols without a type or a size in an executable
@@ -23,17 +25,17 @@ import (
 
 // labelOf returns r as a label reaching to the end of its section; ok is
 // false when r is no label.
-func labelOf(f *elf.File, r rawSym, name string) (Symbol, bool) {
-	if elf.ST_TYPE(r.info) != elf.STT_NOTYPE || r.size != 0 || r.value == 0 ||
+func labelOf(f *elf.File, r safeelf.Sym, name string) (Symbol, bool) {
+	if elf.ST_TYPE(r.Info) != elf.STT_NOTYPE || r.Size != 0 || r.Value == 0 ||
 		name == "" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "$") ||
-		!execSection(f, elf.SectionIndex(r.shndx)) {
+		!execSection(f, elf.SectionIndex(r.Shndx)) {
 		return Symbol{}, false
 	}
-	sec := f.Sections[r.shndx]
-	if r.value < sec.Addr || r.value-sec.Addr >= sec.Size {
+	sec := f.Sections[r.Shndx]
+	if r.Value < sec.Addr || r.Value-sec.Addr >= sec.Size {
 		return Symbol{}, false
 	}
-	return Symbol{Name: name, Addr: r.value, Size: sec.Addr + sec.Size - r.value}, true
+	return Symbol{Name: name, Addr: r.Value, Size: sec.Addr + sec.Size - r.Value}, true
 }
 
 // finishLabels sorts o.labels by address, keeps one label per address,

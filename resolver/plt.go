@@ -3,6 +3,8 @@ package resolver
 import (
 	"debug/elf"
 	"sort"
+
+	"github.com/probee/probee/internal/safeelf"
 )
 
 // PLT stubs have no symbols: a sample or a walk that lands in one (a call
@@ -62,7 +64,7 @@ func pltLayout(f *elf.File) (base uint64, first int, limit uint64, ok bool) {
 // symbolNames returns the names of the symbol table at section index
 // link, by symbol index ("" where unreadable).
 func (t *sectionTables) symbolNames(link uint32) ([]string, bool) {
-	size := symRecordSize(t.f)
+	size := safeelf.SymSize(t.f)
 	if link == 0 || int(link) >= len(t.f.Sections) || size == 0 {
 		return nil, false
 	}
@@ -74,8 +76,8 @@ func (t *sectionTables) symbolNames(link uint32) ([]string, bool) {
 	}
 	names := make([]string, len(data)/size)
 	for i := range names {
-		r := decodeSym(t.f, data[i*size:(i+1)*size])
-		names[i], _ = symString(strs, uint64(r.name))
+		r := safeelf.DecodeSym(t.f, data[i*size:(i+1)*size])
+		names[i], _ = symString(strs, uint64(r.Name))
 	}
 	return names, true
 }

@@ -6,6 +6,8 @@ import (
 	"encoding/binary"
 	"slices"
 	"strings"
+
+	"github.com/probee/probee/internal/safeelf"
 )
 
 // frag encodes the states a.stackHeights found for the function at addr
@@ -95,9 +97,10 @@ func (e entrySet) has(pc uint64) bool {
 }
 
 // funcEntries finds which of targets are function entries: the starts of
-// f's function symbols, but for the parts of functions GCC and BOLT split
-// off and name .cold or .warm, and the stubs of its .plt sections.
-func funcEntries(f *elf.File, read sectionData, targets []uint64) entrySet {
+// f's function symbols (in tabs), but for the parts of functions GCC and
+// BOLT split off and name .cold or .warm, and the stubs of its .plt
+// sections.
+func funcEntries(f *elf.File, read sectionData, tabs []symTable, targets []uint64) entrySet {
 	var e entrySet
 	for _, s := range f.Sections {
 		if strings.HasPrefix(s.Name, ".plt") && s.Flags&elf.SHF_EXECINSTR != 0 {
@@ -111,40 +114,33 @@ func funcEntries(f *elf.File, read sectionData, targets []uint64) entrySet {
 	for _, t := range targets {
 		want[t] = true
 	}
-	for _, typ := range []elf.SectionType{elf.SHT_SYMTAB, elf.SHT_DYNSYM} {
-		e.starts = appendEntries(e.starts, f, read, typ, want)
+	for _, t := range tabs {
+		e.starts = t.appendEntries(e.starts, f, read, want)
 	}
 	slices.Sort(e.starts)
 	return e
 }
 
-// appendEntries appends the entries among want of the symbol table of
-// type typ.
-func appendEntries(dst []uint64, f *elf.File, read sectionData, typ elf.SectionType, want map[uint64]bool) []uint64 {
-	s := sectionOfType(f, typ)
-	if s == nil || s.Link == 0 || int(s.Link) >= len(f.Sections) {
-		return dst
-	}
-	b, err := read(s)
-	if err != nil {
-		return dst
-	}
+// appendEntries appends the entries among want of t's functions; it reads
+// t's names only once it meets one of want.
+func (t symTable) appendEntries(dst []uint64, f *elf.File, read sectionData, want map[uint64]bool) []uint64 {
 	var names []byte
-	for off := 0; off+symEntrySize <= len(b); off += symEntrySize {
-		sym := b[off : off+symEntrySize]
-		value := binary.LittleEndian.Uint64(sym[8:])
-		if t := sym[4] & 0xf; t != sttFunc && t != sttGNUIFunc || !want[value] {
-			continue
+	bad := false
+	t.eachSym(f, func(sym safeelf.Sym) {
+		if bad || !sym.IsFunc() || !want[sym.Value] {
+			return
 		}
 		if names == nil {
-			if names, err = read(f.Sections[s.Link]); err != nil {
-				return dst
+			var err error
+			if names, err = read(t.names); err != nil {
+				bad = true
+				return
 			}
 		}
-		if !splitPart(names, binary.LittleEndian.Uint32(sym)) {
-			dst = append(dst, value)
+		if !splitPart(names, sym.Name) {
+			dst = append(dst, sym.Value)
 		}
-	}
+	})
 	return dst
 }
 

@@ -66,7 +66,7 @@ func checkHeights(t *testing.T, path string) heightOracle {
 	for _, d := range fr.FDEs {
 		starts[d.Start] = d.End
 	}
-	entries := funcEntries(f, readSection, allStarts(f))
+	entries := funcEntries(f, readSection, symTables(f, readSection), allStarts(f))
 	var o heightOracle
 	var a analysis
 	for _, fn := range symbolsWithFDE(t, f, starts) {

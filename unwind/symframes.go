@@ -4,10 +4,11 @@ import (
 	"bytes"
 	"cmp"
 	"debug/elf"
-	"encoding/binary"
 	"runtime"
 	"slices"
 	"sync"
+
+	"github.com/probee/probee/internal/safeelf"
 )
 
 // SymSection names the synthetic CFI symbolFrames adds.
@@ -24,14 +25,9 @@ const SymSection = "synthetic (stack heights)"
 // (stackheight.go). A binary without any CFI gets none: its code is
 // walked by frame pointers throughout.
 
-const (
-	symEntrySize = 24 // Elf64_Sym
-	sttFunc      = 2
-	sttGNUIFunc  = 10
-	// maxSymCode bounds the code of a file's uncovered functions the
-	// analysis reads.
-	maxSymCode = 16 << 20
-)
+// maxSymCode bounds the code of a file's uncovered functions the
+// analysis reads.
+const maxSymCode = 16 << 20
 
 // symFunc is a function's code that no FDE covers: [start, end) of
 // section sect.
@@ -59,7 +55,8 @@ func symbolFrames(f *elf.File, frames []*Frames, fdes *fdeList, read sectionData
 	if !hasCFI(frames) {
 		return nil
 	}
-	funcs := uncoveredFuncs(f, fdes, read)
+	tabs := symTables(f, read)
+	funcs := uncoveredFuncs(f, fdes, tabs)
 	if len(funcs) == 0 {
 		return nil
 	}
@@ -70,7 +67,7 @@ func symbolFrames(f *elf.File, frames []*Frames, fdes *fdeList, read sectionData
 			targets = append(targets, fr.tailCalls...)
 		}
 	}
-	entries := funcEntries(f, read, targets)
+	entries := funcEntries(f, read, tabs, targets)
 	out := &Frames{Section: SymSection, CIEs: []*CIE{synthCIE(atEntry)}}
 	for _, fr := range frags {
 		if fr.returns || slices.ContainsFunc(fr.tailCalls, entries.has) {
@@ -161,45 +158,57 @@ func framePointerEntry(code []byte) bool {
 	return bytes.HasPrefix(bytes.TrimPrefix(code, endbr64), fpPrologue)
 }
 
+// symTable is a symbol table's records, read once for the scans of
+// uncoveredFuncs and funcEntries, and its string table.
+type symTable struct {
+	data  []byte
+	names *elf.Section
+}
+
+// symTables returns f's .symtab and .dynsym, those it has and can read.
+func symTables(f *elf.File, read sectionData) []symTable {
+	var out []symTable
+	for _, typ := range []elf.SectionType{elf.SHT_SYMTAB, elf.SHT_DYNSYM} {
+		s := f.SectionByType(typ)
+		if s == nil || s.Link == 0 || int(s.Link) >= len(f.Sections) {
+			continue
+		}
+		if b, err := read(s); err == nil {
+			out = append(out, symTable{data: b, names: f.Sections[s.Link]})
+		}
+	}
+	return out
+}
+
+// eachSym calls fn with each record of t.
+func (t symTable) eachSym(f *elf.File, fn func(safeelf.Sym)) {
+	size := safeelf.SymSize(f)
+	for off := 0; size > 0 && off+size <= len(t.data); off += size {
+		fn(safeelf.DecodeSym(f, t.data[off:off+size]))
+	}
+}
+
 // uncoveredFuncs finds the function symbols whose start no FDE covers,
 // sorted by start, one per start.
-func uncoveredFuncs(f *elf.File, fdes *fdeList, read sectionData) []symFunc {
+func uncoveredFuncs(f *elf.File, fdes *fdeList, tabs []symTable) []symFunc {
 	x := fdes.coverIndex()
 	var out []symFunc
-	for _, typ := range []elf.SectionType{elf.SHT_SYMTAB, elf.SHT_DYNSYM} {
-		s := sectionOfType(f, typ)
-		if s == nil {
-			continue
-		}
-		b, err := read(s)
-		if err != nil {
-			continue
-		}
-		for off := 0; off+symEntrySize <= len(b); off += symEntrySize {
-			if fn, ok := uncoveredFunc(f, x, b[off:off+symEntrySize]); ok {
+	for _, t := range tabs {
+		t.eachSym(f, func(sym safeelf.Sym) {
+			if fn, ok := uncoveredFunc(f, x, sym); ok {
 				out = append(out, fn)
 			}
-		}
+		})
 	}
 	slices.SortFunc(out, func(a, b symFunc) int { return cmp.Compare(a.start, b.start) })
 	return slices.CompactFunc(out, func(a, b symFunc) bool { return a.start == b.start })
 }
 
-func sectionOfType(f *elf.File, typ elf.SectionType) *elf.Section {
-	for _, s := range f.Sections {
-		if s.Type == typ {
-			return s
-		}
-	}
-	return nil
-}
-
-// uncoveredFunc reads one Elf64_Sym: a function with code in an
-// executable section, whose start no FDE covers.
-func uncoveredFunc(f *elf.File, x coverIndex, sym []byte) (symFunc, bool) {
-	info, shndx := sym[4], int(binary.LittleEndian.Uint16(sym[6:]))
-	value, size := binary.LittleEndian.Uint64(sym[8:]), binary.LittleEndian.Uint64(sym[16:])
-	if t := info & 0xf; t != sttFunc && t != sttGNUIFunc || size == 0 || shndx == 0 || shndx >= len(f.Sections) {
+// uncoveredFunc checks one symbol: a function with code in an executable
+// section, whose start no FDE covers.
+func uncoveredFunc(f *elf.File, x coverIndex, sym safeelf.Sym) (symFunc, bool) {
+	shndx, value := int(sym.Shndx), sym.Value
+	if !sym.IsFunc() || sym.Size == 0 || shndx == 0 || shndx >= len(f.Sections) {
 		return symFunc{}, false
 	}
 	s := f.Sections[shndx]
@@ -210,7 +219,7 @@ func uncoveredFunc(f *elf.File, x coverIndex, sym []byte) (symFunc, bool) {
 	if covered {
 		return symFunc{}, false
 	}
-	end := min(value+size, s.Addr+s.Size)
+	end := min(value+sym.Size, s.Addr+s.Size)
 	if ok {
 		end = min(end, next)
 	}

@@ -1,9 +1,9 @@
 // Package safeelf owns how probee reads ELF files with debug/elf: the one
 // panic-to-error guard around debug/elf and debug/dwarf (they have panicked
 // on hostile input), opening files behind it with clear errors for what
-// probee cannot trace (not ELF, truncated, 32-bit, big-endian), and the
+// probee cannot trace (not ELF, truncated, 32-bit, big-endian), the
 // PT_LOAD segment type with its address and file offset arithmetic
-// (segment.go). resolver and unwind open ELF files only through it. (Test
+// (segment.go), and the records of symbol tables (sym.go). resolver and unwind open ELF files only through it. (Test
 // oracles such as internal/gdbsnap use debug/elf directly, on purpose: an
 // oracle shares no code with what it checks.)
 package safeelf
