@@ -36,11 +36,7 @@ func TestLabels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []struct {
-		va   uint64
-		want string
-		off  uint64
-	}{
+	checkNames(t, o, []nameCase{
 		{0x1010, "f", 0x10},              // a function covers it (f_label at f is not used)
 		{0x1030, "", 0},                  // after f, before any label
 		{0x1047, "_start", 7},            // ld.so's entry calling _dl_start
@@ -51,13 +47,7 @@ func TestLabels(t *testing.T) {
 		{0x1090, "tail", 0x10}, // sized has a size: no label
 		{0x10ff, "tail", 0x7f}, // to the section's end
 		{0x1100, "", 0},
-	} {
-		var f Frame
-		o.symbolize(&f, c.va)
-		if f.Symbol != c.want || (c.want != "" && f.Offset != c.off) {
-			t.Errorf("0x%x: %q+0x%x, want %q+0x%x", c.va, f.Symbol, f.Offset, c.want, c.off)
-		}
-	}
+	})
 	for _, s := range o.Funcs {
 		if s.Name != "f" && s.Name != "g" {
 			t.Errorf("label %s among the functions (probe targets)", s.Name)
@@ -80,13 +70,23 @@ func TestLabelAtEmptyFunction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []struct {
-		va   uint64
-		want string
-		off  uint64
-	}{{0x1000, "_start", 0}, {0x1028, "_start", 0x28}, {0x1044, "main", 4}} {
+	checkNames(t, o, []nameCase{{0x1000, "_start", 0}, {0x1028, "_start", 0x28}, {0x1044, "main", 4}})
+}
+
+// nameCase is an address and the name and offset it symbolizes to ("":
+// none).
+type nameCase struct {
+	va   uint64
+	want string
+	off  uint64
+}
+
+func checkNames(t *testing.T, o *Object, cases []nameCase) {
+	t.Helper()
+	for _, c := range cases {
 		var f Frame
-		if o.symbolize(&f, c.va); f.Symbol != c.want || f.Offset != c.off {
+		o.symbolize(&f, c.va)
+		if f.Symbol != c.want || (c.want != "" && f.Offset != c.off) {
 			t.Errorf("0x%x: %q+0x%x, want %q+0x%x", c.va, f.Symbol, f.Offset, c.want, c.off)
 		}
 	}
