@@ -115,10 +115,18 @@ func NewSymbolizer(scope Scope, idx *Index) *Symbolizer {
 // Snapshot reads pid's mappings and loads their ELF objects now, so the
 // process can be symbolized after it exits. Calling it again refreshes the
 // snapshot (new mappings after dlopen); mappings already known and not
-// overlapped by the new snapshot are kept.
+// overlapped by the new snapshot are kept. A process that exited before
+// it could be read keeps the mappings its records built (AddMapping, Fork)
+// and is marked seen all the same: it produced an event, and Prune must
+// not forget how to name it.
 func (s *Symbolizer) Snapshot(pid int) error {
 	maps, comm, err := s.r.readProcess(pid)
 	if err != nil {
+		s.mu.Lock()
+		if p := s.procs[pid]; p != nil {
+			p.seen = true
+		}
+		s.mu.Unlock()
 		return err
 	}
 	s.SnapshotMaps(pid, maps, comm)

@@ -115,8 +115,13 @@ func TestKernelFrames(t *testing.T) {
 func TestSymbolizerPrune(t *testing.T) {
 	s := NewSymbolizer(Scope{}, nil)
 	m := Mapping{Start: 0x1000, End: 0x2000, Perms: "r-xp", Path: "/bin/true"}
-	for _, pid := range []int{100001, 100002, 100003} {
+	for _, pid := range []int{100001, 100002, 100003, 100004} {
 		s.AddMapping(pid, m)
+	}
+	// 100004 produced an event, handled after it exited: its snapshot
+	// fails, and what the records built is all it will be named by.
+	if err := s.Snapshot(100004); err == nil {
+		t.Fatal("snapshot of a pid that does not run succeeded")
 	}
 	self := os.Getpid()
 	if err := s.Snapshot(self); err != nil {
@@ -130,7 +135,7 @@ func TestSymbolizerPrune(t *testing.T) {
 	if n := s.Prune(0, alive); n != 2 {
 		t.Errorf("pruned %d, want 2 (the exited, never seen 100001 and 100003)", n)
 	}
-	for pid, want := range map[int]bool{100001: false, 100002: true, 100003: false, self: true} {
+	for pid, want := range map[int]bool{100001: false, 100002: true, 100003: false, 100004: true, self: true} {
 		s.mu.Lock()
 		_, ok := s.procs[pid]
 		s.mu.Unlock()
@@ -139,8 +144,8 @@ func TestSymbolizerPrune(t *testing.T) {
 		}
 	}
 	dead := func(int) bool { return false }
-	if s.Prune(0, dead); len(s.procs) != 1 {
-		t.Errorf("a snapshotted process was pruned: %d left, want 1", len(s.procs))
+	if s.Prune(0, dead); len(s.procs) != 2 {
+		t.Errorf("a process that produced an event was pruned: %d left, want 2", len(s.procs))
 	}
 }
 
