@@ -33,6 +33,10 @@ func probeHelper(fn asm.BuiltinFunc) func() bool {
 // programs (5.15+).
 func HaveCookies() bool { return haveCookies() }
 
+// HaveCallbacks reports whether the kernel has BPF callbacks (5.13), without
+// which the legacy object is loaded.
+func HaveCallbacks() bool { return haveCallbacks() }
+
 // Compat turns off kernel features probee would use, to run the fallbacks
 // of older kernels on this one: for tests and comparisons.
 type Compat struct {

@@ -129,7 +129,12 @@
 // InlineLoopFrames. Frames: pc-1 lookups for return addresses, exact pcs
 // after signal frames; mappings without a table take a frame-pointer step,
 // which may go down to another stack twice per walk (Go's systemstack;
-// MAX_STACK_SWITCHES in fpstack.h); the walk remembers where the last
+// MAX_STACK_SWITCHES in fpstack.h); a Go binary's mapping (MAPPING_GO,
+// its unwind.GoStack in go_stacks, gostacks.go) goes on from
+// runtime.morestack, where the system stack's frames end, to the
+// goroutine whose stack grows: g from the TLS (task->thread.fsbase,
+// CO-RE), then g.m.curg and its g.sched (go_switch_step in unwind.h; not
+// in the --unwind fp walk of fpstack.h); the walk remembers where the last
 // frame that saved rbx put it, for the rbx-based CFA of ld.so's
 // lazy-binding trampolines (CFA_RBX, frame_rbx in unwind.h); the
 // interrupted frame's general registers are kept (unwind_state.gpr) for a

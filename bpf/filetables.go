@@ -19,6 +19,12 @@ import (
 // maxFileSegs is FILE_SEGS in probee.h.
 const maxFileSegs = 4
 
+// unwind_mapping.flags (probee.h).
+const (
+	mappingTable = 1 // MAPPING_TABLE
+	mappingGo    = 2 // MAPPING_GO
+)
+
 // kernelDev turns the "major:minor" of /proc/PID/maps (hex) into the
 // kernel's internal dev_t (MKDEV: major << 20 | minor), the value of
 // inode->i_sb->s_dev that vma.h reads.
@@ -86,12 +92,14 @@ func (s *Session) moduleMapping(m unwind.Module) (probeeUnwindMapping, error) {
 		case err == nil:
 			um.Bias = m.Bias + m.Table.Base
 			um.PagesOff, um.Npages, um.EntriesOff = loc.pagesOff, loc.npages, loc.entriesOff
-			um.Flags = 1
+			um.Flags = mappingTable
 		case errors.Is(err, errRefused):
 			err = nil // reported when it was refused
 		default:
 			err = fmt.Errorf("%s: %w", m.Path, err)
 		}
+	} else if m.Go != nil {
+		err = s.goMapping(&um, m)
 	}
 	s.noteFile(m, um)
 	return um, err

@@ -21,6 +21,7 @@ struct return_instance {
 	struct return_instance *next;
 } __attribute__((preserve_access_index));
 struct uprobe_task { struct return_instance *return_instances; } __attribute__((preserve_access_index));
+struct thread_struct { unsigned long fsbase; } __attribute__((preserve_access_index)); // x86-64: the TLS base (Go's g, unwind.h)
 struct task_struct {
 	unsigned int flags; // PF_EXITING
 	unsigned int in_execve:1;
@@ -32,6 +33,7 @@ struct task_struct {
 	__u64 parent_exec_id; // 64 bits since 5.7
 	__u64 self_exec_id;
 	void *stack; // the kernel stack (compat.h)
+	struct thread_struct thread;
 } __attribute__((preserve_access_index));
 
 // The mapping of an address (vma.h).

@@ -263,6 +263,7 @@ static __always_inline struct unwind_state *unwind_begin(void *ctx, __u64 cookie
 	s->busy = 0;
 	s->unknown = 0;
 	s->switches = 0;
+	s->go_entry = 0;
 	s->slot = slot;
 	s->calls = 0;
 	s->st.len = 0;

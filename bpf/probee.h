@@ -111,6 +111,19 @@ struct kernel_stack {
 // Unwind tables (layout in unwind/doc.go, storage in bpf/doc.go).
 #define MAX_MAPPINGS 256 // executable mappings per process; a power of two
 #define MAPPING_TABLE 1  // unwind_mapping.flags: the file has a DWARF table
+#define MAPPING_GO 2     // unwind_mapping.flags: a Go binary (no table); entries_off indexes go_stacks
+
+// Where the walk of a Go binary goes on from runtime.morestack (see
+// unwind.GoStack): at the return address ret (an ELF virtual address) the
+// current g is at fsbase + tls, and the goroutine whose stack grows is
+// g.m.curg, its pc, sp and rbp in its g.sched.
+struct go_stack {
+	__u64 ret;
+	__s64 tls;
+	__u32 g_m, m_curg;
+	__u32 sched_pc, sched_sp, sched_bp;
+	__u32 pad;
+};
 
 struct unwind_rule {
 	__u8 cfa_type;
@@ -139,7 +152,7 @@ struct unwind_mapping {
 	__u32 pages_off;   // index of the table's Pages[0] in the table storage (unwind_shards)
 	__u32 npages;      // the table has npages+1 page index elements
 	__u32 entries_off; // index of the table's Entries[0] in the table storage
-	__u32 flags;       // MAPPING_TABLE: 0 means walk frame pointers here
+	__u32 flags;       // MAPPING_TABLE; MAPPING_GO; 0 means walk frame pointers here
 };
 
 // A file's identity as the kernel sees it through a mapping's vm_file

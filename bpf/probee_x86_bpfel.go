@@ -80,6 +80,18 @@ type probeeFileTable struct {
 	}
 }
 
+type probeeGoStack struct {
+	_       structs.HostLayout
+	Ret     uint64
+	Tls     int64
+	G_m     uint32
+	M_curg  uint32
+	SchedPc uint32
+	SchedSp uint32
+	SchedBp uint32
+	Pad     uint32
+}
+
 type probeeKernelStack struct {
 	_     structs.HostLayout
 	Hash  uint64
@@ -215,8 +227,10 @@ type probeeUnwindState struct {
 	Busy     uint32
 	Unknown  uint32
 	Switches uint32
+	GoEntry  uint32
 	Dn       uint32
 	Dexact   uint32
+	_        [4]byte
 	Dip      uint64
 	Dsp      uint64
 	Dbp      uint64
@@ -271,6 +285,7 @@ const (
 	probeeMapEvents                 = "events"
 	probeeMapFileKeyOut             = "file_key_out"
 	probeeMapFileTables             = "file_tables"
+	probeeMapGoStacks               = "go_stacks"
 	probeeMapHits                   = "hits"
 	probeeMapHostRoot               = "host_root"
 	probeeMapKscratch               = "kscratch"
@@ -423,6 +438,7 @@ type probeeMapSpecs struct {
 	Events        *ebpf.MapSpec `ebpf:"events"`
 	FileKeyOut    *ebpf.MapSpec `ebpf:"file_key_out"`
 	FileTables    *ebpf.MapSpec `ebpf:"file_tables"`
+	GoStacks      *ebpf.MapSpec `ebpf:"go_stacks"`
 	Hits          *ebpf.MapSpec `ebpf:"hits"`
 	HostRoot      *ebpf.MapSpec `ebpf:"host_root"`
 	Kscratch      *ebpf.MapSpec `ebpf:"kscratch"`
@@ -505,6 +521,7 @@ type probeeMaps struct {
 	Events        *ebpf.Map `ebpf:"events"`
 	FileKeyOut    *ebpf.Map `ebpf:"file_key_out"`
 	FileTables    *ebpf.Map `ebpf:"file_tables"`
+	GoStacks      *ebpf.Map `ebpf:"go_stacks"`
 	Hits          *ebpf.Map `ebpf:"hits"`
 	HostRoot      *ebpf.Map `ebpf:"host_root"`
 	Kscratch      *ebpf.Map `ebpf:"kscratch"`
@@ -546,6 +563,7 @@ func (m *probeeMaps) Close() error {
 		m.Events,
 		m.FileKeyOut,
 		m.FileTables,
+		m.GoStacks,
 		m.Hits,
 		m.HostRoot,
 		m.Kscratch,

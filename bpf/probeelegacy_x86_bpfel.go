@@ -72,6 +72,18 @@ type probeeLegacyFileTable struct {
 	}
 }
 
+type probeeLegacyGoStack struct {
+	_       structs.HostLayout
+	Ret     uint64
+	Tls     int64
+	G_m     uint32
+	M_curg  uint32
+	SchedPc uint32
+	SchedSp uint32
+	SchedBp uint32
+	Pad     uint32
+}
+
 type probeeLegacyKernelStack struct {
 	_     structs.HostLayout
 	Hash  uint64
@@ -205,8 +217,10 @@ type probeeLegacyUnwindState struct {
 	Busy     uint32
 	Unknown  uint32
 	Switches uint32
+	GoEntry  uint32
 	Dn       uint32
 	Dexact   uint32
+	_        [4]byte
 	Dip      uint64
 	Dsp      uint64
 	Dbp      uint64
@@ -279,6 +293,7 @@ const (
 	probeeLegacyMapEvents                 = "events"
 	probeeLegacyMapFileKeyOut             = "file_key_out"
 	probeeLegacyMapFileTables             = "file_tables"
+	probeeLegacyMapGoStacks               = "go_stacks"
 	probeeLegacyMapHits                   = "hits"
 	probeeLegacyMapHostRoot               = "host_root"
 	probeeLegacyMapKscratch               = "kscratch"
@@ -431,6 +446,7 @@ type probeeLegacyMapSpecs struct {
 	Events        *ebpf.MapSpec `ebpf:"events"`
 	FileKeyOut    *ebpf.MapSpec `ebpf:"file_key_out"`
 	FileTables    *ebpf.MapSpec `ebpf:"file_tables"`
+	GoStacks      *ebpf.MapSpec `ebpf:"go_stacks"`
 	Hits          *ebpf.MapSpec `ebpf:"hits"`
 	HostRoot      *ebpf.MapSpec `ebpf:"host_root"`
 	Kscratch      *ebpf.MapSpec `ebpf:"kscratch"`
@@ -513,6 +529,7 @@ type probeeLegacyMaps struct {
 	Events        *ebpf.Map `ebpf:"events"`
 	FileKeyOut    *ebpf.Map `ebpf:"file_key_out"`
 	FileTables    *ebpf.Map `ebpf:"file_tables"`
+	GoStacks      *ebpf.Map `ebpf:"go_stacks"`
 	Hits          *ebpf.Map `ebpf:"hits"`
 	HostRoot      *ebpf.Map `ebpf:"host_root"`
 	Kscratch      *ebpf.Map `ebpf:"kscratch"`
@@ -554,6 +571,7 @@ func (m *probeeLegacyMaps) Close() error {
 		m.Events,
 		m.FileKeyOut,
 		m.FileTables,
+		m.GoStacks,
 		m.Hits,
 		m.HostRoot,
 		m.Kscratch,

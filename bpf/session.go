@@ -56,19 +56,20 @@ type Options struct {
 
 // Session is a loaded set of probee programs and maps plus their links.
 type Session struct {
-	objs    probeeMaps
-	opts    Options
-	mu      sync.Mutex
-	links   []link.Link
-	procs   []link.Link // fork/exit tracking
-	perfFDs []int       // sampling events
-	tmu     sync.Mutex  // guards tables and files
-	tables  tableStore
-	files   map[probeeFileKey]probeeFileTable // what file_tables holds (filetables.go)
-	keys    map[probeeFileKey]probeeFileKey   // file identity shown in maps -> the unwinder's (filekey.go)
-	findVMA bool                              // the kernel finds tables by file (have_find_vma)
-	coll    *ebpf.Collection                  // the loaded objects s.objs does not hold
-	progs   programs                          // programs loaded after the session opened (programs.go)
+	objs     probeeMaps
+	opts     Options
+	mu       sync.Mutex
+	links    []link.Link
+	procs    []link.Link // fork/exit tracking
+	perfFDs  []int       // sampling events
+	tmu      sync.Mutex  // guards tables and files
+	tables   tableStore
+	files    map[probeeFileKey]probeeFileTable // what file_tables holds (filetables.go)
+	gostacks goStacks                          // what go_stacks holds (gostacks.go)
+	keys     map[probeeFileKey]probeeFileKey   // file identity shown in maps -> the unwinder's (filekey.go)
+	findVMA  bool                              // the kernel finds tables by file (have_find_vma)
+	coll     *ebpf.Collection                  // the loaded objects s.objs does not hold
+	progs    programs                          // programs loaded after the session opened (programs.go)
 
 	gate     *countsGate        // which counts map events go to (interval.go)
 	dmu      sync.Mutex         // serializes drains; guards the fields below

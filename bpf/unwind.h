@@ -226,10 +226,65 @@ static __always_inline int syscall_gap_step(struct unwind_state *s)
 	return s->gpr[DW_RAX] ? entry_step(s) : STEP_END;
 }
 
-// no_rule_step moves to the caller of a pc without a DWARF rule.
-static __always_inline int no_rule_step(struct unwind_state *s, int first)
+// go_switch_step goes on from Go's runtime.morestack, where a stack taken
+// on the system stack (runtime.newstack) ends, to the goroutine whose
+// stack grows (unwind.GoStack): the function that called morestack, at
+// the pc, sp and rbp its g.sched holds. STEP_END when that is not the
+// case (not after the call of newstack, or a read failed).
+#ifndef PROBEE_LEGACY
+static __always_inline int go_switch_step(struct unwind_state *s, struct unwind_mapping *m)
 {
-	return first && s->entry ? entry_step(s) : fp_step(s);
+	__u32 i = m->entries_off;
+	struct go_stack *gs = bpf_map_lookup_elem(&go_stacks, &i);
+	__u64 g = 0, sched[3] = {}; // pc, sp, bp
+
+	if (!gs || s->ip - m->bias != gs->ret)
+		return STEP_END;
+	__u64 fs = BPF_CORE_READ(current_task(), thread.fsbase);
+	if (bpf_probe_read_user(&g, sizeof(g), (void *)(fs + gs->tls)) || // g0
+	    bpf_probe_read_user(&g, sizeof(g), (void *)(g + gs->g_m)) ||   // its m
+	    bpf_probe_read_user(&g, sizeof(g), (void *)(g + gs->m_curg)) ||      // the goroutine
+	    bpf_probe_read_user(&sched[0], 8, (void *)(g + gs->sched_pc)) ||
+	    bpf_probe_read_user(&sched[1], 8, (void *)(g + gs->sched_sp)) ||
+	    bpf_probe_read_user(&sched[2], 8, (void *)(g + gs->sched_bp)))
+		return STEP_END;
+	if (!user_pc(sched[0]) || !sched[1])
+		return STEP_END;
+	s->ip = sched[0];
+	s->sp = sched[1];
+	s->bp = sched[2];
+	s->exact = 0; // a return address (after its call of morestack)
+	s->go_entry = 1;
+	return STEP_CONTINUE;
+}
+#endif
+
+// at_entry reports whether the current frame's function has pushed
+// nothing yet: a probe at its first instruction, or the function
+// go_switch_step moved to (once).
+static __always_inline int at_entry(struct unwind_state *s, int first)
+{
+#ifndef PROBEE_LEGACY // a flag read at every frame: more paths than 5.10's verifier takes
+	if (s->go_entry) {
+		s->go_entry = 0;
+		return 1;
+	}
+#endif
+	return first && s->entry;
+}
+
+// no_rule_step moves to the caller of a pc without a DWARF rule.
+static __always_inline int no_rule_step(struct unwind_state *s, struct unwind_mapping *m, int first)
+{
+	if (at_entry(s, first))
+		return entry_step(s);
+#ifndef PROBEE_LEGACY // its walk checked per call took 5.10's verifier past 1M instructions
+	if (m->flags & MAPPING_GO) {
+		int r = fp_step(s);
+		return r == STEP_CONTINUE ? r : go_switch_step(s, m);
+	}
+#endif
+	return fp_step(s);
 }
 
 // NO_LIST: no mapping list (parent_tgid, proc_list).
@@ -306,6 +361,7 @@ static __always_inline int unwind_step(struct unwind_state *s)
 	int first = s->st.len == 0;
 	__u64 hash = s->st.hash;
 
+
 	if (push(s))
 		return STEP_CUT;
 	struct unwind_mapping *m = known_mapping(s);
@@ -320,13 +376,16 @@ static __always_inline int unwind_step(struct unwind_state *s)
 		return STEP_CUT;
 	}
 	if (!(m->flags & MAPPING_TABLE))
-		return no_rule_step(s, first);
+		return no_rule_step(s, m, first);
 	__u64 tpc = s->ip - m->bias - (s->exact ? 0 : 1);
 	struct unwind_rule *r = find_rule(m, tpc);
 	if (!r && first && after_syscall(s))
 		return syscall_gap_step(s);
 	if (!r) // code its table does not cover (V8's embedded builtins in node)
-		return no_rule_step(s, first);
+		return no_rule_step(s, m, first);
+#ifndef PROBEE_LEGACY
+	s->go_entry = 0;
+#endif
 	return rule_step(s, r);
 }
 

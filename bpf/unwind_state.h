@@ -56,6 +56,7 @@ struct unwind_state {
 	__u32 busy;    // bpf_find_vma failed (interrupt context): cut, to be finished in user space
 	__u32 unknown; // cut at a pc no mapping holds
 	__u32 switches; // frame-pointer steps down to another stack (fp_step)
+	__u32 go_entry; // go_switch_step moved to a Go function that has not pushed rbp: its caller is at [rsp]
 	__u32 dn, dexact;     // defer.h: frames before the first such frame, its exact
 	__u64 dip, dsp, dbp;  // and its registers
 	__u64 dbx_at;         // and bx_at there
@@ -105,6 +106,14 @@ struct {
 	__type(key, __u32);
 	__type(value, struct proc_info);
 } proc_maps SEC(".maps");
+
+// The GoStack of each Go binary loaded (MAPPING_GO mappings index it).
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 256);
+	__type(key, __u32);
+	__type(value, struct go_stack);
+} go_stacks SEC(".maps");
 
 // Table storage: one u32 space in shards of SHARD_U32S elements, created
 // by the loader as tables need them (unwind_shards[i] holds elements

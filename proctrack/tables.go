@@ -9,7 +9,6 @@ import (
 
 	"github.com/probee/probee/bpf"
 	"github.com/probee/probee/internal/procmaps"
-	"github.com/probee/probee/resolver"
 	"github.com/probee/probee/unwind"
 )
 
@@ -26,11 +25,11 @@ type tables struct {
 	after  func(time.Duration, func()) // time.AfterFunc; tests fire it by hand
 	loadMu sync.Mutex                  // serializes loadProcess
 	mu     sync.Mutex
-	procs  map[int][]Mapping // tracked tgids and their executable mappings
-	goBins map[fileID]bool   // file -> linked by Go (see modules)
-	dirty  map[int]bool      // tracked tgids with new mappings, reloaded by reloadDirty
-	closed bool              // set by stop: the kernel session is going away
-	files  *fileLoader       // nil: no system-wide loading by file
+	procs  map[int][]Mapping           // tracked tgids and their executable mappings
+	goBins map[fileID]*unwind.GoBinary // file -> what Go linked (nil: not Go; see modules)
+	dirty  map[int]bool                // tracked tgids with new mappings, reloaded by reloadDirty
+	closed bool                        // set by stop: the kernel session is going away
+	files  *fileLoader                 // nil: no system-wide loading by file
 }
 
 // reloadDelay batches the mapping records of a process (ld.so maps several
@@ -44,7 +43,7 @@ func newTables(t *Tracker, cache *unwind.Cache, goByFP bool) *tables {
 	}
 	return &tables{t: t, cache: cache, goByFP: goByFP,
 		after: func(d time.Duration, f func()) { time.AfterFunc(d, f) },
-		procs: map[int][]Mapping{}, goBins: map[fileID]bool{}, dirty: map[int]bool{}}
+		procs: map[int][]Mapping{}, goBins: map[fileID]*unwind.GoBinary{}, dirty: map[int]bool{}}
 }
 
 // loadProcess reads pid's mappings from /proc, loads their tables and
@@ -213,8 +212,13 @@ func (d *tables) modules(pid int, all []Mapping) ([]unwind.Module, []error) {
 			errs = append(errs, err)
 			continue
 		}
-		if d.goByFP && d.isGo(m, path) {
-			mods = append(mods, unwind.Module{Start: m.Start, End: m.End, Path: m.Path, Table: &unwind.Table{}, Offset: m.Offset, Dev: m.Dev, Inode: m.Inode, File: path})
+		if gb := d.goBinary(m, path); gb != nil {
+			mod, err := gb.Module(m, path)
+			if err != nil {
+				errs = append(errs, err)
+			} else {
+				mods = append(mods, mod)
+			}
 			continue
 		}
 		paths[m.Start] = path
@@ -224,19 +228,30 @@ func (d *tables) modules(pid int, all []Mapping) ([]unwind.Module, []error) {
 	return append(mods, built...), append(errs, berrs...)
 }
 
-// isGo reports whether m's file, opened at path, was linked by Go
-// (remembered per file identity: paths under /proc/PID are new for every
-// process).
-func (d *tables) isGo(m Mapping, path string) bool {
+// goBinary returns what Go linked of m's file, opened at path; nil when Go
+// did not link it (remembered per file identity: paths under /proc/PID are
+// new for every process). Without runtime.morestack's form (GoStack) a
+// binary is walked by frame pointers all the same; it is said once, in
+// the debug lines.
+func (d *tables) goBinary(m Mapping, path string) *unwind.GoBinary {
+	if !d.goByFP {
+		return nil // --unwind dwarf: Go binaries get their tables too
+	}
 	id := fileID{m.Dev, m.Inode}
 	d.mu.Lock()
-	isGo, ok := d.goBins[id]
+	gb, ok := d.goBins[id]
 	d.mu.Unlock()
-	if !ok {
-		isGo = resolver.IsGoBinary(path)
-		d.mu.Lock()
-		d.goBins[id] = isGo
-		d.mu.Unlock()
+	if ok {
+		return gb
 	}
-	return isGo
+	if b, isGo, _ := unwind.ReadGoBinary(path); isGo {
+		gb = &b
+		if b.StackErr != nil {
+			d.t.debugf("%s: stacks that grow are walked only to runtime.morestack: %v", m.Path, b.StackErr)
+		}
+	}
+	d.mu.Lock()
+	d.goBins[id] = gb
+	d.mu.Unlock()
+	return gb
 }

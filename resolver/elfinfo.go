@@ -28,21 +28,6 @@ func Interpreter(path string) (string, error) {
 	return interpOf(f.File), nil
 }
 
-// IsGoBinary reports whether path was linked by the Go toolchain. Go code on
-// amd64 always keeps frame pointers, so --unwind auto walks it with them.
-func IsGoBinary(path string) bool {
-	f, err := safeelf.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	return isGoFile(f.File)
-}
-
-func isGoFile(f *elf.File) bool {
-	return f.Section(".go.buildinfo") != nil || f.Section(".note.go.buildid") != nil
-}
-
 // LdsoDebug is ld.so's debugger interface (<link.h>): ld.so calls the empty
 // function _dl_debug_state after it sets _r_debug.r_state to RT_ADD (it is
 // about to map objects) and to RT_CONSISTENT (they are mapped and

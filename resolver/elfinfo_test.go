@@ -1,22 +1,6 @@
 package resolver
 
-import (
-	"testing"
-
-	"github.com/probee/probee/internal/testgate"
-)
-
-func TestIsGoBinary(t *testing.T) {
-	for _, c := range []struct {
-		name  string
-		goBin bool
-	}{{"chain-fp", false}, {"chain-nopie-nofp", false}, {"gofx", true}} {
-		path := testgate.Fixture(t, "../tests/fixtures/bin/"+c.name)
-		if IsGoBinary(path) != c.goBin {
-			t.Errorf("%s: IsGoBinary = %v", c.name, !c.goBin)
-		}
-	}
-}
+import "testing"
 
 // ld.so exports its debugger interface; a program does not.
 func TestFindLdsoDebug(t *testing.T) {

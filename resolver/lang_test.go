@@ -67,7 +67,7 @@ func TestRustDemangled(t *testing.T) {
 func TestGoSymbols(t *testing.T) {
 	p := fixture(t, "gofx")
 	ts := resolveOK(t, uspec(pathT(p), probespec.MatchGlob, "main.*"), Scope{})
-	want := []string{"main.a", "main.b", "main.leaf", "main.main", "main.spawn", "main.spawn.func1"}
+	want := []string{"main.a", "main.b", "main.deep", "main.grow", "main.grow.func1", "main.leaf", "main.main", "main.spawn", "main.spawn.func1"}
 	if got := symbols(ts); !reflect.DeepEqual(got, want) {
 		t.Errorf("main.* = %v, want %v", got, want)
 	}

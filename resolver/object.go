@@ -40,7 +40,7 @@ type Object struct {
 	Rpath     []string
 	Runpath   []string
 	Interp    string
-	Go        bool     // linked by the Go toolchain (IsGoBinary)
+	Go        bool     // linked by the Go toolchain (safeelf.IsGo)
 	Unwinds   bool     // throws or passes on C++ exceptions or Rust panics (unwinds.go)
 	Funcs     []Symbol // sorted by Addr, then Name
 
@@ -98,7 +98,7 @@ func readObject(name string, f *elf.File, debugRoot string) (*Object, error) {
 
 func newObject(path string, f *elf.File) (*Object, error) {
 	o := &Object{Path: path, BuildID: elfnote.BuildID(f), loads: safeelf.Loads(f), Interp: interpOf(f),
-		Go: isGoFile(f), dwarf: &lazyDWARF{}, names: &nameCache{}, frags: &fragIndex{}}
+		Go: safeelf.IsGo(f), dwarf: &lazyDWARF{}, names: &nameCache{}, frags: &fragIndex{}}
 	t := newSectionTables(f)
 	o.readDynamic(t)
 	o.debuglink = debuglink(f)

@@ -118,6 +118,10 @@ type Module struct {
 	// (while the process lives, for a path under /proc/PID). The kernel
 	// side maps it to learn the file's identity as its unwinder sees it.
 	File string
+	// Go is where the walk of a Go binary goes on from runtime.morestack
+	// to the goroutine whose stack grows (nil: not a Go binary, or not
+	// found).
+	Go *GoStack
 }
 
 // Modules resolves the executable file mappings in maps. file gives the

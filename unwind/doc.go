@@ -44,6 +44,13 @@
 // stackheight.go, heightcfi.go; golang.org/x/arch decodes, through
 // internal/x86code).
 //
+// Go binaries get no table under --unwind auto (frame pointers walk
+// them); what the walk needs to go on from runtime.morestack to the
+// goroutine whose stack grows, the TLS offset of g and the offsets of
+// g.m, m.curg and g.sched's pc, sp and bp, is read from the code of
+// runtime.morestack and runtime.systemstack (gostack.go: GoStack,
+// ReadGoBinary), since Go binaries often carry no DWARF to name them.
+//
 // # Building
 //
 // Built fast, because a traced command waits at the start gate until its

@@ -41,3 +41,8 @@ func (s Sym) IsFunc() bool {
 	t := elf.ST_TYPE(s.Info)
 	return t == elf.STT_FUNC || t == elf.STT_GNU_IFUNC
 }
+
+// IsGo reports whether the Go toolchain linked f.
+func IsGo(f *elf.File) bool {
+	return f.Section(".go.buildinfo") != nil || f.Section(".note.go.buildid") != nil
+}

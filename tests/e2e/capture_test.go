@@ -1,11 +1,13 @@
 package e2e
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/probee/probee/bpf"
 	"github.com/probee/probee/internal/testgate"
 )
 
@@ -178,5 +180,37 @@ func TestGoSystemStack(t *testing.T) {
 				t.Errorf("exit %d: %d of 200 stacks end %s:\n%s", r.code, n, want, r.stdout)
 			}
 		})
+	}
+}
+
+// A goroutine whose stack grows calls runtime.morestack, which switches to
+// the system stack with rbp 0 and calls runtime.newstack: the walk goes on
+// from morestack to the goroutine (its g.sched, unwind.GoStack), so every
+// stack of newstack during `gofx 200 grow` runs from runtime.goexit
+// through main.deep. Before, all ended "gofx;runtime.morestack.abi0;
+// runtime.newstack", as they still do under perf and --unwind fp.
+func TestGoStackGrowth(t *testing.T) {
+	testgate.Root(t)
+	var legacy error
+	if !bpf.HaveCallbacks() {
+		legacy = errors.New("the legacy BPF object (no BPF callbacks: before Linux 5.13) walks to runtime.morestack only")
+	}
+	testgate.Feature(t, "go_switch_step", testgate.KernelAtLeast(5, 13), legacy)
+	bin := fixture(t, "gofx")
+	r := run(t, "", "--uprobe", bin+":runtime.newstack", "--", bin, "200", "grow")
+	var deep, cut uint64
+	for s, c := range folded(t, r.stdout) {
+		switch {
+		case strings.Contains(s, ";gofx;runtime.goexit.abi0;main.grow.func1;main.deep;") &&
+			strings.HasSuffix(s, ";main.deep;runtime.morestack.abi0;runtime.newstack"):
+			deep += c
+		case strings.Contains(s, ";gofx;runtime.morestack.abi0;"):
+			cut += c
+		}
+	}
+	// Each goroutine's stack grows from 8 KiB past 64 KiB: 3 times at least.
+	if r.code != 0 || deep < 600 || cut != 0 {
+		t.Errorf("exit %d: %d stacks through main.deep (want 600 or more), %d ending at runtime.morestack (want 0):\n%s",
+			r.code, deep, cut, r.stdout)
 	}
 }

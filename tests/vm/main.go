@@ -29,10 +29,12 @@ import (
 // hits, also where cilium/ebpf attaches by ioctl (before 5.15).
 // TestForkedChildFaults: a forked child walked with its parent's mapping
 // list, where 5.10 has no bpf_find_vma to fall back on.
-const vmTests = `^(TestKprobe.*|TestUprobeChainExact|TestTwoProbesPerProbeFiles|TestUretprobe|TestShortLivedProcesses|TestLatencyCallers|TestDWARFChainExact|TestDWARFUretprobe|TestSampleSpinFullChain|TestTracepointUserAndKernel|TestTracepointSharedWithPerf|TestForkedChildFaults)$`
+// TestGoStackGrowth: a Go stack walked on from runtime.morestack, through
+// a CO-RE read of the task's TLS base (skipped on 5.10's legacy build).
+const vmTests = `^(TestKprobe.*|TestUprobeChainExact|TestTwoProbesPerProbeFiles|TestUretprobe|TestShortLivedProcesses|TestLatencyCallers|TestDWARFChainExact|TestDWARFUretprobe|TestSampleSpinFullChain|TestTracepointUserAndKernel|TestTracepointSharedWithPerf|TestForkedChildFaults|TestGoStackGrowth)$`
 
 // vmFixtures are the fixture binaries those tests use.
-var vmFixtures = []string{"chain-fp", "chain-nopie-fp", "chain-nofp", "chain-nopie-nofp", "spin-nofp", "readfile-fp", "latency-fp", "forkfault-nofp"}
+var vmFixtures = []string{"chain-fp", "chain-nopie-fp", "chain-nofp", "chain-nopie-nofp", "spin-nofp", "readfile-fp", "latency-fp", "forkfault-nofp", "gofx"}
 
 // vmTools are host programs the tests start inside the VM.
 var vmTools = []string{"/bin/sh", "/usr/bin/seq", "/usr/bin/cat"}

@@ -1,0 +1,322 @@
+package unwind
+
+import (
+	"bytes"
+	"debug/elf"
+	"debug/gosym"
+	"errors"
+	"fmt"
+
+	"github.com/probee/probee/internal/safeelf"
+	"github.com/probee/probee/internal/x86code"
+	"golang.org/x/arch/x86/x86asm"
+)
+
+// GoStack tells the walk of a Go program's stack how to go on where the
+// runtime grows a goroutine's stack. A function whose frame does not fit
+// calls runtime.morestack from its prologue; morestack saves the
+// function's pc, sp and rbp in its goroutine's g.sched, switches to the
+// thread's system stack (g0) with rbp 0 and calls runtime.newstack. A
+// frame-pointer walk of a stack taken in newstack (or what it calls) ends
+// there; Go's own profiler goes on at the goroutine, and so does probee:
+// at the return address after that call it reads the current g (g0) from
+// the thread's TLS, then g.m, m.curg (the goroutine) and its g.sched, and
+// walks on from the function that grew its stack, whose caller is at
+// [sched.sp] (it had not pushed rbp).
+//
+// The offsets of those fields change between Go versions, and Go
+// binaries often carry no DWARF (the toolchain's own do not): they are
+// read from the runtime's assembly (ReadGoStack). morestack stores to
+// g.sched's fields through g; runtime.systemstack loads m.curg to switch
+// back to the goroutine after its call. (morestack also stores the
+// goroutine in m.morebuf.g, but newstack clears that first thing.)
+type GoStack struct {
+	Return  uint64 // ELF virtual address after morestack's call of newstack
+	TLS     int64  // the current g is at fsbase + TLS
+	GM      uint32 // offset of g.m
+	MCurg   uint32 // offset of m.curg: the goroutine whose stack grows
+	SchedPC uint32 // offsets of its g.sched.pc, .sp and .bp
+	SchedSP uint32
+	SchedBP uint32
+}
+
+// ErrNoGoStack means the binary's runtime.morestack was not found or its
+// code has another form than the one GoStack describes.
+var ErrNoGoStack = errors.New("no runtime.morestack of the known form")
+
+// ReadGoStack finds runtime.morestack and runtime.systemstack in Go
+// binary f (by .symtab, else by .gopclntab for a stripped binary) and
+// reads GoStack from their code.
+func ReadGoStack(f *elf.File) (GoStack, error) {
+	code, start, err := goCode(f, "runtime.morestack")
+	if err != nil {
+		return GoStack{}, err
+	}
+	gs, ok := decodeMorestack(code, start)
+	if !ok {
+		return GoStack{}, ErrNoGoStack
+	}
+	if code, _, err = goCode(f, "runtime.systemstack"); err != nil {
+		return GoStack{}, err
+	}
+	if gs.MCurg, ok = decodeSystemstack(code); !ok {
+		return GoStack{}, ErrNoGoStack
+	}
+	return gs, nil
+}
+
+// goCode reads the code of Go function name, up to 512 bytes.
+func goCode(f *elf.File, name string) ([]byte, uint64, error) {
+	start, size, err := goFunc(f, name)
+	if err != nil {
+		return nil, 0, err
+	}
+	code := make([]byte, min(size, 512))
+	if err := safeelf.ReadAt(f, code, start); err != nil {
+		return nil, 0, fmt.Errorf("read %s: %w", name, err)
+	}
+	return code, start, nil
+}
+
+// goFunc returns the address and size of Go function name ("runtime.x";
+// assembly functions are named "runtime.x.abi0" in .symtab).
+func goFunc(f *elf.File, name string) (uint64, uint64, error) {
+	want := [][]byte{[]byte(name + ".abi0"), []byte(name)}
+	for _, t := range symTables(f, readSection) {
+		if addr, size, ok := t.find(f, want); ok {
+			return addr, size, nil
+		}
+	}
+	return pclntabFunc(f, name)
+}
+
+// find returns the function symbol of t named want[i] of the least i.
+func (t symTable) find(f *elf.File, want [][]byte) (addr, size uint64, ok bool) {
+	names, err := t.names.Data()
+	if err != nil {
+		return 0, 0, false
+	}
+	best := len(want)
+	t.eachSym(f, func(sym safeelf.Sym) {
+		if !sym.IsFunc() || sym.Size == 0 || uint64(sym.Name) >= uint64(len(names)) {
+			return
+		}
+		name := names[sym.Name:]
+		if n := bytes.IndexByte(name, 0); n >= 0 {
+			name = name[:n]
+		}
+		for i, w := range want[:best] {
+			if bytes.Equal(name, w) {
+				addr, size, best = sym.Value, sym.Size, i
+			}
+		}
+	})
+	return addr, size, best < len(want)
+}
+
+// pclntabFunc finds function name in f's .gopclntab, which even a
+// stripped Go binary keeps (the runtime needs it).
+func pclntabFunc(f *elf.File, name string) (uint64, uint64, error) {
+	pcln, text := f.Section(".gopclntab"), f.Section(".text")
+	if pcln == nil || text == nil {
+		return 0, 0, fmt.Errorf("%s: %w (no symbol table, no .gopclntab)", name, ErrNoGoStack)
+	}
+	data, err := pcln.Data()
+	if err != nil {
+		return 0, 0, fmt.Errorf("read .gopclntab: %w", err)
+	}
+	var tab *gosym.Table
+	err = safeelf.Guard(".gopclntab", func() (err error) {
+		tab, err = gosym.NewTable(nil, gosym.NewLineTable(data, text.Addr))
+		return err
+	})
+	if err != nil {
+		return 0, 0, fmt.Errorf("read .gopclntab: %w", err)
+	}
+	fn := tab.LookupFunc(name)
+	if fn == nil || fn.End <= fn.Entry {
+		return 0, 0, fmt.Errorf("%s: %w", name, ErrNoGoStack)
+	}
+	return fn.Entry, fn.End - fn.Entry, nil
+}
+
+// What a register holds while decodeMorestack follows morestack's code.
+type goValue uint8
+
+const (
+	goUnknown goValue = iota
+	goConst           // an immediate (the TLS offset of a PIE binary)
+	goG               // the current g
+	goM               // its m
+	goRet             // [rsp]: the return address into the growing function
+	goSP8             // rsp+8: that function's sp
+)
+
+type goRegs struct {
+	kind  map[x86asm.Reg]goValue
+	value map[x86asm.Reg]int64 // of goConst registers
+}
+
+// decodeMorestack reads GoStack from morestack's code at addr. It follows
+// the code in a line (the branches only skip calls of abort) until the
+// call after the write of rsp, the call of newstack.
+func decodeMorestack(code []byte, addr uint64) (GoStack, bool) {
+	var gs GoStack
+	var found [5]bool // TLS, GM, SchedPC, SchedSP, SchedBP
+	r := goRegs{kind: map[x86asm.Reg]goValue{}, value: map[x86asm.Reg]int64{}}
+	switched := false
+	for off := 0; off < len(code); {
+		in, err := x86code.Decode(code[off:])
+		if err != nil {
+			return gs, false
+		}
+		off += in.Len
+		if switched && in.Op == x86asm.CALL {
+			gs.Return = addr + uint64(off)
+			return gs, found == [5]bool{true, true, true, true, true}
+		}
+		switched = switched || r.step(in, &gs, &found)
+	}
+	return gs, false
+}
+
+// decodeSystemstack reads the offset of m.curg from systemstack's code:
+// after its indirect call of the function it runs on the system stack, it
+// loads g from the TLS, then g.m, then m.curg (the goroutine to switch
+// back to).
+func decodeSystemstack(code []byte) (uint32, bool) {
+	var gs GoStack
+	var found [5]bool
+	var r goRegs
+	for off := 0; off < len(code); {
+		in, err := x86code.Decode(code[off:])
+		if err != nil {
+			return 0, false
+		}
+		off += in.Len
+		if _, reg := in.Args[0].(x86asm.Reg); in.Op == x86asm.CALL && reg {
+			r, found = goRegs{kind: map[x86asm.Reg]goValue{}, value: map[x86asm.Reg]int64{}}, [5]bool{}
+			continue
+		}
+		dst, _ := in.Args[0].(x86asm.Reg)
+		if src, ok := in.Args[1].(x86asm.Mem); ok && r.kind != nil && in.Op == x86asm.MOV && dst != 0 &&
+			src.Segment == 0 && src.Index == 0 && r.kind[src.Base] == goM && src.Disp > 0 && src.Disp < 1<<16 {
+			return uint32(src.Disp), true
+		}
+		if r.kind != nil && r.step(in, &gs, &found) {
+			return 0, false // rsp written before m.curg was loaded
+		}
+	}
+	return 0, false
+}
+
+// step follows one instruction; it reports whether it wrote rsp.
+func (r goRegs) step(in x86asm.Inst, gs *GoStack, found *[5]bool) bool {
+	dst, _ := in.Args[0].(x86asm.Reg)
+	if dst == x86asm.RSP {
+		return true
+	}
+	switch {
+	case in.Op == x86asm.MOV && dst != 0:
+		r.load(dst, in.Args[1], gs, found)
+	case in.Op == x86asm.LEA && dst != 0:
+		r.kind[dst] = goUnknown
+		if m, ok := in.Args[1].(x86asm.Mem); ok && m.Base == x86asm.RSP && m.Index == 0 && m.Disp == 8 {
+			r.kind[dst] = goSP8
+		}
+	case in.Op == x86asm.MOV:
+		r.store(in.Args[0], in.Args[1], gs, found)
+	case dst != 0 && in.Op != x86asm.CMP && in.Op != x86asm.TEST:
+		r.kind[dst] = goUnknown
+	}
+	return false
+}
+
+// wrote reports whether the code followed so far wrote reg.
+func (r goRegs) wrote(reg x86asm.Reg) bool {
+	_, ok := r.kind[reg]
+	return ok
+}
+
+// load follows a mov into register dst.
+func (r goRegs) load(dst x86asm.Reg, src x86asm.Arg, gs *GoStack, found *[5]bool) {
+	r.kind[dst] = goUnknown
+	switch s := src.(type) {
+	case x86asm.Imm:
+		r.kind[dst], r.value[dst] = goConst, int64(s)
+	case x86asm.Mem:
+		switch {
+		case s.Segment == x86asm.FS && s.Base == 0 && s.Index == 0:
+			gs.TLS, found[0], r.kind[dst] = int64(int32(s.Disp)), true, goG // an absolute disp32, sign-extended
+		case s.Segment == x86asm.FS && s.Index == 0 && s.Disp == 0 && r.kind[s.Base] == goConst:
+			gs.TLS, found[0], r.kind[dst] = r.value[s.Base], true, goG
+		case s.Segment == 0 && s.Index == 0 && s.Base == x86asm.RSP && s.Disp == 0:
+			r.kind[dst] = goRet
+		case s.Segment == 0 && s.Index == 0 && r.kind[s.Base] == goG && !found[1] && s.Disp >= 0:
+			gs.GM, found[1], r.kind[dst] = uint32(s.Disp), true, goM
+		}
+	}
+}
+
+// store follows a mov of a register into memory: the fields of g.sched.
+func (r goRegs) store(dst, src x86asm.Arg, gs *GoStack, found *[5]bool) {
+	m, ok := dst.(x86asm.Mem)
+	s, sok := src.(x86asm.Reg)
+	if !ok || !sok || m.Segment != 0 || m.Index != 0 || m.Disp < 0 || m.Disp > 1<<16 {
+		return
+	}
+	off := uint32(m.Disp)
+	switch base := r.kind[m.Base]; {
+	case base == goG && r.kind[s] == goRet:
+		gs.SchedPC, found[2] = off, true
+	case base == goG && r.kind[s] == goSP8:
+		gs.SchedSP, found[3] = off, true
+	case base == goG && s == x86asm.RBP && !r.wrote(x86asm.RBP): // rbp as the function left it
+		gs.SchedBP, found[4] = off, true
+	}
+}
+
+// GoBinary is what the walk needs of a file linked by Go, which it walks
+// by frame pointers under --unwind auto: its segments (for the load bias)
+// and its GoStack.
+type GoBinary struct {
+	Loads []Segment
+	Stack *GoStack // nil: not found (StackErr says why)
+	// StackErr is why Stack is nil: no runtime.morestack of the known
+	// form, or a stripped binary linked by the system linker (cgo), whose
+	// .gopclntab addresses debug/gosym reads from the wrong text start.
+	StackErr error
+}
+
+// ReadGoBinary reads the file at path; ok is false when Go did not link it.
+func ReadGoBinary(path string) (b GoBinary, ok bool, err error) {
+	f, err := safeelf.Open(path)
+	if err != nil {
+		return GoBinary{}, false, err
+	}
+	defer f.Close()
+	if !safeelf.IsGo(f.File) {
+		return GoBinary{}, false, nil
+	}
+	b.Loads = safeelf.Loads(f.File)
+	err = safeelf.Guard(path, func() error {
+		gs, err := ReadGoStack(f.File)
+		if err == nil {
+			b.Stack = &gs
+		}
+		return err
+	})
+	b.StackErr = err
+	return b, true, nil
+}
+
+// Module is the module of mapping m of b (opened at path): no table, and
+// b's GoStack.
+func (b GoBinary) Module(m Mapping, path string) (Module, error) {
+	bias, err := LoadBias(b.Loads, m)
+	if err != nil {
+		return Module{}, err
+	}
+	return Module{Start: m.Start, End: m.End, Bias: bias, Path: m.Path, Table: &Table{Loads: b.Loads},
+		Offset: m.Offset, Dev: m.Dev, Inode: m.Inode, File: path, Go: b.Stack}, nil
+}
