@@ -56,6 +56,9 @@
 #             call) every 8192nd fib(0): every such call of one execution
 #             under both tools at once, JS frames at the same events
 #   python3   a recursive function and dict work for SECS seconds
+#   go        go build -a of tests/fixtures/src/gofx: the compiler and the
+#             linker on the runtime and its dependencies, every package
+#             built again (perf -g: Go keeps frame pointers)
 # A workload whose tool is missing is skipped with a message.
 # Knobs: SECS (default 3), XZ_MB (default 28), NODE_RUNS (default 3),
 # COMPILE_RUNS (default 1: the sampled clang++ and rustc compiles, each
@@ -489,6 +492,19 @@ EOF
 	measure python3 "--call-graph dwarf,$PERF_STACK" "" -- "$PY" "$W/p.py" "$SECS"
 else
 	echo "python3: skipped: python3 is missing (apt-get install python3)"
+fi
+
+echo
+if command -v go >/dev/null; then
+	cp -r "$ROOT/tests/fixtures/src/gofx" "$W/gofx"
+	echo "go: $(go version | cut -d' ' -f3), go build -a of tests/fixtures/src/gofx (its own module, no cgo)"
+	(
+		cd "$W/gofx"
+		export GOCACHE="$W/gocache" GOWORK=off GOFLAGS=-mod=mod CGO_ENABLED=0
+		measure go -g "" -- go build -a -o "$W/gofx.out" .
+	)
+else
+	echo "go: skipped: go is missing"
 fi
 
 echo

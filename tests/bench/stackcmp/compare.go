@@ -11,11 +11,15 @@ import (
 const unknownToken = "[unknown]"
 
 // outermost are the names of the frames a complete stack starts at: the
-// program's entry, ld.so's entry into it, and the thread entries.
+// program's entry, ld.so's entry into it, and the thread entries; in Go,
+// the entry, the threads' system stacks' (mstart) and every goroutine's
+// (goexit, the return address its first function is given).
 var outermost = map[string]bool{
 	"_start": true, "_dl_start_user": true,
 	"start_thread": true, "clone3": true, "clone": true,
 	"__clone3": true, "__clone": true, "__GI___clone3": true, "__GI___clone": true,
+	"_rt0_amd64_linux": true, "runtime.rt0_go.abi0": true, "runtime.mstart.abi0": true,
+	"runtime.goexit.abi0": true,
 }
 
 type modOff struct {

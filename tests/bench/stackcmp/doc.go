@@ -48,7 +48,8 @@
 //   - every frame still unnamed becomes the token "[unknown]".
 //
 // A stack reaches the outermost frame when its root is _start,
-// _dl_start_user, or a thread entry (start_thread, clone3, clone). The
+// _dl_start_user, or a thread entry (start_thread, clone3, clone); in Go,
+// _rt0_amd64_linux, runtime.rt0_go, runtime.mstart or runtime.goexit. The
 // overlap is the sum, over caller chains (comm and the frames without the
 // leaf), of the smaller of the two shares of samples. It also prints the overlap
 // over the leaf's 8 innermost callers only (InnerOverlap: what the top of a
