@@ -241,9 +241,9 @@ static __always_inline int go_switch_step(struct unwind_state *s, struct unwind_
 	if (!gs || s->ip - m->bias != gs->ret)
 		return STEP_END;
 	__u64 fs = BPF_CORE_READ(current_task(), thread.fsbase);
-	if (bpf_probe_read_user(&g, sizeof(g), (void *)(fs + gs->tls)) || // g0
-	    bpf_probe_read_user(&g, sizeof(g), (void *)(g + gs->g_m)) ||   // its m
-	    bpf_probe_read_user(&g, sizeof(g), (void *)(g + gs->m_curg)) ||      // the goroutine
+	if (bpf_probe_read_user(&g, sizeof(g), (void *)(fs + gs->tls)) ||  // g0
+	    bpf_probe_read_user(&g, sizeof(g), (void *)(g + gs->g_m)) ||    // its m
+	    bpf_probe_read_user(&g, sizeof(g), (void *)(g + gs->m_curg)) || // the goroutine
 	    bpf_probe_read_user(&sched[0], 8, (void *)(g + gs->sched_pc)) ||
 	    bpf_probe_read_user(&sched[1], 8, (void *)(g + gs->sched_sp)) ||
 	    bpf_probe_read_user(&sched[2], 8, (void *)(g + gs->sched_bp)))
@@ -360,7 +360,6 @@ static __always_inline int unwind_step(struct unwind_state *s)
 {
 	int first = s->st.len == 0;
 	__u64 hash = s->st.hash;
-
 
 	if (push(s))
 		return STEP_CUT;

@@ -86,6 +86,9 @@ func modNames(mods []unwind.Module) string {
 		if m.Table == nil || len(m.Table.Entries) == 0 {
 			name += "(fp)"
 		}
+		if m.Go != nil {
+			name += "(go)" // walked on from runtime.morestack
+		}
 		names = append(names, name)
 	}
 	return "[" + strings.Join(names, " ") + "]"

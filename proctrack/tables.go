@@ -213,12 +213,7 @@ func (d *tables) modules(pid int, all []Mapping) ([]unwind.Module, []error) {
 			continue
 		}
 		if gb := d.goBinary(m, path); gb != nil {
-			mod, err := gb.Module(m, path)
-			if err != nil {
-				errs = append(errs, err)
-			} else {
-				mods = append(mods, mod)
-			}
+			mods = append(mods, gb.Module(m, path))
 			continue
 		}
 		paths[m.Start] = path

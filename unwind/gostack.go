@@ -311,12 +311,13 @@ func ReadGoBinary(path string) (b GoBinary, ok bool, err error) {
 }
 
 // Module is the module of mapping m of b (opened at path): no table, and
-// b's GoStack.
-func (b GoBinary) Module(m Mapping, path string) (Module, error) {
-	bias, err := LoadBias(b.Loads, m)
-	if err != nil {
-		return Module{}, err
+// b's GoStack when the mapping's load bias is known (else frame pointers
+// alone walk it, as any Go binary before GoStack).
+func (b GoBinary) Module(m Mapping, path string) Module {
+	mod := Module{Start: m.Start, End: m.End, Path: m.Path, Table: &Table{Loads: b.Loads},
+		Offset: m.Offset, Dev: m.Dev, Inode: m.Inode, File: path}
+	if bias, err := LoadBias(b.Loads, m); err == nil {
+		mod.Bias, mod.Go = bias, b.Stack
 	}
-	return Module{Start: m.Start, End: m.End, Bias: bias, Path: m.Path, Table: &Table{Loads: b.Loads},
-		Offset: m.Offset, Dev: m.Dev, Inode: m.Inode, File: path, Go: b.Stack}, nil
+	return mod
 }
