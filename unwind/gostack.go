@@ -210,11 +210,27 @@ func decodeSystemstack(code []byte) (uint32, bool) {
 	return 0, false
 }
 
+// full64 is the 64-bit register a 32- or 16-bit one is part of (a write
+// to it changes the whole value the walk tracks).
+func full64(r x86asm.Reg) x86asm.Reg {
+	switch {
+	case r >= x86asm.EAX && r <= x86asm.R15L:
+		return x86asm.RAX + (r - x86asm.EAX)
+	case r >= x86asm.AX && r <= x86asm.R15W:
+		return x86asm.RAX + (r - x86asm.AX)
+	}
+	return r
+}
+
 // step follows one instruction; it reports whether it wrote rsp.
 func (r goRegs) step(in x86asm.Inst, gs *GoStack, found *[5]bool) bool {
 	dst, _ := in.Args[0].(x86asm.Reg)
-	if dst == x86asm.RSP {
+	if dst = full64(dst); dst == x86asm.RSP {
 		return true
+	}
+	if _, wide := in.Args[0].(x86asm.Reg); wide && dst != in.Args[0] {
+		r.kind[dst] = goUnknown // not the value a mov of 64 bits gave it
+		return false
 	}
 	switch {
 	case in.Op == x86asm.MOV && dst != 0:

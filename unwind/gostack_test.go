@@ -47,6 +47,8 @@ func TestDecodeMorestack(t *testing.T) {
 		// rbp written before it is stored: the store is no longer the caller's rbp.
 		{"rbp changed", strings.Replace(pieMorestack, "48c7c1f8ffffff", "48c7c1f8ffffff 4889c5", 1), GoStack{}, false},
 		{"no call after the switch", strings.TrimSuffix(pieMorestack, " e8663f0000 e881190000 c3"), GoStack{}, false},
+		// mov $0,%edi after g was loaded into rdi: rdi no longer holds g.
+		{"g's register written in 32 bits", strings.Replace(pieMorestack, "64488b39", "64488b39 bf00000000", 1), GoStack{}, false},
 		{"undecodable", "0f0b0f", GoStack{}, false},
 	} {
 		gs, ok := decodeMorestack(code(t, c.code), addr)
