@@ -1,7 +1,6 @@
 package unwind
 
 import (
-	"bytes"
 	"debug/elf"
 	"debug/gosym"
 	"errors"
@@ -48,82 +47,89 @@ var ErrNoGoStack = errors.New("no runtime.morestack of the known form")
 // binary f (by .symtab, else by .gopclntab for a stripped binary) and
 // reads GoStack from their code.
 func ReadGoStack(f *elf.File) (GoStack, error) {
-	code, start, err := goCode(f, "runtime.morestack")
+	fns, err := goFuncs(f, "runtime.morestack", "runtime.systemstack")
 	if err != nil {
 		return GoStack{}, err
 	}
-	gs, ok := decodeMorestack(code, start)
+	var code [2][]byte
+	for i, fn := range fns {
+		code[i] = make([]byte, min(fn.size, 512))
+		if err := safeelf.ReadAt(f, code[i], fn.addr); err != nil {
+			return GoStack{}, fmt.Errorf("read %s: %w", fn.name, err)
+		}
+	}
+	gs, ok := decodeMorestack(code[0], fns[0].addr)
 	if !ok {
 		return GoStack{}, ErrNoGoStack
 	}
-	if code, _, err = goCode(f, "runtime.systemstack"); err != nil {
-		return GoStack{}, err
-	}
-	if gs.MCurg, ok = decodeSystemstack(code); !ok {
+	if gs.MCurg, ok = decodeSystemstack(code[1]); !ok {
 		return GoStack{}, ErrNoGoStack
 	}
 	return gs, nil
 }
 
-// goCode reads the code of Go function name, up to 512 bytes.
-func goCode(f *elf.File, name string) ([]byte, uint64, error) {
-	start, size, err := goFunc(f, name)
-	if err != nil {
-		return nil, 0, err
-	}
-	code := make([]byte, min(size, 512))
-	if err := safeelf.ReadAt(f, code, start); err != nil {
-		return nil, 0, fmt.Errorf("read %s: %w", name, err)
-	}
-	return code, start, nil
+// goFunc is where a Go function's code lies.
+type goFunc struct {
+	name       string
+	addr, size uint64
+	rank       int // of the symbol found: 0 "name.abi0", 1 "name", 2 none yet
 }
 
-// goFunc returns the address and size of Go function name ("runtime.x";
-// assembly functions are named "runtime.x.abi0" in .symtab).
-func goFunc(f *elf.File, name string) (uint64, uint64, error) {
-	want := [][]byte{[]byte(name + ".abi0"), []byte(name)}
+// goFuncs finds Go functions by name ("runtime.x"; assembly functions are
+// named "runtime.x.abi0" in .symtab, preferred), in one scan of each
+// symbol table; those no table holds, in .gopclntab.
+func goFuncs(f *elf.File, names ...string) ([]goFunc, error) {
+	fns := make([]goFunc, len(names))
+	for i, n := range names {
+		fns[i] = goFunc{name: n, rank: 2}
+	}
 	for _, t := range symTables(f, readSection) {
-		if addr, size, ok := t.find(f, want); ok {
-			return addr, size, nil
+		t.findGo(f, fns)
+	}
+	var missing []*goFunc
+	for i := range fns {
+		if fns[i].rank == 2 {
+			missing = append(missing, &fns[i])
 		}
 	}
-	return pclntabFunc(f, name)
+	if len(missing) > 0 {
+		return fns, pclntabFuncs(f, missing)
+	}
+	return fns, nil
 }
 
-// find returns the function symbol of t named want[i] of the least i.
-func (t symTable) find(f *elf.File, want [][]byte) (addr, size uint64, ok bool) {
+// findGo fills fns from the function symbols of t.
+func (t symTable) findGo(f *elf.File, fns []goFunc) {
 	names, err := t.names.Data()
 	if err != nil {
-		return 0, 0, false
+		return
 	}
-	best := len(want)
+	want := map[string][2]int{} // symbol name -> index in fns, rank
+	for i, fn := range fns {
+		want[fn.name+".abi0"], want[fn.name] = [2]int{i, 0}, [2]int{i, 1}
+	}
 	t.eachSym(f, func(sym safeelf.Sym) {
-		if !sym.IsFunc() || sym.Size == 0 || uint64(sym.Name) >= uint64(len(names)) {
+		if !sym.IsFunc() || sym.Size == 0 {
 			return
 		}
-		name := names[sym.Name:]
-		if n := bytes.IndexByte(name, 0); n >= 0 {
-			name = name[:n]
-		}
-		for i, w := range want[:best] {
-			if bytes.Equal(name, w) {
-				addr, size, best = sym.Value, sym.Size, i
-			}
+		name, ok := symName(names, sym.Name)
+		if w, found := want[string(name)]; ok && found && w[1] < fns[w[0]].rank {
+			fn := &fns[w[0]]
+			fn.addr, fn.size, fn.rank = sym.Value, sym.Size, w[1]
 		}
 	})
-	return addr, size, best < len(want)
 }
 
-// pclntabFunc finds function name in f's .gopclntab, which even a
-// stripped Go binary keeps (the runtime needs it).
-func pclntabFunc(f *elf.File, name string) (uint64, uint64, error) {
+// pclntabFuncs finds fns in f's .gopclntab, which even a stripped Go
+// binary keeps (the runtime needs it).
+func pclntabFuncs(f *elf.File, fns []*goFunc) error {
 	pcln, text := f.Section(".gopclntab"), f.Section(".text")
 	if pcln == nil || text == nil {
-		return 0, 0, fmt.Errorf("%s: %w (no symbol table, no .gopclntab)", name, ErrNoGoStack)
+		return fmt.Errorf("%s: %w (no symbol table, no .gopclntab)", fns[0].name, ErrNoGoStack)
 	}
 	data, err := pcln.Data()
 	if err != nil {
-		return 0, 0, fmt.Errorf("read .gopclntab: %w", err)
+		return fmt.Errorf("read .gopclntab: %w", err)
 	}
 	var tab *gosym.Table
 	err = safeelf.Guard(".gopclntab", func() (err error) {
@@ -131,13 +137,16 @@ func pclntabFunc(f *elf.File, name string) (uint64, uint64, error) {
 		return err
 	})
 	if err != nil {
-		return 0, 0, fmt.Errorf("read .gopclntab: %w", err)
+		return fmt.Errorf("read .gopclntab: %w", err)
 	}
-	fn := tab.LookupFunc(name)
-	if fn == nil || fn.End <= fn.Entry {
-		return 0, 0, fmt.Errorf("%s: %w", name, ErrNoGoStack)
+	for _, fn := range fns {
+		g := tab.LookupFunc(fn.name)
+		if g == nil || g.End <= g.Entry {
+			return fmt.Errorf("%s: %w", fn.name, ErrNoGoStack)
+		}
+		fn.addr, fn.size, fn.rank = g.Entry, g.End-g.Entry, 1
 	}
-	return fn.Entry, fn.End - fn.Entry, nil
+	return nil
 }
 
 // What a register holds while decodeMorestack follows morestack's code.

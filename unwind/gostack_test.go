@@ -105,10 +105,11 @@ func TestReadGoStackMatchesDWARF(t *testing.T) {
 	if gs != want {
 		t.Errorf("ReadGoStack = %+v, DWARF says %+v", gs, want)
 	}
-	newstack, _, err := goFunc(f, "runtime.newstack")
+	fns, err := goFuncs(f, "runtime.newstack")
 	if err != nil {
 		t.Fatal(err)
 	}
+	newstack := fns[0].addr
 	call := make([]byte, 5)
 	if err := safeelf.ReadAt(f, call, gs.Return-5); err != nil || call[0] != 0xe8 ||
 		gs.Return+uint64(int32(f.ByteOrder.Uint32(call[1:]))) != newstack {

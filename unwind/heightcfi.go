@@ -147,12 +147,19 @@ func (t symTable) appendEntries(dst []uint64, f *elf.File, read sectionData, wan
 // splitPart reports whether the symbol name at off in names is that of a
 // part split off a function (.cold, .warm) or unreadable.
 func splitPart(names []byte, off uint32) bool {
+	name, ok := symName(names, off)
+	return !ok || bytes.Contains(name, []byte(".cold")) || bytes.Contains(name, []byte(".warm"))
+}
+
+// symName returns the symbol name at off in a string table: up to its
+// NUL, or to the table's end; ok is false when off is past the end.
+func symName(names []byte, off uint32) (name []byte, ok bool) {
 	if uint64(off) >= uint64(len(names)) {
-		return true
+		return nil, false
 	}
-	name := names[off:]
+	name = names[off:]
 	if n := bytes.IndexByte(name, 0); n >= 0 {
 		name = name[:n]
 	}
-	return bytes.Contains(name, []byte(".cold")) || bytes.Contains(name, []byte(".warm"))
+	return name, true
 }
