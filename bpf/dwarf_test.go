@@ -19,23 +19,26 @@ func runGated(t *testing.T, s *Session, bin string, args ...string) int {
 }
 
 // runGatedWith is runGated with the modules loaded for the process passed
-// through change (when set) and the command run under wrap (a command and
-// its arguments, such as taskset's).
-func runGatedWith(t *testing.T, s *Session, change func([]unwind.Module), wrap []string, bin string, args ...string) int {
+// through change (when set; gate counts the stops from 0: other gates the
+// test attached stop it too) and the command run under wrap (a command
+// and its arguments, such as taskset's).
+func runGatedWith(t *testing.T, s *Session, change func(gate int, mods []unwind.Module), wrap []string, bin string, args ...string) int {
 	t.Helper()
 	if err := s.AttachGate(bin, fileOffset(t, bin, "_start")); err != nil {
 		t.Fatal(err)
 	}
 	cache := unwind.NewCache()
-	gated := make(chan error, 1)
+	gated := make(chan error, 16)
+	stops := 0
 	stop, err := s.Events(func(ev ProcessEvent) {
 		if ev.Type != EventGate {
 			return
 		}
 		mods, _, err := cache.Process(ev.TGID)
 		if err == nil && change != nil {
-			change(mods)
+			change(stops, mods)
 		}
+		stops++
 		if err == nil {
 			err = s.SetProcessModules(ev.TGID, mods)
 		}
@@ -107,19 +110,7 @@ func TestDWARFRuleCacheByTable(t *testing.T) {
 	if st, err := s.AttachUprobes(3, []UprobeTarget{{Path: bin, Offset: off, Entry: true, Name: "leaf"}}, 0, !HaveUprobeMulti()); err != nil || st.Attached != 1 {
 		t.Fatalf("attach: %+v %v", st, err)
 	}
-	wrong := func(mods []unwind.Module) {
-		for i, m := range mods {
-			if filepath.Base(m.Path) != "chain-nofp" {
-				continue
-			}
-			tab := *m.Table
-			tab.Rules = slices.Clone(tab.Rules)
-			for k := 1; k < len(tab.Rules); k++ {
-				tab.Rules[k] = unwind.Rule{CFA: unwind.CFARSP, CFAOffset: 8}
-			}
-			mods[i].Table = &tab
-		}
-	}
+	wrong := func(_ int, mods []unwind.Module) { wrongTable(mods) }
 	cpu0 := []string{taskset, "-c", "0"}
 	first := runGatedWith(t, s, wrong, cpu0, bin, "200")
 	second := runGatedWith(t, s, nil, cpu0, bin, "200")
@@ -144,6 +135,67 @@ func TestDWARFRuleCacheByTable(t *testing.T) {
 	}
 	if cut != 200 || complete != 200 {
 		t.Errorf("%d cut stacks with the wrong table, %d complete with the right one; want 200 and 200", cut, complete)
+	}
+}
+
+// wrongTable gives chain-nofp's module in mods a table whose every rule
+// is CFA = rsp+8: its walks are cut past the first frame.
+func wrongTable(mods []unwind.Module) {
+	for i, m := range mods {
+		if filepath.Base(m.Path) != "chain-nofp" {
+			continue
+		}
+		tab := *m.Table
+		tab.Rules = slices.Clone(tab.Rules)
+		for k := 1; k < len(tab.Rules); k++ {
+			tab.Rules[k] = unwind.Rule{CFA: unwind.CFARSP, CFAOffset: 8}
+		}
+		mods[i].Table = &tab
+	}
+}
+
+// A walk state keeps the mappings its last walk found for the same
+// process's next event only while no mapping list changed (unwind.h:
+// pm_keep). chain-nofp's list is written with a wrong table at _start,
+// then with its own at a gate on foo_one, on one CPU: leaf's stack, walked
+// before, is cut; foo_two's, walked after, is complete, not walked through
+// the mapping the state kept from leaf's walk.
+func TestDWARFListChange(t *testing.T) {
+	taskset, err := exec.LookPath("taskset")
+	if err != nil {
+		t.Skip("taskset is missing (util-linux): the walks must share a CPU")
+	}
+	bin, _ := filepath.Abs(testgate.Fixture(t, filepath.Join(fixtures, "chain-nofp")))
+	s := openSession(t, Options{FilterPIDs: true, DWARF: true})
+	for probe, fn := range map[uint32]string{3: "leaf", 4: "foo_two"} {
+		tg := UprobeTarget{Path: bin, Offset: fileOffset(t, bin, fn), Entry: true, Name: fn}
+		if st, err := s.AttachUprobes(probe, []UprobeTarget{tg}, 0, !HaveUprobeMulti()); err != nil || st.Attached != 1 {
+			t.Fatalf("attach %s: %+v %v", fn, st, err)
+		}
+	}
+	if err := s.AttachGate(bin, fileOffset(t, bin, "foo_one")); err != nil {
+		t.Fatal(err)
+	}
+	change := func(gate int, mods []unwind.Module) {
+		if gate == 0 {
+			wrongTable(mods)
+		}
+	}
+	runGatedWith(t, s, change, []string{taskset, "-c", "0"}, bin, "1")
+	snap, err := s.Drain(4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[uint32]string{}
+	for _, c := range snap.Counts {
+		got[c.Probe] += fmt.Sprintf("%d frames, truncated %v; ", len(c.User), c.UserTruncated)
+		complete := len(c.User) >= 4 && !c.UserTruncated // ... main libc_start _start
+		if complete != (c.Probe == 4) {
+			t.Errorf("probe %d: user stack of %d frames (truncated %v): %x", c.Probe, len(c.User), c.UserTruncated, c.User)
+		}
+	}
+	if len(got) != 2 {
+		t.Errorf("stacks by probe: %v; want leaf's (3) and foo_two's (4)", got)
 	}
 }
 

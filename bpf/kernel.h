@@ -27,6 +27,7 @@ struct task_struct {
 	unsigned int in_execve:1;
 	int pid;
 	int tgid;
+	char comm[16]; // TASK_COMM_LEN
 	struct mm_struct *mm;
 	struct uprobe_task *utask;
 	struct task_struct *real_parent;

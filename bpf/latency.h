@@ -237,7 +237,7 @@ static __always_inline void lat_found(struct lat_frame *f, __u32 probe, __u32 tg
 	if (d < min_latency)
 		return;
 	struct count_key k = {.probe = probe, .tgid = tgid, .ustack = f->ustack, .kstack = f->kstack};
-	bpf_get_current_comm(k.comm, sizeof(k.comm));
+	task_comm(k.comm);
 	add_measure(&k, d);
 }
 

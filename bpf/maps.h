@@ -75,6 +75,8 @@ struct {
 } kstacks SEC(".maps");
 
 // tgids to trace when filter_pids is set; children are added at fork.
+// The value is 1, PID_ANNOUNCED once the tgid is in seen.
+#define PID_ANNOUNCED 2
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 65536);

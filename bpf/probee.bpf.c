@@ -86,25 +86,64 @@ static __always_inline int pid_allowed(__u32 tgid)
 	return bpf_map_lookup_elem(&pids, &tgid) != NULL;
 }
 
-// announce tells user space the first time a tgid produces an event.
-static __always_inline void announce(__u32 tgid, __u32 pid)
+// announce tells user space the first time a tgid produces an event; 1
+// when it is announced (now or before).
+static __always_inline int announce(__u32 tgid, __u32 pid)
 {
 	__u8 one = 1;
 	if (bpf_map_lookup_elem(&seen, &tgid))
-		return;
+		return 1;
 	if (bpf_map_update_elem(&seen, &tgid, &one, BPF_NOEXIST))
-		return; // another CPU announced it
+		return 1; // another CPU announced it
 	struct event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
 		bpf_map_delete_elem(&seen, &tgid); // retry on the next event
 		count_drop(DROP_EVENT_LOST);
-		return;
+		return 0;
 	}
 	e->type = EVENT_NEW_PROCESS;
 	e->tgid = tgid;
 	e->pid = pid;
 	e->ppid = BPF_CORE_READ(current_task(), real_parent, tgid);
 	bpf_ringbuf_submit(e, 0);
+	return 1;
+}
+
+// traced_pid filters an event by its tgid and announces the tgid (once):
+// 0 when it is not traced. With a pid filter, the tgid's pids entry
+// remembers that it was announced (PID_ANNOUNCED), which spares the
+// events after the first their lookup of seen (an LRU map, the dearer
+// kind; seen stays the record, read at exit).
+static __always_inline int traced_pid(__u32 tgid, __u32 pid)
+{
+	__u8 *v = NULL;
+
+	if (filter_pids) {
+		v = bpf_map_lookup_elem(&pids, &tgid);
+		if (!v)
+			return 0;
+		if (*v == PID_ANNOUNCED)
+			return 1;
+	}
+	if (announce(tgid, pid) && v)
+		*v = PID_ANNOUNCED;
+	return 1;
+}
+
+// task_comm copies the current thread's name: plain loads of the BTF
+// task pointer where there is one (the kernel keeps comm NUL-padded, as
+// bpf_get_current_comm gives it), the helper in the legacy build.
+static __always_inline void task_comm(char comm[16])
+{
+#ifdef PROBEE_LEGACY
+	bpf_get_current_comm(comm, 16);
+#else
+	struct task_struct *t = current_task();
+	__u64 *dst = (__u64 *)comm;
+
+	dst[0] = *(__u64 *)&t->comm[0];
+	dst[1] = *(__u64 *)&t->comm[8];
+#endif
 }
 
 #include "fpstack.h"
@@ -186,14 +225,13 @@ static __always_inline int begin_event(void *ctx, __u64 cookie, int with_kstack,
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32;
 
-	if (!pid_allowed(tgid))
+	if (!traced_pid(tgid, (__u32)id))
 		return 0;
 	count_hit((__u32)cookie);
-	announce(tgid, (__u32)id);
 	k->probe = (__u32)cookie;
 	k->tgid = tgid;
 	k->kstack = with_kstack ? store_kernel_stack(ctx) : 0;
-	bpf_get_current_comm(k->comm, sizeof(k->comm));
+	task_comm(k->comm);
 	return 1;
 }
 
@@ -239,11 +277,11 @@ static __always_inline struct unwind_state *unwind_begin(void *ctx, __u64 cookie
 	struct unwind_state *s = bpf_map_lookup_elem(&unwind_states, &slot);
 	if (s) {
 		s->key = k;
-		s->maps_tgid = 0; // proc_list chooses the walk's list
+		pm_keep(s, k.tgid); // else proc_list chooses the walk's list
 	}
 	// Without bpf_find_vma, a walk needs a mapping list: the choice made
 	// here is the one its frames use.
-	if (!s || (!have_find_vma && !proc_list(s))) {
+	if (!s || (!have_find_vma && !s->pm_n && !proc_list(s))) {
 		count_drop(DROP_NO_TABLES);
 		record_fp(&k, ip, sp, bp, entry, slot);
 		return NULL;
@@ -256,7 +294,6 @@ static __always_inline struct unwind_state *unwind_begin(void *ctx, __u64 cookie
 	s->exact = 1;
 	s->entry = entry;
 	s->vm_ok = 0;
-	s->pm_n = 0;
 	s->chunk_at = 0;
 	s->chunk_off = 0;
 	s->partial = 0;
@@ -452,6 +489,7 @@ int BPF_PROG(probee_exec, struct task_struct *task)
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 
 	bpf_map_delete_elem(&proc_maps, &tgid);
+	maps_changed(); // its walks may have used its parent's list
 	return 0;
 }
 
@@ -464,6 +502,7 @@ int BPF_PROG(probee_exit, struct task_struct *task)
 	if ((__u32)id != tgid) // a thread exiting, not the process
 		return 0;
 	bpf_map_delete_elem(&proc_maps, &tgid); // free its unwind mappings
+	maps_changed(); // its tgid may be reused
 	if (!bpf_map_lookup_elem(&seen, &tgid))
 		return 0;
 	struct event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);

@@ -239,6 +239,9 @@ type probeeUnwindState struct {
 	Pm       [2]probeeUnwindMapping
 	PmN      uint32
 	MapsTgid uint32
+	PmTgid   uint32
+	_        [4]byte
+	PmGen    [2]uint64
 	Word     uint64
 	ChunkOff uint32
 	_        [4]byte
@@ -294,6 +297,7 @@ const (
 	probeeMapLatPendings            = "lat_pendings"
 	probeeMapLatStacks              = "lat_stacks"
 	probeeMapLdsoAdding             = "ldso_adding"
+	probeeMapMapsGen                = "maps_gen"
 	probeeMapMeasures0              = "measures0"
 	probeeMapMeasures1              = "measures1"
 	probeeMapPids                   = "pids"
@@ -447,6 +451,7 @@ type probeeMapSpecs struct {
 	LatPendings   *ebpf.MapSpec `ebpf:"lat_pendings"`
 	LatStacks     *ebpf.MapSpec `ebpf:"lat_stacks"`
 	LdsoAdding    *ebpf.MapSpec `ebpf:"ldso_adding"`
+	MapsGen       *ebpf.MapSpec `ebpf:"maps_gen"`
 	Measures0     *ebpf.MapSpec `ebpf:"measures0"`
 	Measures1     *ebpf.MapSpec `ebpf:"measures1"`
 	Pids          *ebpf.MapSpec `ebpf:"pids"`
@@ -530,6 +535,7 @@ type probeeMaps struct {
 	LatPendings   *ebpf.Map `ebpf:"lat_pendings"`
 	LatStacks     *ebpf.Map `ebpf:"lat_stacks"`
 	LdsoAdding    *ebpf.Map `ebpf:"ldso_adding"`
+	MapsGen       *ebpf.Map `ebpf:"maps_gen"`
 	Measures0     *ebpf.Map `ebpf:"measures0"`
 	Measures1     *ebpf.Map `ebpf:"measures1"`
 	Pids          *ebpf.Map `ebpf:"pids"`
@@ -572,6 +578,7 @@ func (m *probeeMaps) Close() error {
 		m.LatPendings,
 		m.LatStacks,
 		m.LdsoAdding,
+		m.MapsGen,
 		m.Measures0,
 		m.Measures1,
 		m.Pids,

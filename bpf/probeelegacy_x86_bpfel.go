@@ -247,6 +247,9 @@ type probeeLegacyUnwindState struct {
 	}
 	PmN      uint32
 	MapsTgid uint32
+	PmTgid   uint32
+	_        [4]byte
+	PmGen    [2]uint64
 	Word     uint64
 	ChunkOff uint32
 	_        [4]byte
@@ -302,6 +305,7 @@ const (
 	probeeLegacyMapLatPendings            = "lat_pendings"
 	probeeLegacyMapLatStacks              = "lat_stacks"
 	probeeLegacyMapLdsoAdding             = "ldso_adding"
+	probeeLegacyMapMapsGen                = "maps_gen"
 	probeeLegacyMapMeasures0              = "measures0"
 	probeeLegacyMapMeasures1              = "measures1"
 	probeeLegacyMapPids                   = "pids"
@@ -455,6 +459,7 @@ type probeeLegacyMapSpecs struct {
 	LatPendings   *ebpf.MapSpec `ebpf:"lat_pendings"`
 	LatStacks     *ebpf.MapSpec `ebpf:"lat_stacks"`
 	LdsoAdding    *ebpf.MapSpec `ebpf:"ldso_adding"`
+	MapsGen       *ebpf.MapSpec `ebpf:"maps_gen"`
 	Measures0     *ebpf.MapSpec `ebpf:"measures0"`
 	Measures1     *ebpf.MapSpec `ebpf:"measures1"`
 	Pids          *ebpf.MapSpec `ebpf:"pids"`
@@ -538,6 +543,7 @@ type probeeLegacyMaps struct {
 	LatPendings   *ebpf.Map `ebpf:"lat_pendings"`
 	LatStacks     *ebpf.Map `ebpf:"lat_stacks"`
 	LdsoAdding    *ebpf.Map `ebpf:"ldso_adding"`
+	MapsGen       *ebpf.Map `ebpf:"maps_gen"`
 	Measures0     *ebpf.Map `ebpf:"measures0"`
 	Measures1     *ebpf.Map `ebpf:"measures1"`
 	Pids          *ebpf.Map `ebpf:"pids"`
@@ -580,6 +586,7 @@ func (m *probeeLegacyMaps) Close() error {
 		m.LatPendings,
 		m.LatStacks,
 		m.LdsoAdding,
+		m.MapsGen,
 		m.Measures0,
 		m.Measures1,
 		m.Pids,

@@ -49,6 +49,7 @@ type tableStore struct {
 	shardSpec    *ebpf.MapSpec          // its inner map
 	nshards      uint32                 // shards created
 	open         map[uint32]*ebpf.Map   // shards created and not passed yet: the one being filled, the spares
+	listsWritten uint64                 // mapping lists written: element MAPS_GEN_USER of maps_gen
 }
 
 // newTableStore returns an empty store for tables of at most budget bytes.
@@ -101,7 +102,22 @@ func (s *Session) SetProcessModules(pid int, mods []unwind.Module) error {
 	if err := s.objs.ProcMaps.Put(uint32(pid), &info); err != nil {
 		errs = append(errs, fmt.Errorf("write unwind mappings of pid %d: %w", pid, err))
 	}
+	if err := s.listWritten(); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
+}
+
+// listWritten tells the walks that a mapping list changed: each per-CPU
+// walk state keeps the mappings its last walk found while the counts of
+// maps_gen stay the same (unwind.h: pm_keep). Called after the write, so
+// that no walk keeps what it found before.
+func (s *Session) listWritten() error {
+	s.tables.listsWritten++
+	if err := s.objs.MapsGen.Put(uint32(0), s.tables.listsWritten); err != nil {
+		return fmt.Errorf("count the mapping lists written: %w", err)
+	}
+	return nil
 }
 
 // TableStats reports what SetProcessModules loaded so far.

@@ -28,6 +28,7 @@ func tableSession(t *testing.T, budget uint64) *Session {
 	s := &Session{tables: newTableStore(spec, budget)}
 	for name, dst := range map[string]**ebpf.Map{
 		"unwind_shards": &s.objs.UnwindShards, "unwind_rules": &s.objs.UnwindRules, "proc_maps": &s.objs.ProcMaps,
+		"maps_gen": &s.objs.MapsGen,
 	} {
 		m, err := ebpf.NewMap(spec.Maps[name])
 		if err != nil {

@@ -333,6 +333,41 @@ static __always_inline struct proc_info *proc_list(struct unwind_state *s)
 	return p;
 }
 
+// maps_gen_of reads element i of maps_gen (0 when missing).
+static __always_inline __u64 maps_gen_of(__u32 i)
+{
+	__u64 *g = bpf_map_lookup_elem(&maps_gen, &i);
+	return g ? *g : 0;
+}
+
+// maps_changed counts a change of the mapping lists user space did not
+// write: a list deleted, or a process whose walks may have used its
+// parent's list exec'd or exited.
+static __always_inline void maps_changed(void)
+{
+	__u32 i = MAPS_GEN_BPF;
+	__u64 *g = bpf_map_lookup_elem(&maps_gen, &i);
+	if (g)
+		__sync_fetch_and_add(g, 1);
+}
+
+// pm_keep starts a walk of process tgid with the mappings and the list
+// choice of the slot's last walk when that was the same process's and no
+// list changed since (a hot probe's walks skip the list's hash lookup);
+// with none otherwise.
+static __always_inline void pm_keep(struct unwind_state *s, __u32 tgid)
+{
+	__u64 u = maps_gen_of(MAPS_GEN_USER), b = maps_gen_of(MAPS_GEN_BPF);
+
+	if (s->pm_tgid == tgid && s->pm_gen[0] == u && s->pm_gen[1] == b)
+		return;
+	s->pm_n = 0;
+	s->maps_tgid = 0;
+	s->pm_tgid = tgid;
+	s->pm_gen[0] = u;
+	s->pm_gen[1] = b;
+}
+
 // known_mapping returns the mapping of s->ip from the walk's list
 // (proc_list): one of the two found last, or found now and remembered
 // (pm).

@@ -64,10 +64,14 @@ struct unwind_state {
 	// The last two mappings of the process's list (proc_maps) this walk
 	// found, most recent first: a walk goes back and forth between a few
 	// files (libc, the program), and each frame found here skips a hash
-	// lookup and a binary search (known_mapping).
+	// lookup and a binary search (known_mapping). They outlive the walk:
+	// the slot's next event keeps them when it is the same process's and
+	// no list changed in between (pm_keep).
 	struct unwind_mapping pm[2];
 	__u32 pm_n;
 	__u32 maps_tgid; // whose list proc_list chose (0: not yet)
+	__u32 pm_tgid;   // the process pm and maps_tgid were found for (0: none)
+	__u64 pm_gen[2]; // maps_gen when they were
 	__u64 word;      // a word read from the user stack: here, not on the BPF stack (512 bytes for all calls)
 	__u32 chunk_off; // chunk holds no stack (a copy failed near the stack's top: read each word)
 	__u64 chunk_at;  // user address of chunk[0]; 0: nothing copied yet
@@ -106,6 +110,18 @@ struct {
 	__type(key, __u32);
 	__type(value, struct proc_info);
 } proc_maps SEC(".maps");
+
+// Counts of the changes of proc_maps: user space raises element
+// MAPS_GEN_USER after each list it writes, the programs that delete one
+// (exec, exit) raise MAPS_GEN_BPF, atomically (two elements, so that
+// neither writer overwrites the other's count).
+enum { MAPS_GEN_USER = 0, MAPS_GEN_BPF = 1 };
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, __u64);
+} maps_gen SEC(".maps");
 
 // The GoStack of each Go binary loaded (MAPPING_GO mappings index it).
 struct {
@@ -180,18 +196,28 @@ ONE_STEP_ARRAY(steps_perf);
 // uretprobe_init finds the process's uretprobe trampoline and the pending
 // return instances: a pending uretprobe replaced a return address on the
 // stack with the trampoline, and the kernel keeps the real one.
+//
+// It runs at every event: with a BTF task pointer (5.11+) the fields are
+// plain loads; the two probe reads of the legacy build took ~100 ns of
+// the uprobe program's time on the malloc benchmark (10-capture.sh).
 static __always_inline void uretprobe_init(struct unwind_state *s)
 {
 	struct task_struct *task = current_task();
-	struct uprobe_task *ut = BPF_CORE_READ(task, utask);
 
 	s->tramp = 0;
-	s->ri = 0;
-	if (!ut)
-		return;
-	s->ri = (__u64)BPF_CORE_READ(ut, return_instances);
+#ifdef PROBEE_LEGACY
+	struct uprobe_task *ut = BPF_CORE_READ(task, utask);
+	s->ri = ut ? (__u64)BPF_CORE_READ(ut, return_instances) : 0;
 	if (s->ri)
 		s->tramp = BPF_CORE_READ(task, mm, uprobes_state.xol_area, vaddr);
+#else
+	struct uprobe_task *ut = task->utask;
+	s->ri = ut ? (__u64)ut->return_instances : 0;
+	if (s->ri) {
+		struct xol_area *xol = task->mm ? task->mm->uprobes_state.xol_area : NULL;
+		s->tramp = xol ? xol->vaddr : 0;
+	}
+#endif
 }
 
 #endif
