@@ -95,10 +95,11 @@ func TestDWARFChain(t *testing.T) {
 	}
 }
 
-// The walk's cache of table lookups is keyed by table: chain-nofp walked
-// first with a wrong table (every rule CFA = rsp+8: its stacks are cut),
-// then with its own, on one CPU (the cache is per CPU), gets its own
-// table's rules, not those the cache kept for the same pcs of the first.
+// The walk's caches of table lookups (rule_cache, the walk state's rules)
+// are keyed by table: chain-nofp walked first with a wrong table (every
+// rule CFA = rsp+8: its stacks are cut), then with its own, on one CPU
+// (the caches are per CPU), gets its own table's rules, not those the
+// caches kept for the same pcs of the first.
 func TestDWARFRuleCacheByTable(t *testing.T) {
 	taskset, err := exec.LookPath("taskset")
 	if err != nil {

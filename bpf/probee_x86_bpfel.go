@@ -247,8 +247,14 @@ type probeeUnwindState struct {
 	_        [4]byte
 	ChunkAt  uint64
 	Chunk    [512]uint8
-	Key      probeeCountKey
-	St       probeeUserStack
+	Fr       [64]struct {
+		_     structs.HostLayout
+		Key   uint64
+		R     probeeUnwindRule
+		Check uint32
+	}
+	Key probeeCountKey
+	St  probeeUserStack
 }
 
 type probeeUserStack struct {

@@ -255,8 +255,14 @@ type probeeLegacyUnwindState struct {
 	_        [4]byte
 	ChunkAt  uint64
 	Chunk    [512]uint8
-	Key      probeeLegacyCountKey
-	St       probeeLegacyUserStack
+	Fr       [64]struct {
+		_     structs.HostLayout
+		Key   uint64
+		R     probeeLegacyUnwindRule
+		Check uint32
+	}
+	Key probeeLegacyCountKey
+	St  probeeLegacyUserStack
 }
 
 type probeeLegacyUserStack struct {

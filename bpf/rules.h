@@ -159,13 +159,46 @@ static __always_inline void cache_rule(struct unwind_mapping *m, __u64 tpc, long
 	}
 }
 
-// find_rule looks up table pc tpc in m's table, through rule_cache; NULL:
-// no rule. Nothing of the cache lookup stays live across the search: the
-// BPF stack of all calls together is 512 bytes, and spills count.
-static __always_inline struct unwind_rule *find_rule(struct unwind_mapping *m, __u64 tpc)
+// frame_check is the check of slot (key, r) of the walk state's rules.
+static __always_inline __u32 frame_check(__u64 key, struct unwind_rule *r)
 {
+	__u32 *w = (__u32 *)r;
+
+	return rule_check(key ^ ((__u64)w[0] << 32 | w[1]) ^ w[2]);
+}
+
+// frame_slot is the slot of the walk state's rules for table pc tpc of
+// m's table, and its key there; NULL: tpc does not fit a key, or the
+// legacy build (5.10's verifier: each frame step is checked per call).
+// The slot is the frame's depth: where a stack repeats, each frame finds
+// the rule the same frame of the last walk left, with no collisions.
+static __always_inline struct frame_rule *frame_slot(struct unwind_state *s, struct unwind_mapping *m,
+						     __u64 tpc, __u64 *key)
+{
+#ifdef PROBEE_LEGACY
+	return NULL;
+#else
+	if (tpc >> 32)
+		return NULL;
+	*key = (__u64)(m->entries_off + 1) << 32 | tpc;
+	return &s->fr[(s->st.len - 1) & (FRAME_RULES - 1)];
+#endif
+}
+
+// find_rule looks up table pc tpc in m's table: in the walk state's rules
+// (frame_slot), then through rule_cache; NULL: no rule. Nothing of the
+// cache lookups stays live across the search (the slot is found again
+// after it): the BPF stack of all calls together is 512 bytes, and spills
+// count.
+static __always_inline struct unwind_rule *find_rule(struct unwind_state *s, struct unwind_mapping *m, __u64 tpc)
+{
+	__u64 key = 0;
+
 	if (page_of(tpc) >= m->npages)
 		return NULL;
+	struct frame_rule *f = frame_slot(s, m, tpc, &key);
+	if (f && f->key == key && f->check == frame_check(key, &f->r))
+		return &f->r;
 	long rule = cached_rule(m, tpc);
 	if (rule < 0) {
 		rule = search_rule(m, tpc);
@@ -177,7 +210,13 @@ static __always_inline struct unwind_rule *find_rule(struct unwind_mapping *m, _
 	struct unwind_rule *r = bpf_map_lookup_elem(&unwind_rules, &ri);
 	if (!r || r->cfa_type == CFA_NONE)
 		return NULL;
-	return r;
+	f = frame_slot(s, m, tpc, &key);
+	if (!f)
+		return r;
+	f->r = *r;
+	f->check = frame_check(key, &f->r);
+	f->key = key;
+	return &f->r;
 }
 
 #endif

@@ -412,7 +412,7 @@ static __always_inline int unwind_step(struct unwind_state *s)
 	if (!(m->flags & MAPPING_TABLE))
 		return no_rule_step(s, m, first);
 	__u64 tpc = s->ip - m->bias - (s->exact ? 0 : 1);
-	struct unwind_rule *r = find_rule(m, tpc);
+	struct unwind_rule *r = find_rule(s, m, tpc);
 	if (!r && first && after_syscall(s))
 		return syscall_gap_step(s);
 	if (!r) // code its table does not cover (V8's embedded builtins in node)

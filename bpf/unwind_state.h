@@ -36,6 +36,14 @@ const volatile __u32 have_bpf_loop = 1;
 
 enum dwarf_reg { DW_RAX = 0, DW_RBX = 3, DW_RDI = 5 };
 
+// A rule the walk state keeps for a table pc (rules.h: find_rule).
+#define FRAME_RULES 64 // a power of two; deeper frames share slots
+struct frame_rule {
+	__u64 key; // as rule_cache's: (entries_off + 1) << 32 | tpc; 0: empty
+	struct unwind_rule r;
+	__u32 check; // frame_check(key, r): a slot written halfway is a miss
+};
+
 struct unwind_state {
 	__u64 ip, sp, bp;
 	// The interrupted frame's general registers by DWARF number (enum
@@ -76,6 +84,9 @@ struct unwind_state {
 	__u32 chunk_off; // chunk holds no stack (a copy failed near the stack's top: read each word)
 	__u64 chunk_at;  // user address of chunk[0]; 0: nothing copied yet
 	__u8 chunk[STACK_CHUNK]; // stack_u64
+	// The rules of the frames walked last, by depth: a probe whose
+	// stacks repeat walks them with no map lookup (rules.h: frame_slot).
+	struct frame_rule fr[FRAME_RULES];
 	struct count_key key;
 	struct user_stack st;
 };
