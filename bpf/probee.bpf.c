@@ -104,7 +104,8 @@ static __always_inline int announce(__u32 tgid, __u32 pid)
 	e->type = EVENT_NEW_PROCESS;
 	e->tgid = tgid;
 	e->pid = pid;
-	e->ppid = BPF_CORE_READ(current_task(), real_parent, tgid);
+	struct task_struct *parent = KREAD(current_task(), real_parent);
+	e->ppid = parent ? KREAD(parent, tgid) : 0;
 	bpf_ringbuf_submit(e, 0);
 	return 1;
 }

@@ -21,7 +21,8 @@
 #include "defer.h"
 #include "vma.h"
 
-// real_return finds the return address a pending uretprobe hid at slot.
+// real_return finds the return address a pending uretprobe hid at slot
+// (probe reads: s->ri, kept in the state, is no BTF pointer).
 static __always_inline __u64 real_return(struct unwind_state *s, __u64 slot)
 {
 	struct return_instance *ri = (struct return_instance *)s->ri;
@@ -240,7 +241,7 @@ static __always_inline int go_switch_step(struct unwind_state *s, struct unwind_
 
 	if (!gs || s->ip - m->bias != gs->ret)
 		return STEP_END;
-	__u64 fs = BPF_CORE_READ(current_task(), thread.fsbase);
+	__u64 fs = KREAD(current_task(), thread.fsbase);
 	if (bpf_probe_read_user(&g, sizeof(g), (void *)(fs + gs->tls)) ||  // g0
 	    bpf_probe_read_user(&g, sizeof(g), (void *)(g + gs->g_m)) ||    // its m
 	    bpf_probe_read_user(&g, sizeof(g), (void *)(g + gs->m_curg)) || // the goroutine
@@ -303,12 +304,12 @@ static __always_inline int no_rule_step(struct unwind_state *s, struct unwind_ma
 static __always_inline __u32 parent_tgid(void)
 {
 	struct task_struct *t = current_task();
-	struct task_struct *parent = BPF_CORE_READ(t, real_parent);
-	__u64 id = BPF_CORE_READ(t, parent_exec_id);
+	struct task_struct *parent = KREAD(t, real_parent);
+	__u64 id = KREAD(t, parent_exec_id);
 
-	if (!parent || BPF_CORE_READ(t, self_exec_id) != id || BPF_CORE_READ(parent, self_exec_id) != id)
+	if (!parent || KREAD(t, self_exec_id) != id || KREAD(parent, self_exec_id) != id)
 		return NO_LIST;
-	return BPF_CORE_READ(parent, tgid);
+	return KREAD(parent, tgid);
 }
 
 // proc_list is the mapping list of the walk: the process's own, else its
@@ -413,6 +414,13 @@ static __always_inline int unwind_step(struct unwind_state *s)
 		return no_rule_step(s, m, first);
 	__u64 tpc = s->ip - m->bias - (s->exact ? 0 : 1);
 	struct unwind_rule *r = find_rule(s, m, tpc);
+	// One register for r from here. clang knows a rule in the walk state
+	// (find_rule) is not NULL: it tested one register and, on the NULL
+	// branch, kept r as 0 in another. 6.1's verifier does not decide a
+	// NULL test of a pointer into the state (a global function's
+	// argument), so it followed that branch and refused the load through
+	// the other register.
+	barrier_var(r);
 	if (!r && first && after_syscall(s))
 		return syscall_gap_step(s);
 	if (!r) // code its table does not cover (V8's embedded builtins in node)

@@ -208,27 +208,21 @@ ONE_STEP_ARRAY(steps_perf);
 // return instances: a pending uretprobe replaced a return address on the
 // stack with the trampoline, and the kernel keeps the real one.
 //
-// It runs at every event: with a BTF task pointer (5.11+) the fields are
-// plain loads; the two probe reads of the legacy build took ~100 ns of
-// the uprobe program's time on the malloc benchmark (10-capture.sh).
+// It runs at every event: KREAD's plain loads, where the probe reads of
+// the legacy build took ~100 ns of the uprobe program's time on the malloc
+// benchmark (10-capture.sh).
 static __always_inline void uretprobe_init(struct unwind_state *s)
 {
 	struct task_struct *task = current_task();
+	struct uprobe_task *ut = KREAD(task, utask);
 
 	s->tramp = 0;
-#ifdef PROBEE_LEGACY
-	struct uprobe_task *ut = BPF_CORE_READ(task, utask);
-	s->ri = ut ? (__u64)BPF_CORE_READ(ut, return_instances) : 0;
-	if (s->ri)
-		s->tramp = BPF_CORE_READ(task, mm, uprobes_state.xol_area, vaddr);
-#else
-	struct uprobe_task *ut = task->utask;
-	s->ri = ut ? (__u64)ut->return_instances : 0;
+	s->ri = ut ? (__u64)KREAD(ut, return_instances) : 0;
 	if (s->ri) {
-		struct xol_area *xol = task->mm ? task->mm->uprobes_state.xol_area : NULL;
-		s->tramp = xol ? xol->vaddr : 0;
+		struct mm_struct *mm = KREAD(task, mm);
+		struct xol_area *xol = mm ? KREAD(mm, uprobes_state.xol_area) : NULL;
+		s->tramp = xol ? KREAD(xol, vaddr) : 0;
 	}
-#endif
 }
 
 #endif
