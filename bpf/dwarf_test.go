@@ -60,13 +60,13 @@ func runGatedWith(t *testing.T, s *Session, change func(gate int, mods []unwind.
 	if err := cmd.Wait(); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case err := <-gated:
-		if err != nil {
+	if len(gated) == 0 {
+		t.Fatal("the exec gate never fired")
+	}
+	for len(gated) > 0 { // each stop waited for its handler: all are here
+		if err := <-gated; err != nil {
 			t.Fatal(err)
 		}
-	default:
-		t.Fatal("the exec gate never fired")
 	}
 	return cmd.Process.Pid
 }
@@ -101,18 +101,12 @@ func TestDWARFChain(t *testing.T) {
 // (the caches are per CPU), gets its own table's rules, not those the
 // caches kept for the same pcs of the first.
 func TestDWARFRuleCacheByTable(t *testing.T) {
-	taskset, err := exec.LookPath("taskset")
-	if err != nil {
-		t.Skip("taskset is missing (util-linux): the runs must share a CPU")
-	}
-	bin, _ := filepath.Abs(testgate.Fixture(t, filepath.Join(fixtures, "chain-nofp")))
-	s := openSession(t, Options{FilterPIDs: true, DWARF: true})
+	cpu0, bin, s := oneCPUChain(t)
 	off := fileOffset(t, bin, "leaf")
 	if st, err := s.AttachUprobes(3, []UprobeTarget{{Path: bin, Offset: off, Entry: true, Name: "leaf"}}, 0, !HaveUprobeMulti()); err != nil || st.Attached != 1 {
 		t.Fatalf("attach: %+v %v", st, err)
 	}
 	wrong := func(_ int, mods []unwind.Module) { wrongTable(mods) }
-	cpu0 := []string{taskset, "-c", "0"}
 	first := runGatedWith(t, s, wrong, cpu0, bin, "200")
 	second := runGatedWith(t, s, nil, cpu0, bin, "200")
 	snap, err := s.Drain(4)
@@ -139,6 +133,18 @@ func TestDWARFRuleCacheByTable(t *testing.T) {
 	}
 }
 
+// oneCPUChain is what the tests of the per-CPU walk caches share: a
+// taskset command that runs a command on CPU 0 (the runs or walks
+// compared must share the caches), chain-nofp, and a DWARF session.
+func oneCPUChain(t *testing.T) (cpu0 []string, bin string, s *Session) {
+	taskset, err := exec.LookPath("taskset")
+	if err != nil {
+		t.Skip("taskset is missing (util-linux): the walks must share a CPU")
+	}
+	bin, _ = filepath.Abs(testgate.Fixture(t, filepath.Join(fixtures, "chain-nofp")))
+	return []string{taskset, "-c", "0"}, bin, openSession(t, Options{FilterPIDs: true, DWARF: true})
+}
+
 // wrongTable gives chain-nofp's module in mods a table whose every rule
 // is CFA = rsp+8: its walks are cut past the first frame.
 func wrongTable(mods []unwind.Module) {
@@ -162,12 +168,7 @@ func wrongTable(mods []unwind.Module) {
 // before, is cut; foo_two's, walked after, is complete, not walked through
 // the mapping the state kept from leaf's walk.
 func TestDWARFListChange(t *testing.T) {
-	taskset, err := exec.LookPath("taskset")
-	if err != nil {
-		t.Skip("taskset is missing (util-linux): the walks must share a CPU")
-	}
-	bin, _ := filepath.Abs(testgate.Fixture(t, filepath.Join(fixtures, "chain-nofp")))
-	s := openSession(t, Options{FilterPIDs: true, DWARF: true})
+	cpu0, bin, s := oneCPUChain(t)
 	for probe, fn := range map[uint32]string{3: "leaf", 4: "foo_two"} {
 		tg := UprobeTarget{Path: bin, Offset: fileOffset(t, bin, fn), Entry: true, Name: fn}
 		if st, err := s.AttachUprobes(probe, []UprobeTarget{tg}, 0, !HaveUprobeMulti()); err != nil || st.Attached != 1 {
@@ -182,7 +183,7 @@ func TestDWARFListChange(t *testing.T) {
 			wrongTable(mods)
 		}
 	}
-	runGatedWith(t, s, change, []string{taskset, "-c", "0"}, bin, "1")
+	runGatedWith(t, s, change, cpu0, bin, "1")
 	snap, err := s.Drain(4)
 	if err != nil {
 		t.Fatal(err)

@@ -37,10 +37,11 @@
 //   - PLT stub names (plt.go): debug/elf gives relocations per section but
 //     no stub addresses; frames in a stub are named "function@plt" as perf
 //     and objdump name them, and stubs are never probe targets;
-//   - code labels (labels.go) and a stripped program's _start
+//   - code labels (labels.go), a stripped program's _start
 //     (entrylabel.go, which reads .eh_frame_hdr's table and one FDE, not
-//     .eh_frame): frame names where no function symbol covers a pc, never
-//     probe targets.
+//     .eh_frame) and libc's signal trampoline __restore_rt (sigreturn.go,
+//     by its code near sigaction): frame names where no function symbol
+//     covers a pc, never probe targets.
 //
 // ELF headers, sections and DWARF come from the standard library
 // (debug/elf, debug/dwarf), always opened and read behind

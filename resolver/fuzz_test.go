@@ -20,6 +20,7 @@ func FuzzNewObject(f *testing.F) {
 	}
 	f.Add([]byte("\x7fELF\x02\x01\x01"))
 	f.Add(labelELF())
+	f.Add(sigreturnELF("sigaction", 0x21))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		o, err := NewObject("fuzz", bytes.NewReader(b))
 		if err != nil {

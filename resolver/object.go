@@ -109,6 +109,9 @@ func newObject(path string, f *elf.File) (*Object, error) {
 	if l, ok := entryLabel(f, o); ok {
 		o.labels = append(o.labels, l)
 	}
+	if l, ok := sigreturnLabel(f, o); ok {
+		o.labels = append(o.labels, l)
+	}
 	return o, nil
 }
 

@@ -130,6 +130,9 @@ func TestDWARFFixtures(t *testing.T) {
 					if !strings.Contains(st, ";main;sig_a;sig_b;") {
 						t.Errorf("signal stack %q does not continue below the signal frame", st)
 					}
+					if !strings.Contains(st, ";__restore_rt;on_signal;") { // libc's trampoline, unnamed in its .dynsym
+						t.Errorf("signal stack %q does not name the signal frame __restore_rt", st)
+					}
 				}
 			}
 		})
