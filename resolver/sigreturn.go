@@ -6,16 +6,17 @@ import (
 )
 
 // A signal handler returns into the trampoline its libc registered as
-// sa_restorer: glibc's and musl's __restore_rt, `mov $15,%rax; syscall`
-// (rt_sigreturn). The walk crosses it into the interrupted code (its FDE
-// marks a signal frame), but its name is a local symbol, gone from a
-// stripped libc (Debian's keeps .dynsym only): the frame between a
-// handler and the code it interrupted was "libc.so.6+0x3c04f". perf names
-// it only with libc's debug file. A library that exports sigaction and
-// holds that code once near it (glibc defines both in sigaction.c, musl
-// in neighbouring files of src/signal) gets the label __restore_rt over
-// it (labels.go), from the byte before: a return address is looked up at
-// pc-1, and glibc puts a nop there, which the trampoline's FDE covers too.
+// sa_restorer: glibc's __restore_rt (musl's is written the same), `mov
+// $15,%rax; syscall` (rt_sigreturn). The walk crosses it into the
+// interrupted code (its FDE marks a signal frame), but its name is a
+// local symbol, gone from a stripped libc (Debian's keeps .dynsym only):
+// the frame between a handler and the code it interrupted was
+// "libc.so.6+0x3c04f". perf names it only with libc's debug file. A
+// library that exports sigaction and holds that code once near it (glibc
+// defines both in sigaction.c, musl in neighbouring files of src/signal)
+// gets the label __restore_rt over it (labels.go), from the byte before:
+// a return address is looked up at pc-1, and glibc puts a nop there,
+// which the trampoline's FDE covers too.
 
 // sigreturnCode is x86-64 `mov $15,%rax; syscall`.
 var sigreturnCode = []byte{0x48, 0xc7, 0xc0, 0x0f, 0, 0, 0, 0x0f, 0x05}
@@ -24,15 +25,30 @@ var sigreturnCode = []byte{0x48, 0xc7, 0xc0, 0x0f, 0, 0, 0, 0x0f, 0x05}
 // either way (glibc's is 0x40 bytes before it).
 const sigreturnWindow = 16 << 10
 
-// sigactionNames are the exported names of sigaction's implementation.
-var sigactionNames = []string{"__libc_sigaction", "__sigaction", "sigaction"}
+// sigactionRank ranks the exported names of sigaction's implementation
+// (0: not one): glibc's __libc_sigaction first, then __sigaction, then
+// sigaction (glibc's alias of __sigaction, musl's function).
+func sigactionRank(name string) int {
+	switch name {
+	case "__libc_sigaction":
+		return 3
+	case "__sigaction":
+		return 2
+	case "sigaction":
+		return 1
+	}
+	return 0
+}
 
 // sigreturnLabel returns the __restore_rt label of f, read as o; ok is
 // false when o exports no sigaction or the code is not found exactly
 // once within sigreturnWindow of it.
 func sigreturnLabel(f *elf.File, o *Object) (Symbol, bool) {
+	if f.Machine != elf.EM_X86_64 {
+		return Symbol{}, false
+	}
 	at, ok := o.sigactionAt()
-	if f.Machine != elf.EM_X86_64 || !ok {
+	if !ok {
 		return Symbol{}, false
 	}
 	for _, s := range f.Sections {
@@ -57,15 +73,14 @@ func sigreturnLabel(f *elf.File, o *Object) (Symbol, bool) {
 	return Symbol{}, false
 }
 
-// sigactionAt returns the address of o's sigaction, by the first of
-// sigactionNames it defines.
-func (o *Object) sigactionAt() (uint64, bool) {
-	for _, name := range sigactionNames {
-		for _, s := range o.Funcs {
-			if s.Name == name && s.Addr != 0 {
-				return s.Addr, true
-			}
+// sigactionAt returns the address of o's sigaction, by the best ranked
+// name it defines, in one pass over its functions.
+func (o *Object) sigactionAt() (at uint64, ok bool) {
+	best := 0
+	for _, s := range o.Funcs {
+		if r := sigactionRank(s.Name); r > best && s.Addr != 0 {
+			at, best = s.Addr, r
 		}
 	}
-	return 0, false
+	return at, best > 0
 }
