@@ -233,12 +233,13 @@ func full64(r x86asm.Reg) x86asm.Reg {
 
 // step follows one instruction; it reports whether it wrote rsp.
 func (r goRegs) step(in x86asm.Inst, gs *GoStack, found *[5]bool) bool {
-	dst, _ := in.Args[0].(x86asm.Reg)
-	if dst = full64(dst); dst == x86asm.RSP {
+	reg, _ := in.Args[0].(x86asm.Reg)
+	dst := full64(reg)
+	if dst == x86asm.RSP {
 		return true
 	}
-	if _, wide := in.Args[0].(x86asm.Reg); wide && dst != in.Args[0] {
-		r.kind[dst] = goUnknown // not the value a mov of 64 bits gave it
+	if dst != reg { // a 32- or 16-bit part: not the value a mov of 64 bits gave it
+		r.kind[dst] = goUnknown
 		return false
 	}
 	switch {
