@@ -192,7 +192,7 @@ func TestSampleVDSO(t *testing.T) {
 	}
 }
 
-// Samples inside execve (sh runs /bin/true 600 times) and in the exit of
+// Samples inside execve (sh runs /bin/true 2,000 times) and in the exit of
 // processes whose memory is being unmapped (exitmem-nofp, 3 x 256 MB) are
 // not partial stacks: the walk cannot go on because the user stack is gone
 // or not the task's own. probee marks them: "[in execve]" (no user frames:
@@ -212,7 +212,7 @@ func TestSampleVDSO(t *testing.T) {
 func TestSampleExecAndExit(t *testing.T) {
 	testgate.Root(t)
 	bin := fixture(t, "exitmem-nofp")
-	script := `i=0; while [ $i -lt 600 ]; do /bin/true; i=$((i+1)); done; exec "$0" 256 3`
+	script := `i=0; while [ $i -lt 2000 ]; do /bin/true; i=$((i+1)); done; exec "$0" 256 3`
 	r := run(t, "", "--sample", "-F", "999", "--", "sh", "-c", script, bin)
 	var inExec, exiting, cut, sh, bare, vfork, vforkCut uint64
 	cuts, bares, vforkCuts := map[string]uint64{}, map[string]uint64{}, map[string]uint64{}
@@ -243,8 +243,8 @@ func TestSampleExecAndExit(t *testing.T) {
 		}
 	}
 	partial := partialStacks(r.stderr)
-	t.Logf("%d samples in execve, %d in an exit, marked; %d cut; %d partial stacks reported; %d of %d sh samples with a bare address",
-		inExec, exiting, cut, partial, bare, sh)
+	t.Logf("%d samples in execve, %d in an exit, marked; %d cut; %d partial stacks reported; %d of %d sh samples with a bare address; %d in vfork",
+		inExec, exiting, cut, partial, bare, sh, vfork)
 	if vfork < 3 || vforkCut > 0 {
 		t.Errorf("%d of %d sh samples in vfork are [truncated], want none of >= 3:\n%s", vforkCut, vfork, foldedLines(vforkCuts))
 	}
