@@ -46,6 +46,13 @@ static __always_inline __u64 probe_cookie(void *ctx)
 #define KREAD(p, f) ((p)->f)
 #endif
 
+// KREAD_BITFIELD reads bitfield f of the kernel structure at p, as KREAD.
+#ifdef PROBEE_LEGACY
+#define KREAD_BITFIELD(p, f) BPF_CORE_READ_BITFIELD_PROBED(p, f)
+#else
+#define KREAD_BITFIELD(p, f) BPF_CORE_READ_BITFIELD(p, f)
+#endif
+
 // THREAD_SIZE of x86-64 (16 KiB kernel stacks; Debian's kernels have no
 // KASAN, which doubles it).
 #define X86_THREAD_SIZE 16384

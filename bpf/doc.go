@@ -145,9 +145,13 @@
 // partial-stack cause (DropUnknownPC, DropNoTables, DropCut), unless the
 // task is in execve (task->in_execve: STACK_IN_EXEC, the user frames are
 // dropped, they are the old program's registers in the new memory) or
-// exiting (PF_EXITING: STACK_EXITING, its memory is being unmapped); only
-// a cut walk reads those task fields (mark_gone), so complete walks pay
-// nothing for them.
+// exiting (PF_EXITING: STACK_EXITING, its memory is being unmapped); a cut
+// walk reads those task fields (mark_gone). A walk that ended uncut inside
+// execve is marked STACK_IN_EXEC too where the word at the event's stack
+// pointer cannot be read (mark_stale): the registers are the old
+// program's over the new memory, where a non-PIE Go program executing
+// another had its old pc name a function of the new one. Complete walks
+// pay one load of the task's in_execve for it.
 //
 // Tables are given by the caller (SetProcessModules). Stacks of processes
 // without tables yet are walked with frame pointers, and walks cut at an

@@ -31,6 +31,13 @@ static __always_inline __u64 mix(__u64 h, __u64 v)
 
 #define PF_EXITING 0x00000004
 
+// in_execve reports whether task t is inside execve, from bprm_execve on
+// (the flag is gone from kernels that lack the field: never, there).
+static __always_inline int in_execve(struct task_struct *t)
+{
+	return bpf_core_field_exists(t->in_execve) && KREAD_BITFIELD(t, in_execve);
+}
+
 // mark_gone explains a user stack walk that did not reach its end in a
 // task whose user stack is gone or not its own: inside execve the user
 // registers are the old program's while memory may be the new one's (the
@@ -43,7 +50,7 @@ static __always_inline __u32 mark_gone(struct user_stack *st)
 	struct task_struct *t = current_task();
 	__u32 gone = 0;
 
-	if (bpf_core_field_exists(t->in_execve) && BPF_CORE_READ_BITFIELD_PROBED(t, in_execve))
+	if (in_execve(t))
 		gone = STACK_IN_EXEC;
 	else if (BPF_CORE_READ(t, flags) & PF_EXITING)
 		gone = STACK_EXITING;
@@ -54,6 +61,31 @@ static __always_inline __u32 mark_gone(struct user_stack *st)
 		st->hash = mix(st->len ? st->hash : 0xcbf29ce484222325ULL, gone);
 	}
 	return gone;
+}
+
+// mark_stale marks a user stack walked to its end inside execve from the
+// old program's registers over the new program's memory (exec_mmap has
+// run, start_thread not yet): the word at sp, the event's stack pointer,
+// cannot be read, as nothing maps it in the new memory. Where both
+// programs are non-PIE executables at one address (Go's), the old pc
+// names a function of the new program and the walk ends there uncut, so
+// mark_gone never sees it; the stack is emptied and marked as mark_gone
+// marks it. Before exec_mmap, registers and memory are the old program's
+// (the page at sp is the one the task ran on) and the stack stays. It
+// returns 1 when it marked the stack; outside execve it costs one load.
+// (bpf_find_vma would tell a mapping from a page not present, but in
+// interrupt context it works once an event, and the walk may have used
+// that.)
+static __always_inline int mark_stale(struct user_stack *st, __u64 sp)
+{
+	__u64 w;
+
+	if (!in_execve(current_task()) || !bpf_probe_read_user(&w, sizeof(w), (void *)sp))
+		return 0;
+	st->len = 0;
+	st->flags = STACK_IN_EXEC;
+	st->hash = mix(0xcbf29ce484222325ULL, STACK_IN_EXEC);
+	return 1;
 }
 
 // STACK_SWITCH counts fp_walk's stack switches in st->flags while it walks:

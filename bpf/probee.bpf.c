@@ -248,6 +248,8 @@ static __always_inline int record_fp(struct count_key *k, __u64 ip, __u64 sp,
 	if (user_pc(ip)) {
 		if (fp_walk(st, ip, sp, bp, entry))
 			mark_gone(st);
+		else
+			mark_stale(st, sp);
 	} else { // a kernel thread (sampling): no user stack
 		st->len = 0;
 		st->flags = 0;
@@ -316,6 +318,8 @@ static __always_inline int unwind_finish(struct unwind_state *s, __u32 slot)
 {
 	if ((s->st.flags & STACK_TRUNCATED) && mark_gone(&s->st))
 		; // not partial: the task is in execve or exiting
+	else if (mark_stale(&s->st, s->gpr[DW_RSP]))
+		; // nor here: the registers were the old program's
 	else if (s->partial && defer_stacks && defer_emit(s))
 		return 0; // counted by user space once it has finished the walk
 	else if (s->busy || s->unknown)

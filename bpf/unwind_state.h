@@ -34,7 +34,7 @@ const volatile __u32 have_bpf_loop = 1;
 // frame's table lookup.
 #define STACK_CHUNK 512
 
-enum dwarf_reg { DW_RAX = 0, DW_RBX = 3, DW_RDI = 5 };
+enum dwarf_reg { DW_RAX = 0, DW_RBX = 3, DW_RDI = 5, DW_RSP = 7 };
 
 // A rule the walk state keeps for a table pc (rules.h: find_rule).
 #define FRAME_RULES 64 // a power of two; deeper frames share slots

@@ -262,6 +262,41 @@ func TestSampleExecAndExit(t *testing.T) {
 	}
 }
 
+// A static non-PIE Go program that executes itself (gofx 1500 exec): from
+// exec_mmap to start_thread the registers are the old image's and the
+// memory is the new one's, at the same addresses, so the old pc names a
+// function of the new image (internal/runtime/syscall/linux.Syscall6) and
+// the walk ended there, uncut: one-frame stacks, 30-50 a run, that
+// mark_gone never saw. probee marks them "[in execve]" (the word at the
+// stack pointer cannot be read); samples in execve before exec_mmap keep
+// the old program's whole stack, down to runtime.goexit.
+func TestSampleExecStaleRegs(t *testing.T) {
+	testgate.Root(t)
+	r := run(t, "", "--sample", "-F", "999", "--", fixture(t, "gofx"), "1500", "exec")
+	var marked, whole uint64
+	others := map[string]uint64{}
+	for st, n := range folded(t, r.stdout) {
+		if !strings.HasPrefix(st, "sample;gofx;") || !strings.Contains(st, ";bprm_execve_[k]") {
+			continue
+		}
+		switch u := userFrames(st); {
+		case u[2] == "[in execve]":
+			marked += n
+		case u[2] == "runtime.goexit.abi0" || u[2] == "_rt0_amd64_linux":
+			whole += n
+		default:
+			others[st] = n
+		}
+	}
+	t.Logf("samples in execve: %d marked [in execve], %d whole stacks, %d others", marked, whole, len(others))
+	if len(others) > 0 {
+		t.Errorf("samples in execve neither marked nor whole (the old registers walked in the new memory):\n%s", foldedLines(others))
+	}
+	if marked < 20 || whole < 3 {
+		t.Errorf("%d samples in execve marked, %d whole, want >= 20 and >= 3\n%s", marked, whole, r.stderr)
+	}
+}
+
 var addressRE = regexp.MustCompile(`^0x[0-9a-f]+$`)
 
 // addressFrame reports whether a frame is a bare address: no mapping of
