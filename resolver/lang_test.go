@@ -64,11 +64,25 @@ func TestRustDemangled(t *testing.T) {
 	}
 }
 
+// A Go binary's functions are probe targets by their Go names, from
+// .symtab, or from .gopclntab in release builds without .symtab
+// (gofx-stripped: -s -w; gofx-cgo-stripped: strip's copy of a build the
+// system linker linked, whose .text starts with C code): at the
+// addresses .symtab gives in the builds that have it.
 func TestGoSymbols(t *testing.T) {
-	p := fixture(t, "gofx")
-	ts := resolveOK(t, uspec(pathT(p), probespec.MatchGlob, "main.*"), Scope{})
-	want := []string{"main.a", "main.b", "main.deep", "main.grow", "main.grow.func1", "main.leaf", "main.main", "main.spawn", "main.spawn.func1"}
-	if got := symbols(ts); !reflect.DeepEqual(got, want) {
-		t.Errorf("main.* = %v, want %v", got, want)
+	want := []string{"main.a", "main.b", "main.deep", "main.grow", "main.grow.func1", "main.leaf", "main.main", "main.reexec", "main.spawn", "main.spawn.func1"}
+	for _, c := range [][2]string{{"gofx", "gofx"}, {"gofx-stripped", "gofx"}, {"gofx-cgo-stripped", "gofx-cgo"}} {
+		ts := resolveOK(t, uspec(pathT(fixture(t, c[0])), probespec.MatchGlob, "main.*"), Scope{})
+		if got := symbols(ts); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: main.* = %v, want %v", c[0], got, want)
+			continue
+		}
+		oracle := resolveOK(t, uspec(pathT(fixture(t, c[1])), probespec.MatchGlob, "main.*"), Scope{})
+		for i := range ts {
+			if ts[i].Address != oracle[i].Address || ts[i].FileOffset != oracle[i].FileOffset {
+				t.Errorf("%s: %s at %#x (file offset %#x), %s has it at %#x (%#x)", c[0], ts[i].Symbol,
+					ts[i].Address, ts[i].FileOffset, c[1], oracle[i].Address, oracle[i].FileOffset)
+			}
+		}
 	}
 }

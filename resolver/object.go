@@ -16,6 +16,7 @@ import (
 const (
 	fromDynsym = iota
 	fromSymtab
+	fromPclntab // a Go binary without .symtab (gofuncs.go)
 	fromDebug
 )
 
@@ -103,7 +104,9 @@ func newObject(path string, f *elf.File) (*Object, error) {
 	o.readDynamic(t)
 	o.debuglink = debuglink(f)
 	o.addSymbols(t, elf.SHT_DYNSYM, fromDynsym)
-	o.addSymbols(t, elf.SHT_SYMTAB, fromSymtab)
+	if !o.addSymbols(t, elf.SHT_SYMTAB, fromSymtab) && o.Go {
+		o.addGoFuncs(f)
+	}
 	o.Unwinds = o.unwinds()
 	o.plt = pltStubs(t)
 	if l, ok := entryLabel(f, o); ok {

@@ -2,10 +2,11 @@ package unwind
 
 import (
 	"debug/elf"
-	"debug/gosym"
 	"errors"
 	"fmt"
+	"slices"
 
+	"github.com/probee/probee/internal/gopclntab"
 	"github.com/probee/probee/internal/safeelf"
 	"github.com/probee/probee/internal/x86code"
 	"golang.org/x/arch/x86/x86asm"
@@ -123,28 +124,19 @@ func (t symTable) findGo(f *elf.File, fns []goFunc) {
 // pclntabFuncs finds fns in f's .gopclntab, which even a stripped Go
 // binary keeps (the runtime needs it).
 func pclntabFuncs(f *elf.File, fns []*goFunc) error {
-	pcln, text := f.Section(".gopclntab"), f.Section(".text")
-	if pcln == nil || text == nil {
+	all, err := gopclntab.Funcs(f)
+	if errors.Is(err, gopclntab.ErrNoTable) {
 		return fmt.Errorf("%s: %w (no symbol table, no .gopclntab)", fns[0].name, ErrNoGoStack)
 	}
-	data, err := pcln.Data()
 	if err != nil {
-		return fmt.Errorf("read .gopclntab: %w", err)
-	}
-	var tab *gosym.Table
-	err = safeelf.Guard(".gopclntab", func() (err error) {
-		tab, err = gosym.NewTable(nil, gosym.NewLineTable(data, text.Addr))
 		return err
-	})
-	if err != nil {
-		return fmt.Errorf("read .gopclntab: %w", err)
 	}
 	for _, fn := range fns {
-		g := tab.LookupFunc(fn.name)
-		if g == nil || g.End <= g.Entry {
+		i := slices.IndexFunc(all, func(g gopclntab.Func) bool { return g.Name == fn.name })
+		if i < 0 {
 			return fmt.Errorf("%s: %w", fn.name, ErrNoGoStack)
 		}
-		fn.addr, fn.size, fn.rank = g.Entry, g.End-g.Entry, 1
+		fn.addr, fn.size, fn.rank = all[i].Entry, all[i].End-all[i].Entry, 1
 	}
 	return nil
 }

@@ -168,3 +168,26 @@ func FuzzDecodeGoRuntime(f *testing.F) {
 		decodeSystemstack(b)
 	})
 }
+
+// A stripped Go binary gets its GoStack from .gopclntab, the same as its
+// unstripped original gets from .symtab: gofx-cgo-stripped is strip's copy
+// of gofx-cgo, which the system linker linked (C start-up code before
+// runtime.text, which counting from .text's start missed by 0x100 bytes).
+func TestReadGoStackStripped(t *testing.T) {
+	for _, c := range [][2]string{{"gofx-cgo", "gofx-cgo-stripped"}} {
+		var gs [2]GoStack
+		for i, name := range c {
+			f, err := elf.Open(testgate.Fixture(t, "../tests/fixtures/bin/"+name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			if gs[i], err = ReadGoStack(f); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+		}
+		if gs[0] != gs[1] {
+			t.Errorf("%s: %+v, %s: %+v, want the same", c[0], gs[0], c[1], gs[1])
+		}
+	}
+}

@@ -189,6 +189,12 @@ func TestGoSystemStack(t *testing.T) {
 // stack of newstack during `gofx 200 grow` runs from runtime.goexit
 // through main.deep. Before, all ended "gofx;runtime.morestack.abi0;
 // runtime.newstack", as they still do under perf and --unwind fp.
+// The same holds for release builds without .symtab (gofx-stripped; and
+// gofx-cgo-stripped, linked by the system linker, whose functions
+// .gopclntab counts from runtime.text, after C start-up code): the probe
+// is resolved and the frames are named from .gopclntab, whose assembly
+// functions have no ".abi0". Before, neither could be probed by name, and
+// every frame of theirs was "gofx-stripped+0x...".
 func TestGoStackGrowth(t *testing.T) {
 	testgate.Root(t)
 	var legacy error
@@ -196,21 +202,27 @@ func TestGoStackGrowth(t *testing.T) {
 		legacy = errors.New("the legacy BPF object (no BPF callbacks: before Linux 5.13) walks to runtime.morestack only")
 	}
 	testgate.Feature(t, "go_switch_step", testgate.KernelAtLeast(5, 13), legacy)
-	bin := fixture(t, "gofx")
-	r := run(t, "", "--uprobe", bin+":runtime.newstack", "--", bin, "200", "grow")
-	var deep, cut uint64
-	for s, c := range folded(t, r.stdout) {
-		switch {
-		case strings.Contains(s, ";gofx;runtime.goexit.abi0;main.grow.func1;main.deep;") &&
-			strings.HasSuffix(s, ";main.deep;runtime.morestack.abi0;runtime.newstack"):
-			deep += c
-		case strings.Contains(s, ";gofx;runtime.morestack.abi0;"):
-			cut += c
-		}
-	}
-	// Each goroutine's stack grows from 8 KiB past 64 KiB: 3 times at least.
-	if r.code != 0 || deep < 600 || cut != 0 {
-		t.Errorf("exit %d: %d stacks through main.deep (want 600 or more), %d ending at runtime.morestack (want 0):\n%s",
-			r.code, deep, cut, r.stdout)
+	for _, name := range []string{"gofx", "gofx-stripped", "gofx-cgo-stripped"} {
+		t.Run(name, func(t *testing.T) {
+			bin := fixture(t, name)
+			r := run(t, "", "--uprobe", bin+":runtime.newstack", "--", bin, "200", "grow")
+			var deep, cut uint64
+			for s, c := range folded(t, r.stdout) {
+				s = strings.ReplaceAll(s+";", ".abi0;", ";")
+				u := userFrames(s)
+				switch {
+				case strings.Contains(s, ";runtime.goexit;main.grow.func1;main.deep;") &&
+					strings.HasSuffix(s, ";main.deep;runtime.morestack;runtime.newstack;"):
+					deep += c
+				case len(u) > 2 && u[2] == "runtime.morestack":
+					cut += c
+				}
+			}
+			// Each goroutine's stack grows from 8 KiB past 64 KiB: 3 times at least.
+			if r.code != 0 || deep < 600 || cut != 0 {
+				t.Errorf("exit %d: %d stacks through main.deep (want 600 or more), %d ending at runtime.morestack (want 0):\n%s",
+					r.code, deep, cut, r.stdout)
+			}
+		})
 	}
 }
