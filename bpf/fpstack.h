@@ -31,8 +31,8 @@ static __always_inline __u64 mix(__u64 h, __u64 v)
 
 #define PF_EXITING 0x00000004
 
-// in_execve reports whether task t is inside execve, from bprm_execve on
-// (the flag is gone from kernels that lack the field: never, there).
+// in_execve reports whether task t is inside execve, from bprm_execve on;
+// 0 on kernels without the flag.
 static __always_inline int in_execve(struct task_struct *t)
 {
 	return bpf_core_field_exists(t->in_execve) && KREAD_BITFIELD(t, in_execve);

@@ -50,7 +50,7 @@ func Funcs(f *elf.File) ([]Func, error) {
 	}
 	var tab *gosym.Table
 	err = safeelf.Guard(".gopclntab", func() (err error) {
-		tab, err = gosym.NewTable(nil, gosym.NewLineTable(data, TextStart(f, pcln.Addr, data)))
+		tab, err = gosym.NewTable(nil, gosym.NewLineTable(data, textStart(f, pcln.Addr, data)))
 		return err
 	})
 	if err != nil {
@@ -90,10 +90,10 @@ const (
 	magic120 = 0xfffffff1
 )
 
-// TextStart returns the address the table at pclnAddr (its bytes: data)
+// textStart returns the address the table at pclnAddr (its bytes: data)
 // counts function offsets from: the text field of the module data that
 // points at the table, else the start of .text (0 without one).
-func TextStart(f *elf.File, pclnAddr uint64, data []byte) uint64 {
+func textStart(f *elf.File, pclnAddr uint64, data []byte) uint64 {
 	var text uint64
 	if s := f.Section(".text"); s != nil {
 		text = s.Addr
