@@ -82,8 +82,8 @@
 // Functions: only defined STT_FUNC and STT_GNU_IFUNC symbols in an
 // executable section with a non-zero address count; a Go binary without
 // .symtab (a release build, -s -w) takes its functions from .gopclntab
-// instead (gofuncs.go, internal/gopclntab), each sized up to the next. Symbols at one address
-// are one target (aliases such as malloc/__libc_malloc): it is reported
+// instead (gofuncs.go, internal/gopclntab), each sized up to the next.
+// Symbols at one address are one target (aliases such as malloc/__libc_malloc): it is reported
 // under the name that matched, preferring, when several matched, a global
 // name, then fewer leading underscores, then the shorter, then the
 // alphabetically first. A probe on a GNU_IFUNC symbol fires in the IFUNC

@@ -125,7 +125,7 @@ const (
 // moduleText finds in section s the module data of the table at pclnAddr
 // (n bytes long): its pcHeader is the table, its funcnametab lies in the
 // table, its minpc (the first function's entry) equals its text, which an
-// executable section holds. It returns that text.
+// executable segment holds. It returns that text.
 func moduleText(f *elf.File, s *elf.Section, pclnAddr, n uint64) (uint64, bool) {
 	if s == nil || s.Type == elf.SHT_NOBITS || s.Size > 64<<20 {
 		return 0, false
@@ -135,24 +135,18 @@ func moduleText(f *elf.File, s *elf.Section, pclnAddr, n uint64) (uint64, bool) 
 		return 0, false
 	}
 	word := func(off int) uint64 { return f.ByteOrder.Uint64(b[off:]) }
+	loads := safeelf.Loads(f)
 	for off := 0; off+modSize <= len(b); off += 8 {
 		if word(off) != pclnAddr {
 			continue
 		}
 		names, text := word(off+modFuncnametab), word(off+modText)
-		if names >= pclnAddr && names-pclnAddr < n && word(off+modMinPC) == text && executable(f, text) {
+		if names < pclnAddr || names-pclnAddr >= n || word(off+modMinPC) != text {
+			continue
+		}
+		if seg, ok := safeelf.Find(loads, text); ok && seg.Exec() {
 			return text, true
 		}
 	}
 	return 0, false
-}
-
-// executable reports whether an executable section of f holds addr.
-func executable(f *elf.File, addr uint64) bool {
-	for _, s := range f.Sections {
-		if s.Flags&elf.SHF_EXECINSTR != 0 && addr >= s.Addr && addr-s.Addr < s.Size {
-			return true
-		}
-	}
-	return false
 }
