@@ -162,5 +162,9 @@
 // function tree are read when an address first falls in it; results are
 // cached per address. File names are joined to a relative unit directory
 // once (glibc's "./libio"); binutils 2.40 joins it twice. The lookup is
-// written here because debug/dwarf has no inline-aware address lookup.
+// written here because debug/dwarf has no inline-aware address lookup. A
+// Go binary without DWARF (-ldflags=-w, or -s -w for a release) gets the
+// same frames from .gopclntab instead (gosource.go, internal/gopclntab):
+// at every fifth byte of the fixtures' code, the stripped build's frames are
+// those DWARF gives the unstripped one.
 package resolver

@@ -12,9 +12,12 @@ import (
 // runtime keeps for its tracebacks. Such a binary gets its functions from
 // there (internal/gopclntab reads it), as frame names and probe targets
 // ("app:main.handle"): perf and bpftrace, which read .symtab and .dynsym,
-// name none of its frames. The names are the runtime's: an assembly
-// function has no ".abi0" suffix, which .symtab gives it. A table that
-// cannot be read gives no functions, as a malformed symbol table does.
+// name none of its frames. The names are .symtab's
+// (internal/gopclntab/abi.go), but for an assembly function without an
+// ABI wrapper, which .symtab calls "name.abi0" and the table, like the
+// runtime's tracebacks, "name". A table that cannot be read gives no
+// functions, as a malformed symbol table does. Lines and inlined calls:
+// gosource.go.
 
 // addGoFuncs adds the functions of Go binary f's .gopclntab.
 func (o *Object) addGoFuncs(f *elf.File) {

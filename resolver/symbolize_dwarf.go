@@ -3,6 +3,8 @@ package resolver
 import (
 	"fmt"
 	"sync"
+
+	"github.com/probee/probee/internal/gopclntab"
 )
 
 // dwarfFrames expands frames with the DWARF of their objects. The DWARF
@@ -15,11 +17,13 @@ type dwarfFrames struct {
 }
 
 // lazyDWARF is an object's DWARF, read when first needed, and again after
-// a release (Prefetch).
+// a release (Prefetch); for a Go binary without DWARF, its .gopclntab
+// (gosource.go) instead.
 type lazyDWARF struct {
 	mu   sync.Mutex
 	read bool
 	info *dwarfInfo
+	gtab *gopclntab.Table
 }
 
 // SetInline turns the expansion of inlined calls into their own frames on
@@ -38,23 +42,37 @@ func (c *dwarfFrames) inlineOff() bool {
 	return c.noInline
 }
 
-// dwarfInfo returns o's DWARF, reading it on first use; nil when o has none
-// (neither in the file nor in its separate debug file).
-func (o *Object) dwarfInfo() *dwarfInfo {
+// sources returns o's DWARF, reading it on first use; nil when o has none
+// (neither in the file nor in its separate debug file). A Go binary
+// without DWARF gets its .gopclntab instead (nil DWARF, non-nil table).
+func (o *Object) sources() (*dwarfInfo, *gopclntab.Table) {
 	l := o.dwarf
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if !l.read {
 		l.info, l.read = openDWARFInfo(o.Path, o.DebugFile), true
+		if l.info == nil && o.Go {
+			l.gtab = openGoTable(o.Path)
+		}
 	}
-	return l.info
+	return l.info, l.gtab
+}
+
+// srcFrames returns the source frames of va: from o's DWARF, else from a
+// Go binary's .gopclntab; nil when neither covers it.
+func (o *Object) srcFrames(va uint64) []srcFrame {
+	info, gtab := o.sources()
+	if info != nil {
+		return info.lookup(va)
+	}
+	return goSrcFrames(gtab, va)
 }
 
 // releaseDWARF lets go of o's DWARF; the next use reads it again.
 func (o *Object) releaseDWARF() {
 	l := o.dwarf
 	l.mu.Lock()
-	l.info, l.read = nil, false
+	l.info, l.gtab, l.read = nil, nil, false
 	l.mu.Unlock()
 }
 
@@ -64,7 +82,7 @@ func (c *dwarfFrames) expand(out []Frame, f Frame, o *Object, va uint64) []Frame
 	if o == nil {
 		return append(out, f)
 	}
-	src := o.dwarfInfo().lookup(va)
+	src := o.srcFrames(va)
 	if len(src) == 0 {
 		return append(out, f)
 	}

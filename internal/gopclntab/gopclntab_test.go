@@ -10,8 +10,7 @@ import (
 )
 
 // Every function of the table lies where the binary's own .symtab puts
-// it (the oracle; assembly functions are "name.abi0" there, beside their
-// wrapper "name" where they have one), for a binary
+// it (the oracle), under .symtab's name, for a binary
 // Go linked and for binaries the system linker linked, executable and
 // PIE, where .text starts with C start-up code 0x100 bytes before
 // runtime.text. The stripped copy of gofx-cgo gives the same table.
@@ -29,14 +28,17 @@ func TestFuncsMatchSymtab(t *testing.T) {
 			var same, checked int
 			var wrong []string
 			for _, fn := range funcs {
-				// A function with an ABI wrapper has two symbols.
+				// Of a function and its ABI wrapper, .symtab names
+				// the ABI0 one "name.abi0", and so does the table
+				// (abi.go); an assembly function without a wrapper
+				// is "name.abi0" there only.
 				addr, ok := syms[fn.Name]
 				abi0, ok0 := syms[fn.Name+".abi0"]
 				if !ok && !ok0 {
 					continue
 				}
 				checked++
-				if (ok && addr == fn.Entry) || (ok0 && abi0 == fn.Entry) {
+				if (ok && addr == fn.Entry) || (!ok && abi0 == fn.Entry) {
 					same++
 				} else if len(wrong) < 5 {
 					wrong = append(wrong, fn.Name)
@@ -117,4 +119,39 @@ func tableOf(f *testing.F, name string) (raw []byte, off, size uint64) {
 		f.Fatalf("%s has no .gopclntab", name)
 	}
 	return raw, s.Offset, s.Size
+}
+
+// A table overwritten at its function table or at an inline tree (the
+// rest kept) gives frames or none, never a panic: the unguarded lookup is
+// driven so that a bug is not hidden by Frames' recover.
+func FuzzFrames(f *testing.F) {
+	raw, off, size := tableOf(f, "gofx-stripped")
+	file, err := elf.NewFile(bytes.NewReader(raw))
+	if err != nil {
+		f.Fatal(err)
+	}
+	tab, err := Open(file)
+	if err != nil {
+		f.Fatal(err)
+	}
+	fns := tab.Funcs()
+	f.Add(uint32(0), []byte{0xff, 0xff, 0xff, 0x7f}, uint16(3))
+	f.Add(uint32(size/2), []byte{0x80, 0x80, 0x80, 0x80, 0x80}, uint16(500))
+	f.Fuzz(func(t *testing.T, at uint32, b []byte, fn uint16) {
+		mod := bytes.Clone(raw)
+		pos := off + uint64(at)%size
+		copy(mod[pos:off+size], b)
+		file, err := elf.NewFile(bytes.NewReader(mod))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tab, err := Open(file)
+		if err != nil {
+			return
+		}
+		target := fns[int(fn)%len(fns)]
+		for pc := target.Entry; pc < target.End; pc += 3 {
+			tab.frames(pc)
+		}
+	})
 }

@@ -2,8 +2,10 @@ package e2e
 
 import (
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -224,5 +226,36 @@ func TestGoStackGrowth(t *testing.T) {
 					r.code, deep, cut, r.stdout)
 			}
 		})
+	}
+}
+
+// A Go release build (-ldflags='-s -w': no .symtab, no DWARF) gets the
+// source lines of its frames from .gopclntab: with --lines, its stacks of
+// runtime.newstack are the unstripped build's, file and line of every
+// frame (.symtab's ".abi0" of assembly functions aside).
+func TestGoReleaseBuildLines(t *testing.T) {
+	testgate.Root(t)
+	stacks := map[string]map[string]bool{}
+	for _, name := range []string{"gofx", "gofx-stripped"} {
+		bin := fixture(t, name)
+		r := run(t, "", "--lines", "--uprobe", bin+":runtime.newstack", "--", bin, "20", "grow")
+		if r.code != 0 {
+			t.Fatalf("%s: exit %d: %s", name, r.code, r.stderr)
+		}
+		stacks[name] = map[string]bool{}
+		for s := range folded(t, r.stdout) {
+			_, s, _ = strings.Cut(s, ";") // the probe, named by the binary's path
+			_, s, _ = strings.Cut(s, ";") // the command
+			stacks[name][strings.ReplaceAll(s, ".abi0:", ":")] = true
+		}
+	}
+	want, got := stacks["gofx"], stacks["gofx-stripped"]
+	var lines int
+	for s := range want {
+		lines += strings.Count(s, "/gofx/main.go:")
+	}
+	if !maps.Equal(got, want) || lines < 20 {
+		t.Errorf("stripped build's stacks differ from the unstripped build's, or < 20 frames with main.go lines (%d):\ngot:\n%s\nwant:\n%s",
+			lines, strings.Join(slices.Sorted(maps.Keys(got)), "\n"), strings.Join(slices.Sorted(maps.Keys(want)), "\n"))
 	}
 }

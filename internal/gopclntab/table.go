@@ -1,0 +1,153 @@
+package gopclntab
+
+import (
+	"debug/elf"
+	"debug/gosym"
+	"encoding/binary"
+	"fmt"
+	"strings"
+
+	"github.com/probee/probee/internal/safeelf"
+)
+
+// Table is a Go binary's .gopclntab, read for the functions, source lines
+// and inlined calls of its addresses, as the runtime reads it for a
+// traceback. Lines come from debug/gosym; the inline trees, which it does
+// not read, from here (Go 1.20 on: older tables give physical frames only).
+type Table struct {
+	tab *gosym.Table
+	bo  binary.ByteOrder
+
+	// The sub-tables of a Go 1.20+ table; names is nil for other tables.
+	names, pctab, pcln []byte
+	text               uint64 // the function offsets' base (runtime.text)
+	nfunc              uint64
+	quantum            uint64          // the instruction size unit of pc deltas
+	gofunc             []byte          // the functions' data from go:func.* on; nil: no inline trees
+	abi0               map[uint64]bool // entries of the functions named "name.abi0" (abi.go)
+}
+
+// Frame is one source-level frame of an address: an inlined call, or the
+// physical function holding the address (the last of a Frames result).
+type Frame struct {
+	Func   string
+	File   string // "" and 0 when the table has no line there
+	Line   int
+	Inline bool
+}
+
+// Open reads the .gopclntab of Go binary f.
+func Open(f *elf.File) (*Table, error) {
+	pcln := f.Section(".gopclntab")
+	if pcln == nil || pcln.Type == elf.SHT_NOBITS {
+		return nil, ErrNoTable
+	}
+	data, err := pcln.Data()
+	if err != nil {
+		return nil, fmt.Errorf("read .gopclntab: %w", err)
+	}
+	if err := checkCount(f, data); err != nil {
+		return nil, err
+	}
+	m := findModule(f, pcln.Addr, data)
+	t := &Table{bo: f.ByteOrder, text: m.text}
+	err = safeelf.Guard(".gopclntab", func() (err error) {
+		t.tab, err = gosym.NewTable(nil, gosym.NewLineTable(data, m.text))
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read .gopclntab: %w", err)
+	}
+	t.readHeader(data)
+	t.abi0 = t.abi0Names()
+	switch {
+	case t.names == nil || m.gofunc == 0:
+	case m.gofunc >= pcln.Addr && m.gofunc-pcln.Addr < uint64(len(data)):
+		t.gofunc = data[m.gofunc-pcln.Addr:] // Go 1.26 puts go:func.* in .gopclntab
+	default:
+		t.gofunc = sectionFrom(f, m.gofunc)
+	}
+	return t, nil
+}
+
+// Funcs returns the table's functions by ascending entry, those with an
+// empty range or no name left out.
+func (t *Table) Funcs() []Func {
+	out := make([]Func, 0, len(t.tab.Funcs))
+	for _, fn := range t.tab.Funcs {
+		if fn.End > fn.Entry && fn.Name != "" {
+			out = append(out, Func{Name: t.name(fn.Entry, fn.Name), Entry: fn.Entry, End: fn.End})
+		}
+	}
+	return out
+}
+
+// name returns the name of the function at entry, whose name in the table
+// is raw, as the linker writes it in .symtab (symName, abi0Names).
+func (t *Table) name(entry uint64, raw string) string {
+	if t.abi0[entry] {
+		return symName(raw) + ".abi0"
+	}
+	return symName(raw)
+}
+
+// symName returns a name of the table as the linker writes it in .symtab:
+// the middle dot of a compiler-made name ("type:.eq.T·7") is a dot there.
+func symName(name string) string {
+	if strings.Contains(name, "·") {
+		return strings.ReplaceAll(name, "·", ".")
+	}
+	return name
+}
+
+// Offsets in the header of a Go 1.20+ table (64-bit): the minimum
+// instruction size, the function count, then the offsets of the function
+// names, the compile units, the files, the pc-value tables and the
+// function table from the header's start.
+const (
+	hdrQuantum   = 6
+	hdrPtrSize   = 7
+	hdrNfunc     = 8
+	hdrFuncnames = 32
+	hdrPctab     = 56
+	hdrPcln      = 64
+	hdrSize      = 72
+)
+
+// readHeader sets the sub-tables of a Go 1.20+ table with 8-byte pointers;
+// it leaves names nil for any other table.
+func (t *Table) readHeader(data []byte) {
+	if len(data) < hdrSize || t.bo.Uint32(data) != magic120 || data[hdrPtrSize] != 8 {
+		return
+	}
+	at := func(off int) []byte {
+		if o := t.bo.Uint64(data[off:]); o < uint64(len(data)) {
+			return data[o:]
+		}
+		return nil
+	}
+	names, pctab, pcln := at(hdrFuncnames), at(hdrPctab), at(hdrPcln)
+	if names == nil || pctab == nil || pcln == nil || data[hdrQuantum] == 0 {
+		return
+	}
+	t.names, t.pctab, t.pcln = names, pctab, pcln
+	t.nfunc, t.quantum = t.bo.Uint64(data[hdrNfunc:]), uint64(data[hdrQuantum])
+}
+
+// sectionFrom returns the bytes of f's section holding addr, from addr to
+// the section's end; nil unless a loaded data section (not code) holds it.
+// (A segment's flags do not tell: lld puts .rodata in the text segment.)
+func sectionFrom(f *elf.File, addr uint64) []byte {
+	for _, s := range f.Sections {
+		if s.Type == elf.SHT_NOBITS || s.Flags&(elf.SHF_ALLOC|elf.SHF_EXECINSTR) != elf.SHF_ALLOC ||
+			addr < s.Addr || addr-s.Addr >= s.Size {
+			continue
+		}
+		b, err := s.Data()
+		if err != nil || uint64(len(b)) != s.Size {
+			return nil
+		}
+		return b[addr-s.Addr:]
+	}
+	return nil
+}
