@@ -44,11 +44,43 @@ func (r *Resolver) resolveSource(spec probespec.Spec, objs []*Object, where stri
 		if len(near) > 0 {
 			msg += fmt.Sprintf("; lines with code nearby: %s", nearestLines(near, spec.Source.Line))
 		} else {
-			msg += " (no line table names that file: was it built with -g?)"
+			msg += noLinesHint(objs)
 		}
 		return nil, errors.New(msg)
 	}
 	return ts, nil
+}
+
+// noLinesHint says why no line table names a file: the objects were built
+// without line tables (-g), or, for Go binaries, without DWARF (-w): their
+// .gopclntab gives each address a line, but not where a line's statements
+// start (DWARF's is_stmt), so probes at a line are not placed from it.
+func noLinesHint(objs []*Object) string {
+	goOnly := len(objs) > 0
+	for _, o := range objs {
+		goOnly = goOnly && o.Go && !o.hasDWARF()
+	}
+	if goOnly {
+		return " (a Go binary without DWARF, built with -ldflags=-w or -s -w, has no line table for probes: build it without -w, or probe a function)"
+	}
+	return " (no line table names that file: was it built with -g?)"
+}
+
+// hasDWARF reports whether o or its debug file has a line table.
+func (o *Object) hasDWARF() bool {
+	for _, p := range []string{o.Path, o.DebugFile} {
+		if p == "" {
+			continue
+		}
+		if f, err := safeelf.Open(p); err == nil {
+			ok := hasDWARFLines(f.File)
+			f.Close()
+			if ok {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // lineTarget names the function around a line address.

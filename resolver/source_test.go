@@ -63,8 +63,14 @@ func TestSourceLineErrors(t *testing.T) {
 	if _, err := Resolve(srcSpec(pathT(p), "inline.c", 1), Scope{}); err == nil || !strings.Contains(err.Error(), "lines with code nearby") {
 		t.Errorf("line without code: %v", err)
 	}
-	if _, err := Resolve(srcSpec(pathT(p), "nline.c", line), Scope{}); err == nil || !strings.Contains(err.Error(), "no line table") {
+	if _, err := Resolve(srcSpec(pathT(p), "nline.c", line), Scope{}); err == nil || !strings.Contains(err.Error(), "was it built with -g") {
 		t.Errorf("file suffix not on a / boundary: %v", err)
+	}
+	// A Go release build has lines (.gopclntab) but no line table to place
+	// probes at: the error says what to build instead.
+	gofx := pathT(fixture(t, "gofx-stripped"))
+	if _, err := Resolve(srcSpec(gofx, "main.go", 58), Scope{}); err == nil || !strings.Contains(err.Error(), "Go binary without DWARF") {
+		t.Errorf("Go release build: %v", err)
 	}
 }
 
