@@ -66,11 +66,11 @@ func TestFramesMatchRuntime(t *testing.T) {
 // runtime names no function: it takes the name at offset 0, the first
 // function's, for none.
 func runtimeFrames(tab *Table, pc uint64) []Frame {
-	fn := tab.tab.PCToFunc(pc)
-	if fn == nil {
+	f, ok := tab.find(pc)
+	if !ok {
 		return nil
 	}
-	_, pcs := tab.inlined(fn.Entry, fn.End, pc)
+	_, pcs := tab.inlined(f, pc)
 	callers := make([]uintptr, len(pcs))
 	for i, at := range pcs {
 		callers[i] = uintptr(at) + 1

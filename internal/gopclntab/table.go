@@ -12,19 +12,19 @@ import (
 
 // Table is a Go binary's .gopclntab, read for the functions, source lines
 // and inlined calls of its addresses, as the runtime reads it for a
-// traceback. Lines come from debug/gosym; the inline trees, which it does
-// not read, from here (Go 1.20 on: older tables give physical frames only).
+// traceback: by the lookups of ftab.go and inline.go for a Go 1.20+
+// table, by debug/gosym for older ones (legacy.go: no inlined calls).
 type Table struct {
-	tab *gosym.Table
-	bo  binary.ByteOrder
+	bo     binary.ByteOrder
+	legacy *gosym.Table // a table older than Go 1.20; nil for newer ones
 
-	// The sub-tables of a Go 1.20+ table; names is nil for other tables.
-	names, pctab, pcln []byte
-	text               uint64 // the function offsets' base (runtime.text)
-	nfunc              uint64
-	quantum            uint64          // the instruction size unit of pc deltas
-	gofunc             []byte          // the functions' data from go:func.* on; nil: no inline trees
-	abi0               map[uint64]bool // entries of the functions named "name.abi0" (abi.go)
+	// The sub-tables of a Go 1.20+ table.
+	names, cutab, files, pctab, pcln []byte
+	text                             uint64 // the function offsets' base (runtime.text)
+	nfunc                            uint64
+	quantum                          uint64          // the instruction size unit of pc deltas
+	gofunc                           []byte          // the functions' data from go:func.* on; nil: no inline trees
+	abi0                             map[uint64]bool // entries of the functions named "name.abi0" (abi.go)
 }
 
 // Frame is one source-level frame of an address: an inlined call, or the
@@ -51,17 +51,21 @@ func Open(f *elf.File) (*Table, error) {
 	}
 	m := findModule(f, pcln.Addr, data)
 	t := &Table{bo: f.ByteOrder, text: m.text}
-	err = safeelf.Guard(".gopclntab", func() (err error) {
-		t.tab, err = gosym.NewTable(nil, gosym.NewLineTable(data, m.text))
-		return err
-	})
-	if err != nil {
+	if !t.readHeader(data) {
+		err = safeelf.Guard(".gopclntab", func() (err error) {
+			t.legacy, err = gosym.NewTable(nil, gosym.NewLineTable(data, m.text))
+			return err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("read .gopclntab: %w", err)
+		}
+		return t, nil
+	}
+	if err := safeelf.Guard(".gopclntab", func() error { t.abi0 = t.abi0Names(); return nil }); err != nil {
 		return nil, fmt.Errorf("read .gopclntab: %w", err)
 	}
-	t.readHeader(data)
-	t.abi0 = t.abi0Names()
 	switch {
-	case t.names == nil || m.gofunc == 0:
+	case m.gofunc == 0:
 	case m.gofunc >= pcln.Addr && m.gofunc-pcln.Addr < uint64(len(data)):
 		t.gofunc = data[m.gofunc-pcln.Addr:] // Go 1.26 puts go:func.* in .gopclntab
 	default:
@@ -71,12 +75,27 @@ func Open(f *elf.File) (*Table, error) {
 }
 
 // Funcs returns the table's functions by ascending entry, those with an
-// empty range or no name left out.
-func (t *Table) Funcs() []Func {
-	out := make([]Func, 0, len(t.tab.Funcs))
-	for _, fn := range t.tab.Funcs {
-		if fn.End > fn.Entry && fn.Name != "" {
-			out = append(out, Func{Name: t.name(fn.Entry, fn.Name), Entry: fn.Entry, End: fn.End})
+// empty range or no name left out; none from a table found malformed.
+func (t *Table) Funcs() (out []Func) {
+	if t.legacy != nil {
+		return t.legacyFuncs()
+	}
+	if safeelf.Guard(".gopclntab", func() error { out = t.funcs(); return nil }) != nil {
+		return nil
+	}
+	return out
+}
+
+func (t *Table) funcs() []Func {
+	n := t.nfuncs()
+	out := make([]Func, 0, n)
+	for i := range n {
+		f, ok := t.function(i)
+		if !ok || f.end <= f.entry {
+			continue
+		}
+		if name, ok := t.rawName(f); ok {
+			out = append(out, Func{Name: t.name(f.entry, name), Entry: f.entry, End: f.end})
 		}
 	}
 	return out
@@ -109,16 +128,18 @@ const (
 	hdrPtrSize   = 7
 	hdrNfunc     = 8
 	hdrFuncnames = 32
+	hdrCutab     = 40
+	hdrFiletab   = 48
 	hdrPctab     = 56
 	hdrPcln      = 64
 	hdrSize      = 72
 )
 
 // readHeader sets the sub-tables of a Go 1.20+ table with 8-byte pointers;
-// it leaves names nil for any other table.
-func (t *Table) readHeader(data []byte) {
-	if len(data) < hdrSize || t.bo.Uint32(data) != magic120 || data[hdrPtrSize] != 8 {
-		return
+// false for any other table.
+func (t *Table) readHeader(data []byte) bool {
+	if len(data) < hdrSize || t.bo.Uint32(data) != magic120 || data[hdrPtrSize] != 8 || data[hdrQuantum] == 0 {
+		return false
 	}
 	at := func(off int) []byte {
 		if o := t.bo.Uint64(data[off:]); o < uint64(len(data)) {
@@ -126,12 +147,10 @@ func (t *Table) readHeader(data []byte) {
 		}
 		return nil
 	}
-	names, pctab, pcln := at(hdrFuncnames), at(hdrPctab), at(hdrPcln)
-	if names == nil || pctab == nil || pcln == nil || data[hdrQuantum] == 0 {
-		return
-	}
-	t.names, t.pctab, t.pcln = names, pctab, pcln
+	t.names, t.cutab, t.files = at(hdrFuncnames), at(hdrCutab), at(hdrFiletab)
+	t.pctab, t.pcln = at(hdrPctab), at(hdrPcln)
 	t.nfunc, t.quantum = t.bo.Uint64(data[hdrNfunc:]), uint64(data[hdrQuantum])
+	return t.names != nil && t.cutab != nil && t.files != nil && t.pctab != nil && t.pcln != nil
 }
 
 // sectionFrom returns the bytes of f's section holding addr, from addr to
@@ -139,15 +158,15 @@ func (t *Table) readHeader(data []byte) {
 // (A segment's flags do not tell: lld puts .rodata in the text segment.)
 func sectionFrom(f *elf.File, addr uint64) []byte {
 	for _, s := range f.Sections {
-		if s.Type == elf.SHT_NOBITS || s.Flags&(elf.SHF_ALLOC|elf.SHF_EXECINSTR) != elf.SHF_ALLOC ||
-			addr < s.Addr || addr-s.Addr >= s.Size {
+		if s.Type == elf.SHT_NOBITS || s.Flags&(elf.SHF_ALLOC|elf.SHF_EXECINSTR|elf.SHF_COMPRESSED) != elf.SHF_ALLOC ||
+			addr < s.Addr || addr-s.Addr >= s.Size || s.Size-(addr-s.Addr) > 1<<30 {
 			continue
 		}
-		b, err := s.Data()
-		if err != nil || uint64(len(b)) != s.Size {
+		b := make([]byte, s.Size-(addr-s.Addr))
+		if _, err := s.ReadAt(b, int64(addr-s.Addr)); err != nil {
 			return nil
 		}
-		return b[addr-s.Addr:]
+		return b
 	}
 	return nil
 }
