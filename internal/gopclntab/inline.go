@@ -76,16 +76,13 @@ const inlineCall = 16
 // of the innermost call inlined at pc in function f; false where nothing
 // is inlined at pc.
 func (t *Table) inlinedAt(f fn, pc uint64) (string, uint64, bool) {
-	npc := uint64(t.bo.Uint32(f.data[funcNpcdata:]))
-	nfd := uint64(f.data[funcNfuncdata])
-	if npc <= pcdataInlTreeIndex || nfd <= funcdataInlTree ||
-		funcPcdata+4*(npc+nfd) > uint64(len(f.data)) {
+	tree, ok := t.treeOf(f)
+	if !ok {
 		return "", 0, false
 	}
 	table := uint64(t.bo.Uint32(f.data[funcPcdata+4*pcdataInlTreeIndex:]))
-	tree := t.bo.Uint32(f.data[funcPcdata+4*npc+4*funcdataInlTree:])
 	i, ok := t.pcvalueAt(table, f.entry, pc)
-	if !ok || i < 0 || tree == ^uint32(0) {
+	if !ok || i < 0 {
 		return "", 0, false
 	}
 	at := uint64(tree) + inlineCall*uint64(i)
@@ -96,4 +93,75 @@ func (t *Table) inlinedAt(f fn, pc uint64) (string, uint64, bool) {
 	name, ok := t.funcName(int32(t.bo.Uint32(call[4:])))
 	parent := int32(t.bo.Uint32(call[8:]))
 	return name, uint64(parent), ok && parent >= 0
+}
+
+// findGofunc returns the address of the functions' data (go:func.*): the
+// first of addrs whose inline trees read, where read(addr, b) reads the
+// binary's bytes at addr; the first tree entry of up to 64 functions
+// names a function (the start of a name) and a call site inside its
+// function. 0 when none does, or no function has a tree.
+func (t *Table) findGofunc(addrs []uint64, read func(addr uint64, b []byte) bool) uint64 {
+	trees := t.someTrees(64)
+	if len(trees) == 0 {
+		return 0
+	}
+	for _, addr := range addrs {
+		if t.treesRead(trees, addr, read) {
+			return addr
+		}
+	}
+	return 0
+}
+
+// tree is where a function's inline tree is, as an offset in the
+// functions' data, and the function's size.
+type tree struct {
+	off, size uint64
+}
+
+// someTrees returns the trees of up to n functions that have one.
+func (t *Table) someTrees(n int) []tree {
+	var out []tree
+	for i := range t.nfuncs() {
+		f, ok := t.function(i)
+		if !ok {
+			continue
+		}
+		if off, ok := t.treeOf(f); ok {
+			if out = append(out, tree{off: uint64(off), size: f.end - f.entry}); len(out) == n {
+				break
+			}
+		}
+	}
+	return out
+}
+
+// treeOf returns the offset of function f's inline tree in the functions'
+// data; false when it has none.
+func (t *Table) treeOf(f fn) (uint32, bool) {
+	npc := uint64(t.bo.Uint32(f.data[funcNpcdata:]))
+	nfd := uint64(f.data[funcNfuncdata])
+	if npc <= pcdataInlTreeIndex || nfd <= funcdataInlTree || funcPcdata+4*(npc+nfd) > uint64(len(f.data)) {
+		return 0, false
+	}
+	off := t.bo.Uint32(f.data[funcPcdata+4*npc+4*funcdataInlTree:])
+	return off, off != ^uint32(0)
+}
+
+// treesRead reports whether the first entry of each tree, in functions'
+// data at addr, names a function and a call site inside the tree's
+// function.
+func (t *Table) treesRead(trees []tree, addr uint64, read func(uint64, []byte) bool) bool {
+	var call [inlineCall]byte
+	for _, tr := range trees {
+		if !read(addr+tr.off, call[:]) {
+			return false
+		}
+		name, parent := int64(int32(t.bo.Uint32(call[4:]))), int64(int32(t.bo.Uint32(call[8:])))
+		if name < 0 || name >= int64(len(t.names)) || (name > 0 && t.names[name-1] != 0) ||
+			parent < 0 || uint64(parent) >= tr.size {
+			return false
+		}
+	}
+	return true
 }

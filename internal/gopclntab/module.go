@@ -14,10 +14,13 @@ const (
 )
 
 // module is what the runtime's module data adds to the table: the text
-// start its function offsets count from, and the base of the functions'
-// data (go:func.*) their inline trees are offsets from (0: not found).
+// start its function offsets count from, and the words that may be the
+// base of the functions' data (go:func.*), which their inline trees are
+// offsets from: its place moves between Go versions (320 bytes in 1.20 to
+// 1.26, 344 in 1.27), so Table.findGofunc picks the one whose trees read.
 type module struct {
-	text, gofunc uint64
+	text  uint64
+	after []uint64 // the words after text, up to modWords of them
 }
 
 // findModule returns the module data of the table at pclnAddr (its bytes:
@@ -44,14 +47,13 @@ func findModule(f *elf.File, pclnAddr uint64, data []byte) module {
 // Offsets in the module data (64-bit): pcHeader, then the six slices
 // funcnametab, cutab, filetab, pctab, pclntable and ftab (24 bytes each),
 // findfunctab, minpc, maxpc, text: the same from Go 1.18 to 1.27. Then
-// etext and 16 more addresses (noptrdata to rodata) before gofunc, from
-// Go 1.20 (seen in 1.23 to 1.27).
+// addresses (etext, noptrdata, ..., rodata, gofunc): modWords are kept.
 const (
 	modFuncnametab = 8
 	modMinPC       = 160
 	modText        = 176
 	modSize        = modText + 8
-	modGofunc      = 320
+	modWords       = 32
 )
 
 // moduleIn finds in section s the module data of the table at pclnAddr
@@ -80,8 +82,8 @@ func moduleIn(f *elf.File, s *elf.Section, pclnAddr, n uint64) (module, bool) {
 			continue
 		}
 		m := module{text: text}
-		if off+modGofunc+8 <= len(b) {
-			m.gofunc = word(off + modGofunc)
+		for at := off + modSize; at+8 <= len(b) && len(m.after) < modWords; at += 8 {
+			m.after = append(m.after, word(at))
 		}
 		return m, true
 	}

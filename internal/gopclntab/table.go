@@ -64,14 +64,17 @@ func Open(f *elf.File) (*Table, error) {
 	if err := safeelf.Guard(".gopclntab", func() error { t.abi0 = t.abi0Names(); return nil }); err != nil {
 		return nil, fmt.Errorf("read .gopclntab: %w", err)
 	}
-	switch {
-	case m.gofunc == 0:
-	case m.gofunc >= pcln.Addr && m.gofunc-pcln.Addr < uint64(len(data)):
-		t.gofunc = data[m.gofunc-pcln.Addr:] // Go 1.26 puts go:func.* in .gopclntab
-	default:
-		t.gofunc = sectionFrom(f, m.gofunc)
-	}
-	return t, nil
+	err = safeelf.Guard(".gopclntab", func() error {
+		switch at := t.findGofunc(m.after, dataReader(f)); {
+		case at == 0:
+		case at >= pcln.Addr && at-pcln.Addr < uint64(len(data)):
+			t.gofunc = data[at-pcln.Addr:] // Go 1.26 puts go:func.* in .gopclntab
+		default:
+			t.gofunc = sectionFrom(f, at)
+		}
+		return nil
+	})
+	return t, err
 }
 
 // Funcs returns the table's functions by ascending entry, those with an
@@ -101,13 +104,13 @@ func (t *Table) funcs() []Func {
 	return out
 }
 
-// name returns the name of the function at entry, whose name in the table
-// is raw, as the linker writes it in .symtab (symName, abi0Names).
-func (t *Table) name(entry uint64, raw string) string {
+// name returns the name of the function at entry, which rawName gave, as
+// the linker writes it in .symtab: "name.abi0" for an ABI0 half (abi.go).
+func (t *Table) name(entry uint64, name string) string {
 	if t.abi0[entry] {
-		return symName(raw) + ".abi0"
+		return name + ".abi0"
 	}
-	return symName(raw)
+	return name
 }
 
 // symName returns a name of the table as the linker writes it in .symtab:
@@ -153,20 +156,41 @@ func (t *Table) readHeader(data []byte) bool {
 	return t.names != nil && t.cutab != nil && t.files != nil && t.pctab != nil && t.pcln != nil
 }
 
-// sectionFrom returns the bytes of f's section holding addr, from addr to
-// the section's end; nil unless a loaded data section (not code) holds it.
-// (A segment's flags do not tell: lld puts .rodata in the text segment.)
-func sectionFrom(f *elf.File, addr uint64) []byte {
+// dataSection returns f's section holding addr: a loaded data section
+// with contents (not code: a segment's flags do not tell, lld puts .rodata
+// in the text segment).
+func dataSection(f *elf.File, addr uint64) (*elf.Section, bool) {
 	for _, s := range f.Sections {
-		if s.Type == elf.SHT_NOBITS || s.Flags&(elf.SHF_ALLOC|elf.SHF_EXECINSTR|elf.SHF_COMPRESSED) != elf.SHF_ALLOC ||
-			addr < s.Addr || addr-s.Addr >= s.Size || s.Size-(addr-s.Addr) > 1<<30 {
-			continue
+		if s.Type != elf.SHT_NOBITS && s.Flags&(elf.SHF_ALLOC|elf.SHF_EXECINSTR|elf.SHF_COMPRESSED) == elf.SHF_ALLOC &&
+			addr >= s.Addr && addr-s.Addr < s.Size {
+			return s, true
 		}
-		b := make([]byte, s.Size-(addr-s.Addr))
-		if _, err := s.ReadAt(b, int64(addr-s.Addr)); err != nil {
-			return nil
-		}
-		return b
 	}
-	return nil
+	return nil, false
+}
+
+// dataReader returns a reader of f's data sections by address.
+func dataReader(f *elf.File) func(addr uint64, b []byte) bool {
+	return func(addr uint64, b []byte) bool {
+		s, ok := dataSection(f, addr)
+		if !ok || s.Size-(addr-s.Addr) < uint64(len(b)) {
+			return false
+		}
+		_, err := s.ReadAt(b, int64(addr-s.Addr))
+		return err == nil
+	}
+}
+
+// sectionFrom returns the bytes of f's data section holding addr, from
+// addr to the section's end; nil when none holds it.
+func sectionFrom(f *elf.File, addr uint64) []byte {
+	s, ok := dataSection(f, addr)
+	if !ok || s.Size-(addr-s.Addr) > 1<<30 {
+		return nil
+	}
+	b := make([]byte, s.Size-(addr-s.Addr))
+	if _, err := s.ReadAt(b, int64(addr-s.Addr)); err != nil {
+		return nil
+	}
+	return b
 }
