@@ -20,7 +20,8 @@
 //     them. debug/gosym, which reads older tables here (legacy.go), makes
 //     every function's symbol up front (terraform's 102,000: 55 ms and
 //     26 MB) and does not read inline trees. The inline trees are in the
-//     functions' data (go:func.*), whose address the module data gives.
+//     functions' data (go:func.*), whose address is a word of the module
+//     data: the one where the trees read (its place moved in Go 1.27).
 //     Checked against runtime.CallersFrames and the fixtures' DWARF, and
 //     read from Go 1.23 to 1.27 binaries;
 //   - names as .symtab has them (abi.go): "·" becomes ".", and of a
