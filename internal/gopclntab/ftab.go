@@ -75,17 +75,9 @@ func (t *Table) find(pc uint64) (fn, bool) {
 	return f, ok && pc < f.end
 }
 
-// funcData returns the entry (_func) of the function at entry.
-func (t *Table) funcData(entry uint64) ([]byte, bool) {
-	f, ok := t.find(entry)
-	if !ok || f.entry != entry {
-		return nil, false
-	}
-	return f.data, true
-}
-
-// rawName returns the name of function f as .symtab has it (symName).
-func (t *Table) rawName(f fn) (string, bool) {
+// baseName returns function f's name, "·" made "." (symName), without the
+// ".abi0" that name adds to an ABI0 half.
+func (t *Table) baseName(f fn) (string, bool) {
 	return t.funcName(int32(t.bo.Uint32(f.data[funcName:])))
 }
 

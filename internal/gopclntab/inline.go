@@ -26,7 +26,7 @@ func (t *Table) frames(pc uint64) []Frame {
 	if !ok {
 		return nil
 	}
-	name, ok := t.rawName(f)
+	name, ok := t.baseName(f)
 	if !ok {
 		return nil
 	}

@@ -97,14 +97,14 @@ func (t *Table) funcs() []Func {
 		if !ok || f.end <= f.entry {
 			continue
 		}
-		if name, ok := t.rawName(f); ok {
+		if name, ok := t.baseName(f); ok {
 			out = append(out, Func{Name: t.name(f.entry, name), Entry: f.entry, End: f.end})
 		}
 	}
 	return out
 }
 
-// name returns the name of the function at entry, which rawName gave, as
+// name returns the name of the function at entry, which baseName gave, as
 // the linker writes it in .symtab: "name.abi0" for an ABI0 half (abi.go).
 func (t *Table) name(entry uint64, name string) string {
 	if t.abi0[entry] {
