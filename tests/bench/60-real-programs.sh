@@ -58,7 +58,10 @@
 #   python3   a recursive function and dict work for SECS seconds
 #   go        go build -a of tests/fixtures/src/gofx: the compiler and the
 #             linker on the runtime and its dependencies, every package
-#             built again (perf -g: Go keeps frame pointers)
+#             built again (perf -g: Go keeps frame pointers). Chains that
+#             hold runtime.morestack are compared from it on: perf's walk
+#             stops at its switch to the scheduler's stack, where probee's
+#             goes on through the goroutine's (2% of perf's samples)
 # A workload whose tool is missing is skipped with a message.
 # Knobs: SECS (default 3), XZ_MB (default 28), NODE_RUNS (default 3),
 # COMPILE_RUNS (default 1: the sampled clang++ and rustc compiles, each
@@ -501,7 +504,7 @@ if command -v go >/dev/null; then
 	(
 		cd "$W/gofx"
 		export GOCACHE="$W/gocache" GOWORK=off GOFLAGS=-mod=mod CGO_ENABLED=0
-		measure go -g "" -- go build -a -o "$W/gofx.out" .
+		measure go -g "-from runtime.morestack.abi0" -- go build -a -o "$W/gofx.out" .
 	)
 else
 	echo "go: skipped: go is missing"
