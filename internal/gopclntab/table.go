@@ -157,8 +157,8 @@ func (t *Table) readHeader(data []byte) bool {
 }
 
 // dataSection returns f's section holding addr: a loaded data section
-// with contents (not code: a segment's flags do not tell, lld puts .rodata
-// in the text segment).
+// with contents, not code (a segment's flags do not tell: a system linker
+// put .rodata in the text segment of local-extract, a Go 1.25 binary).
 func dataSection(f *elf.File, addr uint64) (*elf.Section, bool) {
 	for _, s := range f.Sections {
 		if s.Type != elf.SHT_NOBITS && s.Flags&(elf.SHF_ALLOC|elf.SHF_EXECINSTR|elf.SHF_COMPRESSED) == elf.SHF_ALLOC &&
