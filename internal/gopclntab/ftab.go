@@ -143,40 +143,29 @@ func cBytes(b []byte, off uint64) ([]byte, bool) {
 }
 
 // pcvalueAt returns the value the pc-value table at off gives pc in the
-// function at entry.
+// function at entry. A table is a sequence of (value delta, pc delta)
+// pairs of varints, the value's zigzag-coded, starting from -1 at the
+// entry; a zero value delta after the first pair ends it.
 func (t *Table) pcvalueAt(off, entry, pc uint64) (int32, bool) {
 	if off == 0 || off >= uint64(len(t.pctab)) {
 		return 0, false
 	}
 	val, at, p := int32(-1), entry, t.pctab[off:]
 	for first := true; ; first = false {
-		var ok bool
-		if p, ok = t.step(p, &at, &val, first); !ok {
+		dv, n := binary.Uvarint(p)
+		if n <= 0 || (dv == 0 && !first) {
 			return 0, false
 		}
-		if pc < at {
+		p = p[n:]
+		v := uint32(dv)
+		val += int32(-(v & 1) ^ (v >> 1))
+		dpc, n := binary.Uvarint(p)
+		if n <= 0 {
+			return 0, false
+		}
+		p = p[n:]
+		if at += dpc * t.quantum; pc < at {
 			return val, true
 		}
 	}
-}
-
-// step reads the next pair of a pc-value table p: a table is a sequence
-// of (value delta, pc delta) pairs of varints, the value's zigzag-coded,
-// starting from -1 at the function's entry; a zero value delta after the
-// first pair ends it. It moves pc to the end of the pair's range and val
-// to its value, and returns the rest of the table.
-func (t *Table) step(p []byte, pc *uint64, val *int32, first bool) ([]byte, bool) {
-	dv, n := binary.Uvarint(p)
-	if n <= 0 || (dv == 0 && !first) {
-		return nil, false
-	}
-	p = p[n:]
-	v := uint32(dv)
-	*val += int32(-(v & 1) ^ (v >> 1))
-	dpc, n := binary.Uvarint(p)
-	if n <= 0 {
-		return nil, false
-	}
-	*pc += dpc * t.quantum
-	return p[n:], true
 }

@@ -89,10 +89,15 @@ func (t *Table) inlinedAt(f fn, pc uint64) (string, uint64, bool) {
 	if at+inlineCall > uint64(len(t.gofunc)) {
 		return "", 0, false
 	}
-	call := t.gofunc[at:]
-	name, ok := t.funcName(int32(t.bo.Uint32(call[4:])))
-	parent := int32(t.bo.Uint32(call[8:]))
+	nameOff, parent := t.call(t.gofunc[at:])
+	name, ok := t.funcName(nameOff)
 	return name, uint64(parent), ok && parent >= 0
+}
+
+// call returns the name's offset and the parent pc of the inline-tree
+// entry at the start of b (inlineCall bytes at least).
+func (t *Table) call(b []byte) (nameOff, parent int32) {
+	return int32(t.bo.Uint32(b[4:])), int32(t.bo.Uint32(b[8:]))
 }
 
 // findGofunc returns the address of the functions' data (go:func.*): the
@@ -157,8 +162,8 @@ func (t *Table) treesRead(trees []tree, addr uint64, read func(uint64, []byte) b
 		if !read(addr+tr.off, call[:]) {
 			return false
 		}
-		name, parent := int64(int32(t.bo.Uint32(call[4:]))), int64(int32(t.bo.Uint32(call[8:])))
-		if name < 0 || name >= int64(len(t.names)) || (name > 0 && t.names[name-1] != 0) ||
+		name, parent := t.call(call[:])
+		if name < 0 || int(name) >= len(t.names) || (name > 0 && t.names[name-1] != 0) ||
 			parent < 0 || uint64(parent) >= tr.size {
 			return false
 		}

@@ -61,10 +61,8 @@ func Open(f *elf.File) (*Table, error) {
 		}
 		return t, nil
 	}
-	if err := safeelf.Guard(".gopclntab", func() error { t.abi0 = t.abi0Names(); return nil }); err != nil {
-		return nil, fmt.Errorf("read .gopclntab: %w", err)
-	}
 	err = safeelf.Guard(".gopclntab", func() error {
+		t.abi0 = t.abi0Names()
 		switch at := t.findGofunc(m.after, dataReader(f)); {
 		case at == 0:
 		case at >= pcln.Addr && at-pcln.Addr < uint64(len(data)):
@@ -74,7 +72,10 @@ func Open(f *elf.File) (*Table, error) {
 		}
 		return nil
 	})
-	return t, err
+	if err != nil {
+		return nil, fmt.Errorf("read .gopclntab: %w", err)
+	}
+	return t, nil
 }
 
 // Funcs returns the table's functions by ascending entry, those with an
