@@ -31,6 +31,7 @@ package gopclntab
 
 import (
 	"debug/elf"
+	"encoding/binary"
 	"errors"
 	"fmt"
 )
@@ -58,17 +59,33 @@ func Funcs(f *elf.File) ([]Func, error) {
 // checkCount refuses a table whose function count cannot fit in it (each
 // entry of the function table takes at least 8 bytes): debug/gosym
 // allocates the count's functions before it reads one, and a corrupt count
-// ran the process out of memory, which no recover catches.
+// ran the process out of memory, which no recover catches. The count is
+// read in the byte order debug/gosym takes from the magic number, which
+// need not be the file's.
 func checkCount(f *elf.File, data []byte) error {
 	if len(data) < 16 {
 		return fmt.Errorf("read .gopclntab: %d bytes, too short for its header", len(data))
 	}
-	n := f.ByteOrder.Uint64(data[8:])
+	bo := tableOrder(data, f.ByteOrder)
+	n := bo.Uint64(data[8:])
 	if data[7] == 4 { // pointer size
-		n = uint64(f.ByteOrder.Uint32(data[8:]))
+		n = uint64(bo.Uint32(data[8:]))
 	}
 	if n > uint64(len(data))/8 {
 		return fmt.Errorf("read .gopclntab: %d functions do not fit in its %d bytes", n, len(data))
 	}
 	return nil
+}
+
+// tableOrder returns the byte order in which the table's first word is a
+// known magic number, as debug/gosym chooses it (little-endian first);
+// else def.
+func tableOrder(data []byte, def binary.ByteOrder) binary.ByteOrder {
+	for _, bo := range []binary.ByteOrder{binary.LittleEndian, binary.BigEndian} {
+		switch bo.Uint32(data) {
+		case magic12, magic116, magic118, magic120:
+			return bo
+		}
+	}
+	return def
 }

@@ -7,10 +7,13 @@ import (
 )
 
 // Magic numbers of the tables whose functions are offsets from the text
-// start (Go 1.18-1.19, 1.20 on); older tables hold absolute addresses.
+// start (Go 1.18-1.19, 1.20 on), and of older ones, which hold absolute
+// addresses (Go 1.2-1.15, 1.16-1.17).
 const (
 	magic118 = 0xfffffff0
 	magic120 = 0xfffffff1
+	magic12  = 0xfffffffb
+	magic116 = 0xfffffffa
 )
 
 // module is what the runtime's module data adds to the table: the text
