@@ -8,8 +8,6 @@ import (
 	"runtime"
 	"strings"
 	"testing"
-
-	"github.com/probee/probee/internal/testgate"
 )
 
 // The frames of an address are what the Go runtime's own traceback gives
@@ -106,14 +104,7 @@ func forPrint(name string) string {
 // gofx whose .go.module is named .noptrdata (and whose .noptrdata is
 // renamed) gives the text start and the inline trees gofx gives.
 func TestModuleDataInNoptrdata(t *testing.T) {
-	raw, err := os.ReadFile(testgate.Fixture(t, "../../tests/fixtures/bin/gofx"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	orig, err := elf.NewFile(bytes.NewReader(raw))
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw, orig := fixtureELF(t, "gofx")
 	names := orig.Section(".shstrtab")
 	mod := bytes.Clone(raw)
 	tab := mod[names.Offset : names.Offset+names.Size]

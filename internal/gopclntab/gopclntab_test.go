@@ -88,7 +88,7 @@ func TestFuncsNoTable(t *testing.T) {
 // gives an error or a list, never a panic; so does module data that points
 // at the table with garbage after it.
 func FuzzFuncs(f *testing.F) {
-	raw, off, size := tableOf(f, "gofx-cgo-stripped")
+	raw, _, off, size := tableOf(f, "gofx-cgo-stripped")
 	f.Add(raw[off : off+64])
 	f.Add([]byte{0xf1, 0xff, 0xff, 0xff, 0, 0, 1, 8})
 	f.Add([]byte{0xf1, 0xff, 0xff, 0xff, 0, 0, 1, 8, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f})
@@ -103,33 +103,35 @@ func FuzzFuncs(f *testing.F) {
 	})
 }
 
-// tableOf returns the bytes of fixture name and where its .gopclntab is.
-func tableOf(f *testing.F, name string) (raw []byte, off, size uint64) {
-	path := testgate.Fixture(f, "../../tests/fixtures/bin/"+name)
-	raw, err := os.ReadFile(path)
+// tableOf returns the bytes of fixture name, the ELF file they hold and
+// where its .gopclntab is.
+func tableOf(tb testing.TB, name string) (raw []byte, file *elf.File, off, size uint64) {
+	raw, file = fixtureELF(tb, name)
+	s := file.Section(".gopclntab")
+	if s == nil {
+		tb.Fatalf("%s has no .gopclntab", name)
+	}
+	return raw, file, s.Offset, s.Size
+}
+
+// fixtureELF returns the bytes of fixture name and the ELF file they hold.
+func fixtureELF(tb testing.TB, name string) ([]byte, *elf.File) {
+	raw, err := os.ReadFile(testgate.Fixture(tb, "../../tests/fixtures/bin/"+name))
 	if err != nil {
-		f.Fatal(err)
+		tb.Fatal(err)
 	}
 	file, err := elf.NewFile(bytes.NewReader(raw))
 	if err != nil {
-		f.Fatal(err)
+		tb.Fatal(err)
 	}
-	s := file.Section(".gopclntab")
-	if s == nil {
-		f.Fatalf("%s has no .gopclntab", name)
-	}
-	return raw, s.Offset, s.Size
+	return raw, file
 }
 
 // A table overwritten at its function table or at an inline tree (the
 // rest kept) gives frames or none, never a panic: the unguarded lookup is
 // driven so that a bug is not hidden by Frames' recover.
 func FuzzFrames(f *testing.F) {
-	raw, off, size := tableOf(f, "gofx-stripped")
-	file, err := elf.NewFile(bytes.NewReader(raw))
-	if err != nil {
-		f.Fatal(err)
-	}
+	raw, file, off, size := tableOf(f, "gofx-stripped")
 	tab, err := Open(file)
 	if err != nil {
 		f.Fatal(err)
