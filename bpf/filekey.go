@@ -11,6 +11,7 @@ import (
 	"github.com/cilium/ebpf"
 	"golang.org/x/sys/unix"
 
+	"github.com/probee/probee/internal/safefile"
 	"github.com/probee/probee/unwind"
 )
 
@@ -54,12 +55,12 @@ func (s *Session) kernelFileKey(path string) (probeeFileKey, error) {
 	if path == "" {
 		return probeeFileKey{}, errors.New("no path opens the file")
 	}
-	f, err := os.Open(path)
+	f, err := safefile.Open(path)
 	if err != nil {
 		return probeeFileKey{}, err
 	}
 	defer f.Close()
-	b, err := unix.Mmap(int(f.Fd()), 0, os.Getpagesize(), unix.PROT_READ, unix.MAP_SHARED)
+	b, err := unix.Mmap(int(f.OS().Fd()), 0, os.Getpagesize(), unix.PROT_READ, unix.MAP_SHARED)
 	if err != nil {
 		return probeeFileKey{}, fmt.Errorf("map %s: %w", path, err)
 	}

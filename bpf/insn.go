@@ -2,7 +2,8 @@ package bpf
 
 import (
 	"fmt"
-	"os"
+
+	"github.com/probee/probee/internal/safefile"
 )
 
 // x86 uprobes refuse some first instructions (arch/x86/kernel/uprobes.c):
@@ -39,7 +40,7 @@ func refusedInsn(b []byte) string {
 // prefilter splits targets into those to attach and those the kernel is
 // known to refuse (with the reason as the error).
 func prefilter(targets []UprobeTarget) (ok []UprobeTarget, refused []Skipped) {
-	files := map[string]*os.File{}
+	files := map[string]*safefile.File{}
 	defer func() {
 		for _, f := range files {
 			f.Close()
@@ -48,8 +49,9 @@ func prefilter(targets []UprobeTarget) (ok []UprobeTarget, refused []Skipped) {
 	for _, t := range targets {
 		f, seen := files[t.Path]
 		if !seen {
-			f, _ = os.Open(t.Path)
-			files[t.Path] = f
+			if f, _ = safefile.Open(t.Path); f != nil {
+				files[t.Path] = f
+			}
 		}
 		var b [15]byte
 		if f != nil {

@@ -355,14 +355,22 @@ func forked(child, parent int) bpf.MmapEvent {
 // defaultInterp is the ld.so the fake ELF files ask for.
 const defaultInterp = "/lib64/ld-linux-x86-64.so.2"
 
-// ldso puts the machine's ld.so in the fake root, where the fake ELF
-// files' interpreter is, and returns its path there.
+// ldso copies the machine's ld.so into the fake root, where the fake ELF
+// files' interpreter is, and returns its path there. (A link to the
+// machine's would not do: paths under /proc/PID/root resolve inside that
+// root, as the process sees them.)
 func (r *rig) ldso() string {
 	r.t.Helper()
-	if _, err := os.Stat(defaultInterp); err != nil {
+	data, err := os.ReadFile(defaultInterp)
+	if err != nil {
 		r.t.Skipf("no ld.so for the gate: %v", err)
 	}
 	path := r.proc.root + defaultInterp
-	r.proc.symlink(defaultInterp, path)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		r.t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o755); err != nil {
+		r.t.Fatal(err)
+	}
 	return path
 }

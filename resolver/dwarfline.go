@@ -68,11 +68,8 @@ func noLinesHint(objs []*Object) string {
 
 // hasDWARF reports whether o or its debug file has a line table.
 func (o *Object) hasDWARF() bool {
-	for _, p := range []string{o.Path, o.DebugFile} {
-		if p == "" {
-			continue
-		}
-		if f, err := safeelf.Open(p); err == nil {
+	for _, r := range o.files() {
+		if f, err := r.reopen(); err == nil {
 			ok := hasDWARFLines(f.File)
 			f.Close()
 			if ok {
@@ -102,15 +99,12 @@ func (o *Object) lineTarget(h lineHit, spec probespec.Spec) Target {
 // (its own, or its debug file's), and the lines with code in files that
 // match want (for the error message).
 func lineAddrs(o *Object, want string, line int) (hits []lineHit, near []int, err error) {
-	for _, p := range []string{o.Path, o.DebugFile} {
-		if p == "" {
-			continue
-		}
-		d, err := openDWARF(p)
+	for _, r := range o.files() {
+		d, err := openDWARF(r)
 		if err != nil || d == nil {
 			continue
 		}
-		err = safeelf.Guard(p, func() error {
+		err = safeelf.Guard(r.path, func() error {
 			hits, near = scanLines(d, want, line)
 			return nil
 		})
@@ -124,24 +118,25 @@ func lineAddrs(o *Object, want string, line int) (hits []lineHit, near []int, er
 	return nil, nil, nil
 }
 
-// openDWARF returns the DWARF of the ELF file at path, nil when it has no
-// .debug_info or no .debug_line with contents (a stripped file, or a
-// debug file's placeholder).
-func openDWARF(path string) (*dwarf.Data, error) {
-	f, err := safeelf.Open(path)
+// openDWARF returns the DWARF of the file r (while it is the file first
+// read), nil when it has no .debug_info or no .debug_line with contents (a
+// stripped file, or a debug file's placeholder). The DWARF budgets of
+// internal/safeelf apply.
+func openDWARF(r fileRef) (*dwarf.Data, error) {
+	f, err := r.reopen()
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	var d *dwarf.Data
-	err = safeelf.Guard(path, func() (e error) {
-		if f.Section(".debug_info") == nil || !hasDWARFLines(f.File) {
-			return nil
-		}
-		d, e = f.DWARF()
-		return e
+	var has bool
+	_ = safeelf.Guard(r.path, func() error {
+		has = f.Section(".debug_info") != nil && hasDWARFLines(f.File)
+		return nil
 	})
-	return d, err
+	if !has {
+		return nil, nil
+	}
+	return safeelf.DWARF(r.path, f.File)
 }
 
 func hasDWARFLines(f *elf.File) bool {

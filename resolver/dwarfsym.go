@@ -51,12 +51,9 @@ func newDWARFInfo(d *dwarf.Data) *dwarfInfo {
 
 // openDWARFInfo returns the DWARF of the first of paths that has it
 // (openDWARF), or nil when none has (or all are malformed).
-func openDWARFInfo(paths ...string) *dwarfInfo {
-	for _, p := range paths {
-		if p == "" {
-			continue
-		}
-		if d, _ := openDWARF(p); d != nil {
+func openDWARFInfo(refs []fileRef) *dwarfInfo {
+	for _, r := range refs {
+		if d, _ := openDWARF(r); d != nil {
 			return newDWARFInfo(d)
 		}
 	}

@@ -35,7 +35,7 @@ func sectionData(s *elf.Section) ([]byte, bool) {
 	if s == nil {
 		return nil, false
 	}
-	b, err := s.Data()
+	b, err := safeelf.SectionData("", s)
 	return b, err == nil
 }
 

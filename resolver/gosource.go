@@ -2,7 +2,6 @@ package resolver
 
 import (
 	"github.com/probee/probee/internal/gopclntab"
-	"github.com/probee/probee/internal/safeelf"
 )
 
 // A Go binary built without DWARF (-ldflags=-w, or -s -w for a release)
@@ -12,10 +11,10 @@ import (
 // build's get them from DWARF: lines in pprof and with --lines, and
 // "fn (inlined)" frames. DWARF, where present, is used instead.
 
-// openGoTable returns the .gopclntab of the Go binary at path; nil when it
-// cannot be read.
-func openGoTable(path string) *gopclntab.Table {
-	f, err := safeelf.Open(path)
+// openGoTable returns the .gopclntab of the Go binary r (while it is the
+// file first read); nil when it cannot be read.
+func openGoTable(r fileRef) *gopclntab.Table {
+	f, err := r.reopen()
 	if err != nil {
 		return nil
 	}

@@ -34,11 +34,12 @@ func NewIndex(debugDir string) *Index {
 // Load returns the Object for path, reading each file at most once per run.
 // An object first read at another path is returned with Path set to path.
 func (ix *Index) Load(path string) (*Object, error) {
-	id, err := fileid.Of(path)
+	id, src, err := fileid.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	o, err := ix.objs.Get(id, func() (*Object, error) { return LoadObject(path, ix.debugDir) })
+	defer src.Close()
+	o, err := ix.objs.Get(id, func() (*Object, error) { return loadObject(src, ix.debugDir) })
 	if err != nil || o.Path == path {
 		return o, err
 	}

@@ -26,21 +26,29 @@ func load(t *testing.T, ix *Index, p string) *Object {
 	return o
 }
 
-// Copies of one build share one read (symbols and DWARF) but keep their
-// own paths; a file rebuilt at the same path is read again.
+// Links to one file share one read (symbols and DWARF) but keep their
+// own paths; a copy with the same build-id is read on its own (a copy's
+// bytes may differ: build-ids are not trusted alone); a file rebuilt at
+// the same path is read again.
 func TestIndexSharesByIdentity(t *testing.T) {
 	inline, chain := fixture(t, "inline"), fixture(t, "chain-nofp")
 	dir := t.TempDir()
-	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	a, b, c := filepath.Join(dir, "a"), filepath.Join(dir, "b"), filepath.Join(dir, "c")
 	copyFile(t, inline, a)
-	copyFile(t, inline, b)
+	if err := os.Link(a, b); err != nil {
+		t.Fatal(err)
+	}
+	copyFile(t, inline, c)
 	ix := NewIndex("")
-	oa, ob := load(t, ix, a), load(t, ix, b)
+	oa, ob, oc := load(t, ix, a), load(t, ix, b), load(t, ix, c)
 	if oa.Path != a || ob.Path != b {
 		t.Errorf("paths %q and %q, want %q and %q", oa.Path, ob.Path, a, b)
 	}
 	if len(oa.Funcs) == 0 || &oa.Funcs[0] != &ob.Funcs[0] || oa.dwarf != ob.dwarf {
-		t.Error("the copies were read twice")
+		t.Error("the links were read twice")
+	}
+	if oc.BuildID != oa.BuildID || &oc.Funcs[0] == &oa.Funcs[0] || oc.dwarf == oa.dwarf {
+		t.Error("a copy with the same build-id shared the original's read")
 	}
 	if again := load(t, ix, b); again != ob {
 		t.Error("a second Load of one path gave another object")

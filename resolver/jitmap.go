@@ -5,11 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
+
+	"github.com/probee/probee/internal/safeelf"
+	"github.com/probee/probee/internal/safefile"
 )
 
 // maxHeldPerfMaps bounds the processes whose perf map (or /tmp) is kept
@@ -37,16 +38,19 @@ type jitMap struct {
 	start     uint64 // the process's start time (clock ticks after boot) when snapshotted
 	notBefore time.Time
 	held      *atomic.Int32
+	warnf     func(format string, args ...any)
 
 	mu    sync.Mutex
-	holds bool     // counted in held: tmp and f stay open
-	tmp   *os.Root // the process's /tmp, until the file is open
-	f     *os.File // the perf map, once found (nil when !holds)
-	off   int64    // bytes of the file parsed (whole lines)
-	head  []byte   // the file's first bytes, to notice it was rewritten
+	holds bool           // counted in held: tmp and f stay open
+	tmp   *safefile.Dir  // the process's /tmp, until the file is open
+	f     *safefile.File // the perf map, once found (nil when !holds)
+	off   int64          // bytes of the file parsed (whole lines)
+	long  bool           // inside a line too long to keep, skipped to its newline
+	head  []byte         // the file's first bytes, to notice it was rewritten
 	syms  []perfSym
 	segs  []perfSeg
-	done  bool // nothing more will be read: process gone or pid reused
+	done  bool   // nothing more will be read: process gone or pid reused
+	over  string // what of the map was read, when past a budget ("" if not)
 }
 
 // newJITMap records pid's start time and reads its perf map when there is
@@ -58,7 +62,7 @@ func (s *Symbolizer) newJITMap(pid int) *jitMap {
 		return nil
 	}
 	s.bootOnce.Do(func() { s.boot = bootTime(s.r.rootPath("/proc/stat")) })
-	m := &jitMap{stat: stat, start: start, held: &s.heldPerfMaps,
+	m := &jitMap{stat: stat, start: start, held: &s.heldPerfMaps, warnf: s.r.warnf,
 		dir:  s.r.rootPath(fmt.Sprintf("/proc/%d/root/tmp", pid)),
 		name: fmt.Sprintf("perf-%d.map", procNSpid(s.r.rootPath(fmt.Sprintf("/proc/%d/status", pid)), pid))}
 	if !s.boot.IsZero() {
@@ -68,7 +72,7 @@ func (s *Symbolizer) newJITMap(pid int) *jitMap {
 	defer m.mu.Unlock()
 	if m.holds = m.held.Add(1) <= maxHeldPerfMaps; !m.holds {
 		m.held.Add(-1)
-	} else if m.tmp, err = os.OpenRoot(m.dir); err != nil {
+	} else if m.tmp, err = safefile.OpenDir(m.dir); err != nil {
 		m.tmp = nil
 	}
 	m.readMore(false)
@@ -132,17 +136,15 @@ func (m *jitMap) refresh() {
 
 // unchanged reports whether the open file has not grown since the last read.
 func (m *jitMap) unchanged() bool {
-	if m.f == nil {
-		return false
-	}
-	fi, err := m.f.Stat()
-	return err == nil && fi.Size() == m.off
+	return m.f != nil && m.f.CurrentSize() == m.off
 }
 
-// readMore parses the lines appended since the last read. A file shorter
-// than what was read, or starting differently, was rewritten (by another
-// process with the pid): it is read no more. final takes a last line
-// without its newline.
+// readMore parses the lines appended since the last read, a chunk at a
+// time (the file's size is a claim: a sparse file of 40 GiB holds 40 GiB
+// of zeros), up to the perf map budgets. A file shorter than what was
+// read, or starting differently, was rewritten (by another process with
+// the pid): it is read no more. final takes a last line without its
+// newline.
 func (m *jitMap) readMore(final bool) {
 	f := m.file()
 	if f == nil {
@@ -151,41 +153,103 @@ func (m *jitMap) readMore(final bool) {
 	if f != m.f {
 		defer f.Close()
 	}
-	fi, err := f.Stat()
-	if err != nil || fi.Size() == m.off {
+	size := f.Size
+	if m.f != nil {
+		size = m.f.CurrentSize()
+	}
+	if size == m.off {
 		return
 	}
-	if fi.Size() < m.off || !m.sameHead(f) {
+	if size < m.off || !m.sameHead(f) {
 		m.finish()
 		return
 	}
-	b := make([]byte, fi.Size()-m.off)
-	n, err := f.ReadAt(b, m.off)
-	if err != nil && !errors.Is(err, io.EOF) {
-		return
+	buf := make([]byte, min(size-m.off, perfChunk))
+	had := len(m.syms)
+	for m.off < size && !m.done && m.within() && m.readChunk(f, buf, size, final) {
 	}
-	syms, used := parsePerfMap(b[:n], final, len(m.syms))
+	if !m.done {
+		m.within()
+	}
+	if len(m.syms) > had {
+		m.segs = perfSegments(m.syms)
+	}
+}
+
+// The budgets of one perf map, and of all of them together: what a JIT
+// (or whoever writes /tmp/perf-PID.map) can make probee read and keep.
+// V8's map of a large node program has a few hundred thousand lines
+// (tens of MB).
+var (
+	maxPerfMapBytes int64 = 512 << 20
+	maxPerfMapSyms        = 4 << 20
+)
+
+// perfChunk is how much of a perf map is read at once.
+const perfChunk = 1 << 20
+
+// within reports whether m is within its budgets; past one it stops
+// reading, keeping what it read, and remembers which for the warning.
+func (m *jitMap) within() bool {
+	switch {
+	case m.off >= maxPerfMapBytes:
+		m.over = fmt.Sprintf("its first %s", safeelf.Size(uint64(maxPerfMapBytes)))
+	case len(m.syms) >= maxPerfMapSyms:
+		m.over = fmt.Sprintf("its first %d lines", maxPerfMapSyms)
+	default:
+		return true
+	}
+	m.warnf("%s/%s: only %s were read (the perf map budget): later JIT frames of that process are unnamed", m.dir, m.name, m.over)
+	m.finish()
+	return false
+}
+
+// readChunk reads and parses the next chunk of f (size bytes long); false
+// when it read nothing more (an error, or a line not yet ended).
+func (m *jitMap) readChunk(f *safefile.File, buf []byte, size int64, final bool) bool {
+	n, err := f.ReadAt(buf[:min(int64(len(buf)), size-m.off)], m.off)
+	if n == 0 {
+		if err != nil && !errors.Is(err, io.EOF) {
+			m.finish()
+		}
+		return false
+	}
+	b := buf[:n]
+	if m.long { // the rest of a line too long to keep
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			m.off += int64(n)
+			return true
+		}
+		m.off, m.long, b = m.off+int64(i)+1, false, b[i+1:]
+	}
+	last := final && m.off+int64(len(b)) >= size
+	syms, used := parsePerfMap(b, last, len(m.syms))
 	if m.off == 0 {
 		m.head = bytes.Clone(b[:min(used, headSize)])
 	}
-	m.off += int64(used)
-	if len(syms) > 0 {
-		m.syms = append(m.syms, syms...)
-		m.segs = perfSegments(m.syms)
+	if used == 0 && len(b) > maxPerfLine { // no newline in a whole chunk
+		m.long, used = true, len(b)
 	}
+	if used == 0 {
+		return false // a line not yet ended: wait for its end
+	}
+	m.off += int64(used)
+	m.syms = append(m.syms, syms[:min(len(syms), maxPerfMapSyms-len(m.syms))]...)
+	return true
 }
 
 // file returns the perf map: the one kept open, else opened now from the
 // kept /tmp or by path (the caller closes it unless it is m.f, which it
 // becomes when m holds files). nil when there is none, or it is stale.
-func (m *jitMap) file() *os.File {
+func (m *jitMap) file() *safefile.File {
 	if m.f != nil {
 		return m.f
 	}
 	tmp := m.tmp
 	if tmp == nil {
 		var err error
-		if tmp, err = os.OpenRoot(m.dir); err != nil {
+		if tmp, err = safefile.OpenDir(m.dir); err != nil {
 			return nil
 		}
 		defer tmp.Close()
@@ -204,25 +268,17 @@ func (m *jitMap) file() *os.File {
 	return f
 }
 
-// openPerfMap opens name in tmp (never outside it, whatever links the
-// process made) when it is a regular file modified at notBefore or later.
-// O_NONBLOCK: a FIFO in the name's place must not hang the open.
-func openPerfMap(tmp *os.Root, name string, notBefore time.Time) (*os.File, error) {
-	f, err := tmp.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+// openPerfMap opens name in tmp (never outside it, and never through a
+// link: internal/safefile; a FIFO or device in its place is refused
+// without opening it) when it was modified at notBefore or later.
+func openPerfMap(tmp *safefile.Dir, name string, notBefore time.Time) (*safefile.File, error) {
+	f, err := tmp.Open(name)
 	if err != nil {
 		return nil, err
 	}
-	fi, err := f.Stat()
-	switch {
-	case err != nil:
-	case !fi.Mode().IsRegular():
-		err = fmt.Errorf("%s: not a regular file", name)
-	case fi.ModTime().Before(notBefore):
-		err = fmt.Errorf("%s: older than its process", name)
-	}
-	if err != nil {
+	if time.Unix(0, f.Mtime).Before(notBefore) {
 		f.Close()
-		return nil, err
+		return nil, fmt.Errorf("%s: older than its process", name)
 	}
 	return f, nil
 }
@@ -233,7 +289,7 @@ const headSize = 64
 // sameHead reports whether the file still starts as it did when read
 // first. A process reusing the pid rewrites the file from the start (V8
 // opens it with "w"): a file grown past what was read may still be another.
-func (m *jitMap) sameHead(f *os.File) bool {
+func (m *jitMap) sameHead(f *safefile.File) bool {
 	if len(m.head) == 0 {
 		return true
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/probee/probee/internal/elfnote"
 	"github.com/probee/probee/internal/safeelf"
+	"github.com/probee/probee/internal/safefile"
 )
 
 // Symbol source files, in increasing order of how far we had to look.
@@ -46,6 +47,8 @@ type Object struct {
 	Funcs     []Symbol // sorted by Addr, then Name
 
 	loads     []safeelf.Segment
+	info      safefile.Info // of the file read (zero for NewObject's)
+	debug     fileRef       // the debug file DebugFile names
 	debuglink string
 	dwarf     *lazyDWARF // read on first use; shared by the copies Index makes
 	names     *nameCache // demangled Funcs names, filled on demand; shared too
@@ -62,12 +65,23 @@ var ErrNotELF = safeelf.ErrNotELF
 // when not "", is the directory holding separate debug files
 // (normally /usr/lib/debug).
 func LoadObject(path, debugRoot string) (*Object, error) {
-	f, err := safeelf.Open(path)
+	src, err := safefile.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	return readObject(path, f.File, debugRoot)
+	defer src.Close()
+	return loadObject(src, debugRoot)
+}
+
+// loadObject reads the function symbols of an opened ELF file (the caller
+// closes it).
+func loadObject(src *safefile.File, debugRoot string) (*Object, error) {
+	f, err := safeelf.NewFile(src.Name, src)
+	if err != nil {
+		return nil, err
+	}
+	o, err := readObject(src.Name, f, src.Info, debugRoot)
+	return o, err
 }
 
 // NewObject reads the function symbols from r (no debug-file lookup). It is
@@ -77,17 +91,18 @@ func NewObject(name string, r io.ReaderAt) (*Object, error) {
 	if err != nil {
 		return nil, err
 	}
-	return readObject(name, f, "")
+	return readObject(name, f, safefile.Info{}, "")
 }
 
 // readObject reads f's symbols, and those of its debug file under
 // debugRoot when that is not "", behind the panic guard.
-func readObject(name string, f *elf.File, debugRoot string) (*Object, error) {
+func readObject(name string, f *elf.File, info safefile.Info, debugRoot string) (*Object, error) {
 	var o *Object
 	err := safeelf.Guard(name, func() (e error) { o, e = newObject(name, f); return e })
 	if err != nil {
 		return nil, err
 	}
+	o.info = info
 	if debugRoot != "" {
 		o.mergeDebugFile(debugRoot)
 	}

@@ -3,12 +3,12 @@ package resolver
 import (
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 
 	"golang.org/x/arch/x86/x86asm"
 
+	"github.com/probee/probee/internal/safefile"
 	"github.com/probee/probee/internal/x86code"
 )
 
@@ -149,7 +149,7 @@ func (r *Resolver) functionParts(t Target) ([]part, error) {
 			}
 		}
 	}
-	f, err := os.Open(t.Path)
+	f, err := safefile.Open(t.Path)
 	if err != nil {
 		return nil, err
 	}
@@ -165,7 +165,7 @@ func (r *Resolver) functionParts(t Target) ([]part, error) {
 	return parts, nil
 }
 
-func readCode(f *os.File, t Target) ([]byte, error) {
+func readCode(f *safefile.File, t Target) ([]byte, error) {
 	if t.Size == 0 {
 		return nil, fmt.Errorf("%s has no size in the symbol table", t.Symbol)
 	}

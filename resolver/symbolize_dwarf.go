@@ -50,9 +50,9 @@ func (o *Object) sources() (*dwarfInfo, *gopclntab.Table) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if !l.read {
-		l.info, l.read = openDWARFInfo(o.Path, o.DebugFile), true
+		l.info, l.read = openDWARFInfo(o.files()), true
 		if l.info == nil && o.Go {
-			l.gtab = openGoTable(o.Path)
+			l.gtab = openGoTable(o.files()[0])
 		}
 	}
 	return l.info, l.gtab

@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"runtime/debug"
 	"sync"
+
+	"github.com/probee/probee/internal/safeelf"
 )
 
 // PadGap is the alignment of functions: a gap shorter than PadGap before an
@@ -165,6 +167,9 @@ func (b *builder) badFDE(f *FDE, err error) {
 // padding is never executed, and letting the last rule run over it lets
 // adjacent functions with equal rules merge.
 func (b *builder) addFDE(f *FDE, rows []Row, next uint64) error {
+	if b.stats.Rows+len(rows) > MaxRows {
+		return fmt.Errorf("more than %d rows are %w (unwind.MaxRows): no table", MaxRows, safeelf.ErrBudget)
+	}
 	for i := range rows {
 		r := &rows[i]
 		b.countRow(r.Rule.CFA)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/probee/probee/internal/fileid"
 	"github.com/probee/probee/internal/procmaps"
+	"github.com/probee/probee/internal/safefile"
 )
 
 // Cache builds each ELF file's table once and shares it between processes.
@@ -67,16 +68,17 @@ func (c *Cache) Stats() CacheStats {
 // Get returns the table of the ELF file at path, building it on first use
 // (or loading it from the Store).
 func (c *Cache) Get(path string) (*Table, error) {
-	id, err := fileid.Of(path)
+	id, src, err := fileid.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("unwind table: %w", err)
 	}
-	return c.tables.Get(id, func() (*Table, error) { return c.obtain(id.Key(), path) })
+	defer src.Close()
+	return c.tables.Get(id, func() (*Table, error) { return c.obtain(id.Key(), src) })
 }
 
-// obtain loads the table saved under key, or builds it from path and
+// obtain loads the table saved under key, or builds it from src and
 // saves it. A failed build is not saved: the next run tries again.
-func (c *Cache) obtain(key, path string) (*Table, error) {
+func (c *Cache) obtain(key string, src *safefile.File) (*Table, error) {
 	start := time.Now()
 	if c.store != nil {
 		if t, ok := c.store.Load(key); ok {
@@ -84,7 +86,7 @@ func (c *Cache) obtain(key, path string) (*Table, error) {
 			return t, nil
 		}
 	}
-	t, err := BuildFile(path)
+	t, err := buildFrom(src)
 	if err != nil {
 		return nil, err
 	}

@@ -34,7 +34,7 @@ func (s *memStore) Save(key string, t *Table) {
 // second Cache (a second run) loads it without building; Stats say which.
 func TestCacheStore(t *testing.T) {
 	_, p := libcTable(t)
-	id, err := fileid.Of(p)
+	id, err := fileid.OfPath(p)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -86,6 +86,9 @@ func (in *interp) run(instrs []byte) error {
 // A move past the end of the address space is an error: wrapped around, it
 // would put rows out of order.
 func (in *interp) advance(delta uint64) error {
+	if len(in.out)-in.first >= maxFDERows {
+		return fmt.Errorf("more than %d rows in one FDE: refused (a function's FDE has hundreds)", maxFDERows)
+	}
 	in.emitRow(in.loc, &in.st)
 	loc, carry := bits.Add64(in.loc, delta, 0)
 	if carry != 0 {

@@ -4,11 +4,26 @@ import (
 	"debug/elf"
 	"encoding/binary"
 	"fmt"
-	"os"
 	"runtime/debug"
 
 	"github.com/probee/probee/internal/safeelf"
+	"github.com/probee/probee/internal/safefile"
 )
+
+// The budgets of one table: what building it may cost, whatever its file
+// holds. The largest real tables here: librustc_driver's .eh_frame is
+// 6.4 MB with 1.15M rows (15 MB allocated to build it); a function's FDE
+// has up to a few hundred rows. A crafted 128 MB .eh_frame of one FDE
+// with 32M rows took 3.57 GB to build before these.
+var (
+	// MaxCFIBytes bounds an .eh_frame or .debug_frame section read.
+	MaxCFIBytes uint64 = 64 << 20
+	// MaxRows bounds the rows of one table (4 bytes each in the table).
+	MaxRows = 16 << 20
+)
+
+// maxFDERows bounds the rows of one FDE (24 bytes each while evaluated).
+const maxFDERows = 1 << 16
 
 // Segment is a PT_LOAD program header (internal/safeelf's, shared with
 // resolver).
@@ -18,16 +33,22 @@ type Segment = safeelf.Segment
 // mapped, not read onto the heap (sectionMapper): a fault because the
 // file shrank meanwhile is an error, as a malformed file is.
 func BuildFile(path string) (*Table, error) {
-	fh, err := os.Open(path)
+	src, err := safefile.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("unwind table: %w", err)
 	}
-	defer fh.Close()
-	f, err := safeelf.NewFile(path, fh)
+	defer src.Close()
+	return buildFrom(src)
+}
+
+// buildFrom builds the table of an opened file, reading only from it.
+func buildFrom(src *safefile.File) (*Table, error) {
+	path := src.Name
+	f, err := safeelf.NewFile(path, src)
 	if err != nil {
 		return nil, fmt.Errorf("unwind table: %w", err)
 	}
-	m := &sectionMapper{fh: fh}
+	m := &sectionMapper{src: src}
 	defer m.unmap()
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	var t *Table
@@ -47,7 +68,7 @@ func BuildELF(f *elf.File) (*Table, error) { return buildELF(f, readSection) }
 // sectionData returns the contents of a section.
 type sectionData func(*elf.Section) ([]byte, error)
 
-func readSection(s *elf.Section) ([]byte, error) { return s.Data() }
+func readSection(s *elf.Section) ([]byte, error) { return safeelf.SectionData("", s) }
 
 func buildELF(f *elf.File, data sectionData) (*Table, error) {
 	if f.Machine != elf.EM_X86_64 {
@@ -97,6 +118,9 @@ func frameSection(f *elf.File, name string, read sectionData) ([]byte, uint64, e
 		}
 		return nil, 0, nil
 	}
+	if s.Size > MaxCFIBytes {
+		return nil, 0, fmt.Errorf("%s of %s is %w of %s (unwind.MaxCFIBytes): no table", name, safeelf.Size(s.Size), safeelf.ErrBudget, safeelf.Size(MaxCFIBytes))
+	}
 	data, err := read(s)
 	if err != nil {
 		return nil, 0, fmt.Errorf("read %s: %w", name, err)
@@ -130,8 +154,8 @@ func ehFrameFromHeader(f *elf.File) ([]byte, uint64, error) {
 	if !ok {
 		return nil, 0, &FormatError{Section: ".eh_frame_hdr", Offset: 4, Msg: fmt.Sprintf("eh_frame_ptr %#x is in no PT_LOAD segment", ptr)}
 	}
-	data := make([]byte, seg.Vaddr+seg.Filesz-ptr)
-	if err := safeelf.ReadAt(f, data, ptr); err != nil {
+	data, err := safeelf.ReadVirt(f, "", ".eh_frame", ptr, min(seg.Vaddr+seg.Filesz-ptr, MaxCFIBytes))
+	if err != nil {
 		return nil, 0, fmt.Errorf("read .eh_frame at %#x: %w", ptr, err)
 	}
 	return data, ptr, nil

@@ -101,7 +101,7 @@ func goFuncs(f *elf.File, names ...string) ([]goFunc, error) {
 
 // findGo fills fns from the function symbols of t.
 func (t symTable) findGo(f *elf.File, fns []goFunc) {
-	names, err := t.names.Data()
+	names, err := safeelf.SectionData("", t.names)
 	if err != nil {
 		return
 	}

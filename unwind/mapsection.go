@@ -4,6 +4,8 @@ import (
 	"debug/elf"
 	"os"
 
+	"github.com/probee/probee/internal/safeelf"
+	"github.com/probee/probee/internal/safefile"
 	"golang.org/x/sys/unix"
 )
 
@@ -14,23 +16,25 @@ import (
 // system call. Nothing built may keep a slice of a mapping: unmap releases
 // them all. Compressed sections, and any a mapping fails for, are read.
 type sectionMapper struct {
-	fh   *os.File
+	src  *safefile.File
 	maps [][]byte
 }
 
+// data maps s, or reads it (within the section budget) when it is
+// compressed or not wholly in the file as it was opened.
 func (m *sectionMapper) data(s *elf.Section) ([]byte, error) {
-	fi, err := m.fh.Stat()
-	if err != nil || s.Flags&elf.SHF_COMPRESSED != 0 || s.Size == 0 || s.Offset > uint64(fi.Size()) || s.Size > uint64(fi.Size())-s.Offset {
-		return s.Data() // debug/elf says what is wrong, if anything
+	size := uint64(m.src.Size)
+	if s.Flags&elf.SHF_COMPRESSED != 0 || s.Size == 0 || s.Offset > size || s.Size > size-s.Offset || s.Size > safeelf.MaxSection {
+		return safeelf.SectionData(m.src.Name, s) // says what is wrong, if anything
 	}
 	start := s.Offset &^ uint64(os.Getpagesize()-1)
-	b, err := unix.Mmap(int(m.fh.Fd()), int64(start), int(s.Offset+s.Size-start), unix.PROT_READ, unix.MAP_PRIVATE|unix.MAP_POPULATE)
+	b, err := unix.Mmap(int(m.src.OS().Fd()), int64(start), int(s.Offset+s.Size-start), unix.PROT_READ, unix.MAP_PRIVATE|unix.MAP_POPULATE)
 	if err != nil {
-		return s.Data()
+		return safeelf.SectionData(m.src.Name, s)
 	}
 	m.maps = append(m.maps, b)
 	if testMapped != nil {
-		testMapped(m.fh.Name())
+		testMapped(m.src.Name)
 	}
 	return b[s.Offset-start:], nil
 }

@@ -21,9 +21,11 @@ func libcTable(t testing.TB) (*Table, string) {
 	return tab, p
 }
 
-func TestCacheSharesByBuildID(t *testing.T) {
+// One file reached by two paths is built once; a copy with the same
+// build-id is built on its own (its bytes may differ: see internal/fileid).
+func TestCacheSharesByFile(t *testing.T) {
 	_, p := libcTable(t)
-	if id, err := fileid.Of(p); err != nil || id.BuildID == "" {
+	if id, err := fileid.OfPath(p); err != nil || id.BuildID == "" {
 		t.Skipf("libc has no build-id (%v)", err)
 	}
 	data, err := os.ReadFile(p)
@@ -34,17 +36,22 @@ func TestCacheSharesByBuildID(t *testing.T) {
 	if err := os.WriteFile(cp, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	link := filepath.Join(t.TempDir(), "libc-link.so")
+	if err := os.Symlink(p, link); err != nil {
+		t.Fatal(err)
+	}
 	c := NewCache()
-	a, err := c.Get(p)
-	if err != nil {
-		t.Fatal(err)
+	get := func(p string) *Table {
+		t.Helper()
+		tab, err := c.Get(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tab
 	}
-	b, err := c.Get(cp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if a != b || c.Len() != 1 {
-		t.Fatalf("same build-id built twice (%p %p, %d tables)", a, b, c.Len())
+	a, b, viaLink := get(p), get(cp), get(link)
+	if a != viaLink || a == b || c.Len() != 2 {
+		t.Fatalf("tables %p (libc), %p (a link to it), %p (a copy with its build-id), %d in all: want the link to share libc's and the copy to have its own", a, viaLink, b, c.Len())
 	}
 	if _, err := c.Get(filepath.Join(t.TempDir(), "missing")); err == nil {
 		t.Error("missing file accepted")

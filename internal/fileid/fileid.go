@@ -1,133 +1,126 @@
 // Package fileid owns the identity that keys probee's per-file caches:
 // resolver's Index (symbols, and the DWARF read with them) and unwind's
-// Cache (tables). Both call Of for the key and keep their values in a
-// Cache (cache.go: one build per ID, concurrent callers share it); nothing
-// else stats files or reads build-ids to key a cache.
+// Cache (tables, in memory and on disk). Both call Open for the key and
+// the file to read, and keep their values in a Cache (cache.go: one build
+// per ID, concurrent callers share it); nothing else stats files or reads
+// build-ids to key a cache.
 //
 // # The key
 //
-// An ID is the file's GNU build-id when it has one, else its version: device,
-// inode, size and modification time. Never its path.
+// An ID is the file's version as the descriptor that is read shows it
+// (device, inode, size, modification and change times) together with its
+// GNU build-id when it has one. Never its path, and never the build-id
+// alone.
 //
-//   - A build-id names what the linker produced, so one library at several
-//     paths (a container's root and the host's, /proc/PID/map_files links,
-//     hard links, copies) is read once, and a rebuilt file, having a new
-//     build-id, is read again. pprof and perf name binaries the same way.
-//   - Files without one (some Go and hand-linked binaries, non-ELF files)
-//     fall back to the version: a file rewritten at the same path changes
-//     size or mtime and gets a new ID.
-//   - The path is left out: it says where a file is, not what it holds.
-//
-// What is cached under an ID must be a function of the build: code, CFI,
-// symbols. Two files with one build-id but different contents (a stripped
-// copy and its original) share one entry, as they always did here.
+//   - A build-id is what the file says of itself: anyone can write a file
+//     with root's libc's build-id and other symbols or a corrupt
+//     .eh_frame. Keyed by build-id alone, such a copy named root's own
+//     process's frames in the same run and poisoned the table cache on
+//     disk for later runs of the genuine binary. The version names the
+//     very bytes read: a cache entry written from one file is never used
+//     for another.
+//   - The change time (ctime) is in the version because nobody can set
+//     it: a file rewritten in place with its size and modification time
+//     restored (utimes) is a new version all the same.
+//   - The cost: one library reached through two different files (a
+//     container's overlay copy and the host's) is read twice, where the
+//     build-id alone read it once.
+//   - The build-id stays in the ID (and the disk cache's file name), so
+//     an entry is also never used across rebuilds.
+//   - The path is left out: it says where a file is, not what it holds;
+//     hard links and /proc/PID/map_files links to one file share an ID.
 //
 // # Reading once
 //
-// Of stats the path on every call (a rebuild must show) and reads the
-// build-id only for a version it has not seen: the versions' IDs are
-// remembered for the life of the process, so resolver and unwind asking
-// about the same file read its build-id once between them. The build-id is
-// read from the file Of opened, and remembered under that file's version,
-// so a file replaced between the stat and the open cannot lend its build-id
-// to the old version.
+// Open opens the path (internal/safefile: no blocking, regular files only)
+// and reads the build-id only for a version it has not seen: the versions'
+// build-ids are remembered for the life of the process, so resolver and
+// unwind asking about the same file read its build-id once between them.
+// The caller builds from the descriptor Open returns, so what is cached
+// under an ID is what was read under it.
 package fileid
 
 import (
 	"fmt"
-	"os"
 	"sync"
-	"syscall"
 
 	"github.com/probee/probee/internal/elfnote"
 	"github.com/probee/probee/internal/safeelf"
+	"github.com/probee/probee/internal/safefile"
 )
 
 // ID identifies the contents of one file for the per-file caches.
 // Comparable: use it as a map key.
 type ID struct {
-	BuildID string // hex GNU build-id; when set the fields below are zero
+	BuildID string // hex GNU build-id, "" when the file has none
 	Dev     uint64
 	Ino     uint64
 	Size    int64
 	Mtime   int64 // nanoseconds since the epoch
-}
-
-// version is which version of which file a stat saw.
-type version struct {
-	dev, ino    uint64
-	size, mtime int64
+	Ctime   int64 // nanoseconds since the epoch
 }
 
 var known = struct {
 	sync.Mutex
-	ids map[version]ID
-}{ids: map[version]ID{}}
+	buildIDs map[safefile.Info]string
+}{buildIDs: map[safefile.Info]string{}}
 
-// Of returns the ID of the file at path (symbolic links followed). Errors
-// are those of stat and open.
-func Of(path string) (ID, error) {
-	fi, err := os.Stat(path)
+// Open opens the regular file at path (internal/safefile.Open) and returns
+// its ID and the opened file, which the caller reads from and closes.
+// Errors are those of the open.
+func Open(path string) (ID, *safefile.File, error) {
+	f, err := safefile.Open(path)
 	if err != nil {
-		return ID{}, err
+		return ID{}, nil, err
 	}
-	v := versionOf(fi)
-	if !fi.Mode().IsRegular() {
-		return v.id(), nil
-	}
+	return Of(f), f, nil
+}
+
+// Of returns the ID of an opened file.
+func Of(f *safefile.File) ID {
 	known.Lock()
-	id, ok := known.ids[v]
+	b, ok := known.buildIDs[f.Info]
 	known.Unlock()
-	if ok {
-		return id, nil
+	if !ok {
+		b = buildID(f)
+		known.Lock()
+		known.buildIDs[f.Info] = b
+		known.Unlock()
 	}
-	return read(path)
+	return ID{BuildID: b, Dev: f.Dev, Ino: f.Ino, Size: f.Size, Mtime: f.Mtime, Ctime: f.Ctime}
 }
 
-// read opens path and returns the ID of the file it opened.
-func read(path string) (ID, error) {
-	fh, err := os.Open(path)
+// buildID reads f's GNU build-id, "" when it has none or is no ELF file.
+func buildID(f *safefile.File) string {
+	e, err := safeelf.NewFile(f.Name, f)
 	if err != nil {
-		return ID{}, err
+		return ""
 	}
-	defer fh.Close()
-	fi, err := fh.Stat()
-	if err != nil {
-		return ID{}, err
-	}
-	v := versionOf(fi)
-	id := v.id()
-	if f, err := safeelf.NewFile(path, fh); err == nil {
-		_ = safeelf.Guard(path, func() error {
-			if b := elfnote.BuildID(f); b != "" {
-				id = ID{BuildID: b}
-			}
-			return nil
-		})
-	}
-	known.Lock()
-	known.ids[v] = id
-	known.Unlock()
-	return id, nil
+	var b string
+	_ = safeelf.Guard(f.Name, func() error { b = elfnote.BuildID(e); return nil })
+	return b
 }
 
-func versionOf(fi os.FileInfo) version {
-	v := version{size: fi.Size(), mtime: fi.ModTime().UnixNano()}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		v.dev, v.ino = uint64(st.Dev), st.Ino
-	}
-	return v
-}
-
-func (v version) id() ID { return ID{Dev: v.dev, Ino: v.ino, Size: v.size, Mtime: v.mtime} }
-
-// Key names id in one string that stays the same from run to run and is a
-// valid file name (no '/'): "b-" and the hex build-id, else
-// "f-DEV-INODE-SIZE-MTIME" (decimal). unwind/diskcache names its files by
-// it.
+// Key names id in one string that stays the same from run to run while
+// the file is unchanged, and is a valid file name (no '/'):
+// "b-BUILDID-DEV-INODE-SIZE-MTIME-CTIME" (decimal numbers), or "f-" and
+// the numbers for a file without a build-id. unwind/diskcache names its
+// files by it.
 func (id ID) Key() string {
+	v := fmt.Sprintf("%d-%d-%d-%d-%d", id.Dev, id.Ino, id.Size, id.Mtime, id.Ctime)
 	if id.BuildID != "" {
-		return "b-" + id.BuildID
+		return "b-" + id.BuildID + "-" + v
 	}
-	return fmt.Sprintf("f-%d-%d-%d-%d", id.Dev, id.Ino, id.Size, id.Mtime)
+	return "f-" + v
+}
+
+// OfPath is the ID of the file at path now (Open, then Close): for
+// tools and tests that name a cache entry, not for reading the file.
+func OfPath(path string) (ID, error) {
+	id, f, err := Open(path)
+	if err != nil {
+		return ID{}, err
+	}
+	f.Close()
+	return id, nil
 }

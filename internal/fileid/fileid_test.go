@@ -7,10 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/probee/probee/internal/elfnote"
 	"github.com/probee/probee/internal/safeelf"
+	"github.com/probee/probee/internal/safefile"
 )
 
 // libc returns the bytes and build-id of the system's libc.
@@ -38,23 +38,28 @@ func write(t *testing.T, p string, data []byte) {
 
 func of(t *testing.T, p string) ID {
 	t.Helper()
-	id, err := Of(p)
+	id, f, err := Open(p)
 	if err != nil {
 		t.Fatal(err)
 	}
+	f.Close()
 	return id
 }
 
-// Copies of one build are one ID, whatever their paths.
-func TestOfBuildID(t *testing.T) {
+// Two files with one build-id are two IDs: a copy of root's binary with
+// its build-id and other bytes must not share its cache entries.
+func TestOpenBuildIDNotAlone(t *testing.T) {
 	data, want := libc(t)
 	dir := t.TempDir()
 	a, b := filepath.Join(dir, "a.so"), filepath.Join(dir, "b.so")
 	write(t, a, data)
 	write(t, b, data)
 	ida, idb := of(t, a), of(t, b)
-	if ida != (ID{BuildID: want}) || idb != ida {
-		t.Errorf("copies: %+v and %+v, want both {BuildID: %s}", ida, idb, want)
+	if ida.BuildID != want || idb.BuildID != want {
+		t.Errorf("copies: build-ids %q and %q, want %s", ida.BuildID, idb.BuildID, want)
+	}
+	if ida == idb || ida.Key() == idb.Key() {
+		t.Errorf("two files with one build-id share ID %+v (key %s)", ida, ida.Key())
 	}
 }
 
@@ -64,14 +69,14 @@ func TestOfVersion(t *testing.T) {
 	dir := t.TempDir()
 	a := filepath.Join(dir, "script")
 	write(t, a, []byte("#!/bin/sh\n"))
+	link := filepath.Join(dir, "link")
+	if err := os.Link(a, link); err != nil { // a new link changes the ctime
+		t.Fatal(err)
+	}
 	id := of(t, a)
 	fi, _ := os.Stat(a)
-	if id.BuildID != "" || id.Ino == 0 || id.Size != fi.Size() || id.Mtime != fi.ModTime().UnixNano() {
+	if id.BuildID != "" || id.Ino == 0 || id.Size != fi.Size() || id.Mtime != fi.ModTime().UnixNano() || id.Ctime == 0 {
 		t.Fatalf("ID %+v does not describe %+v", id, fi)
-	}
-	link := filepath.Join(dir, "link")
-	if err := os.Link(a, link); err != nil {
-		t.Fatal(err)
 	}
 	if got := of(t, link); got != id {
 		t.Errorf("hard link: %+v, want %+v", got, id)
@@ -85,14 +90,14 @@ func TestOfVersion(t *testing.T) {
 	if got := of(t, a); got == id {
 		t.Errorf("rewritten file keeps ID %+v", got)
 	}
-	if got := of(t, dir); got.BuildID != "" || got.Ino == 0 {
-		t.Errorf("directory: %+v", got)
+	if _, _, err := Open(dir); !errors.Is(err, safefile.ErrNotRegular) {
+		t.Errorf("directory: %v, want ErrNotRegular", err)
 	}
 }
 
-// The build-id is read once per version: a file changed in place with its
-// size and mtime kept is not read again; touching it is.
-func TestOfReadsOncePerVersion(t *testing.T) {
+// A file changed in place is a new version even with its size and mtime
+// restored (its ctime changed): its build-id is read again.
+func TestOpenNewVersionOnRewrite(t *testing.T) {
 	data, want := libc(t)
 	raw, _ := hex.DecodeString(want)
 	i := bytes.Index(data, raw)
@@ -117,20 +122,13 @@ func TestOfReadsOncePerVersion(t *testing.T) {
 	if err := os.Chtimes(p, fi.ModTime(), fi.ModTime()); err != nil {
 		t.Fatal(err)
 	}
-	if got := of(t, p); got.BuildID != want {
-		t.Errorf("same version read again: %+v, want the remembered %s", got, want)
-	}
-	later := fi.ModTime().Add(time.Second)
-	if err := os.Chtimes(p, later, later); err != nil {
-		t.Fatal(err)
-	}
 	if got := of(t, p); got.BuildID == want || got.BuildID == "" {
-		t.Errorf("new version: %+v, want the changed build-id", got)
+		t.Errorf("rewritten with mtime restored: %+v, want the changed build-id", got)
 	}
 }
 
-func TestOfMissing(t *testing.T) {
-	if _, err := Of(filepath.Join(t.TempDir(), "missing")); !errors.Is(err, os.ErrNotExist) {
+func TestOpenMissing(t *testing.T) {
+	if _, _, err := Open(filepath.Join(t.TempDir(), "missing")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing file: %v", err)
 	}
 }
@@ -141,9 +139,9 @@ func TestKey(t *testing.T) {
 		id   ID
 		want string
 	}{
-		{ID{BuildID: "0a1b"}, "b-0a1b"},
-		{ID{Dev: 2049, Ino: 12, Size: 3400, Mtime: 1700000000123456789}, "f-2049-12-3400-1700000000123456789"},
-		{ID{}, "f-0-0-0-0"},
+		{ID{BuildID: "0a1b", Dev: 1, Ino: 2, Size: 3, Mtime: 4, Ctime: 5}, "b-0a1b-1-2-3-4-5"},
+		{ID{Dev: 2049, Ino: 12, Size: 3400, Mtime: 1700000000123456789, Ctime: 7}, "f-2049-12-3400-1700000000123456789-7"},
+		{ID{}, "f-0-0-0-0-0"},
 	} {
 		if got := c.id.Key(); got != c.want {
 			t.Errorf("%+v: key %q, want %q", c.id, got, c.want)

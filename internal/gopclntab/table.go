@@ -42,7 +42,7 @@ func Open(f *elf.File) (*Table, error) {
 	if pcln == nil || pcln.Type == elf.SHT_NOBITS {
 		return nil, ErrNoTable
 	}
-	data, err := pcln.Data()
+	data, err := safeelf.SectionData("", pcln)
 	if err != nil {
 		return nil, fmt.Errorf("read .gopclntab: %w", err)
 	}
@@ -186,11 +186,11 @@ func dataReader(f *elf.File) func(addr uint64, b []byte) bool {
 // addr to the section's end; nil when none holds it.
 func sectionFrom(f *elf.File, addr uint64) []byte {
 	s, ok := dataSection(f, addr)
-	if !ok || s.Size-(addr-s.Addr) > 1<<30 {
+	if !ok {
 		return nil
 	}
-	b := make([]byte, s.Size-(addr-s.Addr))
-	if _, err := s.ReadAt(b, int64(addr-s.Addr)); err != nil {
+	b, err := safeelf.ReadSection("", s, addr-s.Addr, s.Size-(addr-s.Addr))
+	if err != nil {
 		return nil
 	}
 	return b

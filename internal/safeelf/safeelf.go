@@ -13,7 +13,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
+
+	"github.com/probee/probee/internal/safefile"
 )
 
 // ErrNotELF is returned for files that are not ELF objects (linker
@@ -34,27 +35,32 @@ func Guard(name string, fn func() error) (err error) {
 // File is an ELF file opened by Open; Close closes the file under it.
 type File struct {
 	*elf.File
-	fh *os.File
+	Src *safefile.File // the opened file: its identity, size and descriptor
 }
 
 // Close closes the underlying file.
-func (f *File) Close() error { return f.fh.Close() }
+func (f *File) Close() error { return f.Src.Close() }
 
-// Stat describes the opened file (not whatever the path names now).
-func (f *File) Stat() (os.FileInfo, error) { return f.fh.Stat() }
-
-// Open opens the ELF file at path through NewFile. Errors name path.
+// Open opens the ELF file at path through internal/safefile (no blocking,
+// regular files only, inside a process's root for /proc/PID/root paths;
+// reads never past the file's size) and NewFile. Errors name path.
 func Open(path string) (*File, error) {
-	fh, err := os.Open(path)
+	src, err := safefile.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	f, err := NewFile(path, fh)
+	return FromFile(src)
+}
+
+// FromFile reads the ELF headers of an opened file; on error it closes
+// src.
+func FromFile(src *safefile.File) (*File, error) {
+	f, err := NewFile(src.Name, src)
 	if err != nil {
-		fh.Close()
+		src.Close()
 		return nil, err
 	}
-	return &File{File: f, fh: fh}, nil
+	return &File{File: f, Src: src}, nil
 }
 
 // NewFile reads the ELF headers from r behind Guard. Files that are not

@@ -49,7 +49,7 @@ func tableSources(t *testing.T, stderr string) (built, loaded int) {
 func TestTableCache(t *testing.T) {
 	testgate.Root(t)
 	bin := fixture(t, "chain-nofp")
-	id, err := fileid.Of(bin)
+	id, err := fileid.OfPath(bin)
 	if err != nil {
 		t.Fatal(err)
 	}

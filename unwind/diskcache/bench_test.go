@@ -20,7 +20,7 @@ func BenchmarkLLVM(b *testing.B) {
 	if _, err := os.Stat(libLLVM); err != nil {
 		b.Skip("libLLVM-14 is not installed (apt install llvm-14)")
 	}
-	id, err := fileid.Of(libLLVM)
+	id, err := fileid.OfPath(libLLVM)
 	if err != nil {
 		b.Fatal(err)
 	}
