@@ -20,133 +20,226 @@ const (
 	destDir                    // per-probe files and an index
 )
 
-// dest is one parsed -o destination.
+// dest is one planned -o destination: its kind and the directory it is
+// written through, both fixed when the run starts.
 type dest struct {
 	arg  string // as given, for messages
 	path string // cleaned
 	kind destKind
+	// dir is the directory the file goes into; for destDir the directory
+	// itself, or its nearest existing ancestor when mkdirs is not empty.
+	dir    *dirFD
+	mkdirs []string // destDir: directories to create under dir, outermost first
+}
+
+// Dests are the -o destinations of a run, classified and opened once,
+// before tracing starts (Plan), and written at its end (Write).
+type Dests struct {
+	list []dest
 }
 
 const extHelp = "use .folded, .collapsed, .svg, .pb.gz or a directory ending in /"
 
-// parseDest classifies one -o argument: a directory when it ends in '/' or
-// names an existing directory, otherwise by extension (case-insensitive).
+// Plan validates the -o arguments before anything is traced, so the CLI
+// can fail early, and fixes what each one is: a directory when it ends in
+// '/' or names an existing directory, otherwise a file by its extension
+// (case-insensitive). None may repeat, none may be a symbolic link (a
+// link another user planted would have probee write where they chose),
+// and each must be writable: its directory, or for a directory to be
+// created its nearest existing ancestor, takes a new file. That directory
+// is held open to the end of the run. Nothing is created (a probe file is
+// created and removed). The error names the -o argument and the fix.
+func Plan(args []string) (*Dests, error) {
+	ds := &Dests{}
+	seen := map[string]string{}
+	for _, a := range args {
+		d, err := parseDest(a)
+		if err == nil {
+			if prev, ok := seen[d.path]; ok {
+				err = fmt.Errorf("-o %s: same destination as -o %s: give each output once", a, prev)
+			}
+		}
+		if err == nil {
+			err = d.open()
+		}
+		if err != nil {
+			ds.Close()
+			return nil, err
+		}
+		seen[d.path] = a
+		ds.list = append(ds.list, d)
+	}
+	return ds, nil
+}
+
+// Close lets go of the directories Plan opened.
+func (ds *Dests) Close() {
+	if ds == nil {
+		return
+	}
+	for _, d := range ds.list {
+		d.dir.close()
+	}
+	ds.list = nil
+}
+
+// parseDest classifies one -o argument.
 func parseDest(arg string) (dest, error) {
 	d := dest{arg: arg, path: filepath.Clean(arg)}
 	if arg == "" {
 		return d, fmt.Errorf("-o: empty path: %s", extHelp)
 	}
-	if strings.HasSuffix(arg, "/") {
+	fi, err := os.Lstat(d.path)
+	if err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		return d, linkError(d)
+	}
+	if strings.HasSuffix(arg, "/") || err == nil && fi.IsDir() {
 		d.kind = destDir
 		return d, nil
 	}
-	if fi, err := os.Stat(arg); err == nil && fi.IsDir() {
-		d.kind = destDir
-		return d, nil
+	if d.kind, err = kindOf(arg); err != nil {
+		return d, err
 	}
-	lower := strings.ToLower(arg)
-	switch {
-	case strings.HasSuffix(lower, ".folded"), strings.HasSuffix(lower, ".collapsed"):
-		d.kind = destFolded
-	case strings.HasSuffix(lower, ".svg"):
-		d.kind = destSVG
-	case strings.HasSuffix(lower, ".pb.gz"):
-		d.kind = destPprof
-	default:
-		ext := filepath.Ext(arg)
-		if ext == "" {
-			return d, fmt.Errorf("-o %s: no output extension: %s", arg, extHelp)
-		}
-		return d, fmt.Errorf("-o %s: unknown output extension %q: %s", arg, ext, extHelp)
+	if fi != nil && !fi.Mode().IsRegular() {
+		return d, fmt.Errorf("-o %s: exists and is not a regular file (%s): choose another path", arg, fi.Mode().Type())
 	}
 	return d, nil
 }
 
-// Check validates destinations before anything is traced, so the CLI can
-// fail early: each must have a known extension or be a directory, none may
-// repeat, and each must be writable (its directory, or for a directory to
-// be created its nearest existing parent, accepts a new file). Nothing is
-// left behind. The error names the -o argument and the fix.
-func Check(dests []string) error {
-	_, err := parseDests(dests)
-	return err
-}
-
-func parseDests(args []string) ([]dest, error) {
-	seen := map[string]string{}
-	ds := make([]dest, 0, len(args))
-	for _, a := range args {
-		d, err := parseDest(a)
-		if err != nil {
-			return nil, err
-		}
-		if prev, ok := seen[d.path]; ok {
-			return nil, fmt.Errorf("-o %s: same destination as -o %s: give each output once", a, prev)
-		}
-		seen[d.path] = a
-		if err := checkWritable(d); err != nil {
-			return nil, err
-		}
-		ds = append(ds, d)
-	}
-	return ds, nil
-}
-
-// checkWritable makes sure d's directory exists (or can be created) and
-// takes a new file, by creating and removing a probe file there.
-func checkWritable(d dest) error {
-	dir := filepath.Dir(d.path)
-	if d.kind == destDir {
-		dir = d.path
-	}
-	fi, err := os.Stat(dir)
+// kindOf is the kind of file output arg names by its extension.
+func kindOf(arg string) (destKind, error) {
+	lower := strings.ToLower(arg)
 	switch {
-	case d.kind == destDir && missing(err):
-		parent, perr := existingParent(dir)
-		if perr != nil {
-			return fmt.Errorf("-o %s: %w", d.arg, perr)
-		}
-		dir = parent
-	case missing(err):
-		return fmt.Errorf("-o %s: directory %s does not exist: create it first or choose another path", d.arg, dir)
-	case err != nil:
-		return fmt.Errorf("-o %s: %w", d.arg, err)
-	case !fi.IsDir():
-		return fmt.Errorf("-o %s: %s is not a directory: choose another path", d.arg, dir)
+	case strings.HasSuffix(lower, ".folded"), strings.HasSuffix(lower, ".collapsed"):
+		return destFolded, nil
+	case strings.HasSuffix(lower, ".svg"):
+		return destSVG, nil
+	case strings.HasSuffix(lower, ".pb.gz"):
+		return destPprof, nil
 	}
-	f, err := os.CreateTemp(dir, ".probee-check-*")
+	if ext := filepath.Ext(arg); ext != "" {
+		return 0, fmt.Errorf("-o %s: unknown output extension %q: %s", arg, ext, extHelp)
+	}
+	return 0, fmt.Errorf("-o %s: no output extension: %s", arg, extHelp)
+}
+
+// linkError refuses a destination that is a symbolic link, saying where
+// it points.
+func linkError(d dest) error {
+	target, _ := os.Readlink(d.path)
+	what := "a symbolic link to " + target
+	if fi, err := os.Stat(d.path); err == nil && fi.IsDir() {
+		what = "a symbolic link to the directory " + target
+	}
+	return fmt.Errorf("-o %s: is %s: probee does not write through links (in a shared directory "+
+		"such as /tmp another user may have planted it): give the real path, or remove the link", d.arg, what)
+}
+
+// open opens the directory d is written through and checks that it takes
+// a new file.
+func (d *dest) open() error {
+	dir, err := d.openDir()
 	if err != nil {
-		return fmt.Errorf("-o %s: cannot write in %s: %w: choose a writable directory", d.arg, dir, unwrapPath(err))
+		return err
+	}
+	d.dir = dir
+	return d.checkWritable()
+}
+
+// openDir opens the directory a file goes into, or a destination
+// directory (never through a link), or its nearest existing ancestor,
+// noting the directories to create (d.mkdirs).
+func (d *dest) openDir() (*dirFD, error) {
+	if d.kind != destDir {
+		dir := filepath.Dir(d.path)
+		f, err := openDir(dir)
+		switch {
+		case errors.Is(err, syscall.ENOENT):
+			return nil, fmt.Errorf("-o %s: directory %s does not exist: create it first or choose another path", d.arg, dir)
+		case errors.Is(err, syscall.ENOTDIR):
+			return nil, fmt.Errorf("-o %s: %s is not a directory: choose another path", d.arg, nonDir(dir))
+		case err != nil:
+			return nil, fmt.Errorf("-o %s: %w", d.arg, err)
+		}
+		return f, nil
+	}
+	return d.openDestDir()
+}
+
+// openDestDir opens a destination directory, or its nearest existing
+// ancestor when it is to be created.
+func (d *dest) openDestDir() (*dirFD, error) {
+	var missing []string
+	for p := d.path; ; p = filepath.Dir(p) {
+		parent, err := openDir(filepath.Dir(p))
+		if errors.Is(err, syscall.ENOENT) && p != filepath.Dir(p) {
+			missing = append(missing, filepath.Base(p)) // p's parent is missing too
+			continue
+		}
+		if err != nil {
+			return nil, d.dirError(filepath.Dir(p), err)
+		}
+		f, err := parent.openDirAt(filepath.Base(p))
+		switch {
+		case err == nil:
+			parent.close()
+			d.mkdirs = reversed(missing)
+			return f, nil
+		case errors.Is(err, syscall.ENOENT):
+			d.mkdirs = reversed(append(missing, filepath.Base(p)))
+			return parent, nil
+		}
+		parent.close()
+		return nil, d.dirError(p, err)
+	}
+}
+
+// dirError words a failure to open dir, on the way to d's directory.
+func (d *dest) dirError(dir string, err error) error {
+	if errors.Is(err, syscall.ENOTDIR) {
+		return fmt.Errorf("-o %s: %s is not a directory: choose another path", d.arg, nonDir(dir))
+	}
+	if dir == d.path {
+		return fmt.Errorf("-o %s: open %s: %w", d.arg, dir, unwrapPath(err))
+	}
+	return fmt.Errorf("-o %s: cannot create directory %s: %w: choose another path", d.arg, d.path, unwrapPath(err))
+}
+
+// nonDir is the part of path that is there and not a directory, for an
+// error that says path is not one (ENOTDIR); path when none is found.
+func nonDir(path string) string {
+	for p := path; p != filepath.Dir(p); p = filepath.Dir(p) {
+		if fi, err := os.Stat(p); err == nil {
+			if !fi.IsDir() {
+				return p
+			}
+			break
+		}
+	}
+	return path
+}
+
+func reversed(s []string) []string {
+	out := make([]string, len(s))
+	for i, v := range s {
+		out[len(s)-1-i] = v
+	}
+	return out
+}
+
+// checkWritable makes sure d's directory takes a new file, by creating
+// and removing a probe file there.
+func (d *dest) checkWritable() error {
+	f, name, err := d.dir.createTemp("probee-check")
+	if err != nil {
+		return fmt.Errorf("-o %s: cannot write in %s: %w: choose a writable directory", d.arg, d.dir.path, err)
 	}
 	f.Close()
-	os.Remove(f.Name())
+	d.dir.remove(name)
 	return nil
 }
 
-// existingParent returns the nearest existing ancestor of dir, which must
-// be a directory for dir to be created.
-func existingParent(dir string) (string, error) {
-	for p := filepath.Dir(dir); ; p = filepath.Dir(p) {
-		fi, err := os.Stat(p)
-		if err == nil {
-			if !fi.IsDir() {
-				return "", fmt.Errorf("cannot create directory %s: %s is not a directory: choose another path", dir, p)
-			}
-			return p, nil
-		}
-		if !missing(err) || p == filepath.Dir(p) {
-			return "", fmt.Errorf("cannot create directory %s: %w", dir, err)
-		}
-	}
-}
-
-// missing reports whether err says a path does not exist, including
-// because a parent is a file (ENOTDIR).
-func missing(err error) bool {
-	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
-}
-
-// unwrapPath drops the *PathError wrapper, whose message repeats a temp name.
+// unwrapPath drops the *PathError wrapper, whose message repeats a path.
 func unwrapPath(err error) error {
 	var pe *fs.PathError
 	if errors.As(err, &pe) {

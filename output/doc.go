@@ -28,8 +28,11 @@
 //     github.com/google/pprof/profile, with probe/comm/pid labels, mappings
 //     with build-ids, functions with files and lines, and inline frames as
 //     extra lines of one location.
-//   - Layout (Write, Check): the -o rules, atomic writes (temporary file and
-//     rename, nothing left behind on error) and up-front validation.
+//   - Layout (Plan, Write): the -o rules, checked and fixed before tracing
+//     starts (kind, directory held open, no symbolic links), and safe
+//     writes: each destination on its own, through temporary files created
+//     with O_EXCL|O_NOFOLLOW and renamed into place, nothing left behind
+//     by one that fails.
 //
 // # Why the flamegraph renderer is written here
 //

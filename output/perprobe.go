@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"html"
 	"io"
-	"path/filepath"
 	"strings"
 )
 
@@ -59,9 +58,11 @@ func safeName(label string) string {
 	return s
 }
 
-// writeDir writes the per-probe files and the indexes into d.
-func writeDir(tx *txn, p *Profile, d dest, opts Options) error {
-	if err := tx.mkdir(d, d.path); err != nil {
+// writeDir writes the per-probe files and the indexes into tx's
+// directory, creating it when Plan found it missing.
+func writeDir(tx *txn, p *Profile, opts Options) error {
+	dir, err := tx.mkdirs()
+	if err != nil {
 		return err
 	}
 	single := opts
@@ -69,25 +70,24 @@ func writeDir(tx *txn, p *Profile, d dest, opts Options) error {
 	labels := ProbeLabels(p)
 	names := FileNames(labels)
 	for i, l := range labels {
-		base := filepath.Join(d.path, names[i])
 		keep := forProbe(l)
-		err := tx.file(d, base+".folded", func(w io.Writer) error {
+		err := tx.file(dir, names[i]+".folded", func(w io.Writer) error {
 			return writeStacks(w, collapse(p, single, keep))
 		})
 		if err == nil {
-			err = tx.file(d, base+".svg", func(w io.Writer) error { return renderSVG(w, probeDoc(p, l, single)) })
+			err = tx.file(dir, names[i]+".svg", func(w io.Writer) error { return renderSVG(w, probeDoc(p, l, single)) })
 		}
 		if err != nil {
 			return err
 		}
 	}
-	err := tx.file(d, filepath.Join(d.path, "index.txt"), func(w io.Writer) error {
+	err = tx.file(dir, "index.txt", func(w io.Writer) error {
 		return writeIndexText(w, p, labels, names)
 	})
 	if err != nil {
 		return err
 	}
-	return tx.file(d, filepath.Join(d.path, "index.html"), func(w io.Writer) error {
+	return tx.file(dir, "index.html", func(w io.Writer) error {
 		return writeIndexHTML(w, p, labels, names)
 	})
 }

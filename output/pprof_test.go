@@ -171,7 +171,7 @@ func TestGoToolPprof(t *testing.T) {
 		t.Skip("go not in PATH")
 	}
 	path := filepath.Join(t.TempDir(), "p.pb.gz")
-	if err := Write(smallProfile(), []string{path}, Options{}); err != nil {
+	if err := Write(smallProfile(), plan(t, path), Options{}); err != nil {
 		t.Fatal(err)
 	}
 	for _, mode := range []string{"-top", "-traces"} {

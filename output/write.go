@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"syscall"
 )
 
 // Write writes p to each destination (the -o rules of README.md#outputs--o-repeatable):
@@ -19,30 +20,37 @@ import (
 //     and index.html listing label, count and files.
 //
 // With no destinations the combined collapsed stacks go to opts.Stdout.
-// Destinations are validated first (see Check). Every file is written to a
-// temporary file beside it and renamed into place only when all outputs
-// are complete: on error no partial or new file is left behind, and
-// directories Write created are removed again.
-func Write(p *Profile, dests []string, opts Options) error {
+// Each destination is written on its own, as Plan fixed it, through the
+// directory Plan opened: its files to new temporary files beside them
+// (O_EXCL|O_NOFOLLOW), renamed into place once all of them are complete.
+// A destination that fails (a full disk, an I/O error) leaves no partial
+// or new file behind (an older file there stays as it was) and removes
+// the directories it created; the others are still written. The error
+// joins one error per failed destination.
+func Write(p *Profile, ds *Dests, opts Options) error {
 	combined := opts
 	combined.WithProbe = true
-	if len(dests) == 0 {
+	if ds == nil || len(ds.list) == 0 {
 		out := opts.Stdout
 		if out == nil {
 			out = os.Stdout
 		}
 		return WriteCollapsed(out, p, combined)
 	}
-	ds, err := parseDests(dests)
-	if err != nil {
-		return err
-	}
-	tx := &txn{}
-	for _, d := range ds {
-		if err = writeDest(tx, p, d, opts, combined); err != nil {
-			break
+	var errs []error
+	for _, d := range ds.list {
+		if err := writeDest(p, d, opts, combined); err != nil {
+			errs = append(errs, err)
 		}
 	}
+	return errors.Join(errs...)
+}
+
+// writeDest writes one destination, all of its files or none.
+func writeDest(p *Profile, d dest, opts, combined Options) error {
+	tx := &txn{d: d}
+	defer tx.closeDirs()
+	err := renderDest(tx, p, d, opts, combined)
 	if err == nil {
 		err = tx.commit()
 	}
@@ -52,31 +60,45 @@ func Write(p *Profile, dests []string, opts Options) error {
 	return err
 }
 
-func writeDest(tx *txn, p *Profile, d dest, opts, combined Options) error {
+func renderDest(tx *txn, p *Profile, d dest, opts, combined Options) error {
+	name := filepath.Base(d.path)
 	switch d.kind {
 	case destFolded:
-		return tx.file(d, d.path, func(w io.Writer) error { return WriteCollapsed(w, p, combined) })
+		return tx.file(d.dir, name, func(w io.Writer) error { return WriteCollapsed(w, p, combined) })
 	case destSVG:
-		return tx.file(d, d.path, func(w io.Writer) error { return WriteSVG(w, p, combined) })
+		return tx.file(d.dir, name, func(w io.Writer) error { return WriteSVG(w, p, combined) })
 	case destPprof:
-		return tx.file(d, d.path, func(w io.Writer) error { return WritePprof(w, p, combined) })
+		return tx.file(d.dir, name, func(w io.Writer) error { return WritePprof(w, p, combined) })
 	}
-	return writeDir(tx, p, d, opts)
+	return writeDir(tx, p, opts)
 }
 
-// txn collects finished temporary files to rename together.
+// txn collects one destination's finished temporary files to rename
+// together.
 type txn struct {
-	pending [][2]string // temp, final
-	dirs    []string    // directories created, outermost first
+	d       dest
+	pending []pendingFile
+	made    []madeDir // directories created, outermost first
+	opened  []*dirFD  // directories opened for this destination
 }
 
-// file renders one output into a temporary file beside path.
-func (tx *txn) file(d dest, path string, render func(io.Writer) error) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+type pendingFile struct {
+	dir       *dirFD
+	tmp, name string
+}
+
+type madeDir struct {
+	parent *dirFD
+	name   string
+}
+
+// file renders one output into a temporary file beside name in dir.
+func (tx *txn) file(dir *dirFD, name string, render func(io.Writer) error) error {
+	f, tmp, err := dir.createTemp(name)
 	if err != nil {
-		return fmt.Errorf("-o %s: %w", d.arg, err)
+		return tx.errorf(dir.join(name), err)
 	}
-	tx.pending = append(tx.pending, [2]string{f.Name(), path})
+	tx.pending = append(tx.pending, pendingFile{dir, tmp, name})
 	bw := bufio.NewWriterSize(f, 256<<10)
 	err = render(bw)
 	if err == nil {
@@ -89,25 +111,54 @@ func (tx *txn) file(d dest, path string, render func(io.Writer) error) error {
 		err = cerr
 	}
 	if err != nil {
-		return fmt.Errorf("-o %s: write %s: %w", d.arg, path, err)
+		return tx.errorf(dir.join(name), err)
 	}
 	return nil
 }
 
-// mkdir creates dir and its missing parents, remembering them for rollback.
-func (tx *txn) mkdir(d dest, dir string) error {
-	var missing []string
-	for p := dir; ; p = filepath.Dir(p) {
-		if _, err := os.Stat(p); err == nil || p == filepath.Dir(p) {
-			break
-		}
-		missing = append(missing, p)
+// errorf names the destination, the file and the cause (without the
+// temporary file's name).
+func (tx *txn) errorf(path string, err error) error {
+	msg := fmt.Sprintf("-o %s: write %s: %v", tx.d.arg, path, unwrapPath(err))
+	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+		msg += ": free some space or choose another file system"
 	}
-	for i := len(missing) - 1; i >= 0; i-- {
-		if err := os.Mkdir(missing[i], 0o755); err != nil && !errors.Is(err, os.ErrExist) {
-			return fmt.Errorf("-o %s: %w", d.arg, err)
+	return errors.New(msg)
+}
+
+// mkdirs creates the destination directory's missing parts and returns
+// the directory, opened (never through a link).
+func (tx *txn) mkdirs() (*dirFD, error) {
+	dir := tx.d.dir
+	for _, name := range tx.d.mkdirs {
+		err := dir.mkdir(name)
+		if err == nil {
+			tx.made = append(tx.made, madeDir{dir, name})
+		} else if !errors.Is(err, syscall.EEXIST) {
+			return nil, tx.errorf(dir.join(name), err)
 		}
-		tx.dirs = append(tx.dirs, missing[i])
+		next, err := dir.openDirAt(name)
+		if err != nil {
+			return nil, tx.errorf(dir.join(name), err)
+		}
+		tx.opened = append(tx.opened, next)
+		if err := tx.checkOwner(next); err != nil {
+			return nil, err
+		}
+		dir = next
+	}
+	return dir, nil
+}
+
+// checkOwner refuses a directory that another user made while probee
+// ran, where probee was to create it.
+func (tx *txn) checkOwner(dir *dirFD) error {
+	uid, err := dir.owner()
+	if err != nil {
+		return tx.errorf(dir.path, err)
+	}
+	if int(uid) != os.Geteuid() {
+		return fmt.Errorf("-o %s: %s was made by uid %d while probee ran: not writing there; choose another path", tx.d.arg, dir.path, uid)
 	}
 	return nil
 }
@@ -115,9 +166,9 @@ func (tx *txn) mkdir(d dest, dir string) error {
 // commit renames every temporary file into place.
 func (tx *txn) commit() error {
 	for i, pf := range tx.pending {
-		if err := os.Rename(pf[0], pf[1]); err != nil {
+		if err := pf.dir.rename(pf.tmp, pf.name); err != nil {
 			tx.pending = tx.pending[i:]
-			return fmt.Errorf("write %s: %w", pf[1], err)
+			return tx.errorf(pf.dir.join(pf.name), err)
 		}
 	}
 	tx.pending = nil
@@ -127,9 +178,15 @@ func (tx *txn) commit() error {
 // rollback removes pending temporary files and the directories created.
 func (tx *txn) rollback() {
 	for _, pf := range tx.pending {
-		os.Remove(pf[0])
+		pf.dir.remove(pf.tmp)
 	}
-	for i := len(tx.dirs) - 1; i >= 0; i-- {
-		os.Remove(tx.dirs[i]) // only succeeds when empty
+	for i := len(tx.made) - 1; i >= 0; i-- {
+		tx.made[i].parent.rmdir(tx.made[i].name) // only succeeds when empty
+	}
+}
+
+func (tx *txn) closeDirs() {
+	for _, d := range tx.opened {
+		d.close()
 	}
 }

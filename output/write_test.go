@@ -2,10 +2,13 @@ package output
 
 import (
 	"bytes"
+	"errors"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -45,7 +48,7 @@ func TestWriteFiles(t *testing.T) {
 	out := filepath.Join(dir, "out") + "/"
 	dests := []string{filepath.Join(dir, "all.folded"), filepath.Join(dir, "all.collapsed"),
 		filepath.Join(dir, "all.svg"), filepath.Join(dir, "all.pb.gz"), out}
-	if err := Write(smallProfile(), dests, Options{}); err != nil {
+	if err := Write(smallProfile(), plan(t, dests...), Options{}); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "small-probe.folded", read(t, dests[0]))
@@ -91,75 +94,73 @@ func assertNoTemp(t *testing.T, dir string) {
 	})
 }
 
-func TestCheck(t *testing.T) {
+// plan is Plan(dests) in a test, closed when it ends.
+func plan(t *testing.T, dests ...string) *Dests {
+	t.Helper()
+	ds, err := Plan(dests)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ds.Close)
+	return ds
+}
+
+// A destination that cannot be written (here files over 2 KiB, past
+// RLIMIT_FSIZE: EFBIG, as ENOSPC would be) is reported and leaves no file
+// behind, an older file there as it was; the others are still written.
+func TestWriteFailureKeepsOthers(t *testing.T) {
 	dir := t.TempDir()
-	file := filepath.Join(dir, "file.folded")
-	os.WriteFile(file, nil, 0o644)
-	ro := filepath.Join(dir, "ro")
-	os.Mkdir(ro, 0o555)
-	tests := []struct {
-		dests []string
-		want  string // substring of the error, "" for none
-	}{
-		{[]string{filepath.Join(dir, "a.folded"), filepath.Join(dir, "a.SVG"), filepath.Join(dir, "a.pb.gz")}, ""},
-		{[]string{filepath.Join(dir, "a.collapsed"), dir, filepath.Join(dir, "new", "deeper") + "/"}, ""},
-		{[]string{"out.txt"}, `-o out.txt: unknown output extension ".txt": use .folded, .collapsed, .svg, .pb.gz or a directory ending in /`},
-		{[]string{"out"}, "-o out: no output extension: use .folded"},
-		{[]string{"x.gz"}, `unknown output extension ".gz"`},
-		{[]string{""}, "-o: empty path"},
-		{[]string{filepath.Join(dir, "nodir", "a.svg")}, "does not exist: create it first"},
-		{[]string{filepath.Join(file, "a.svg")}, "is not a directory"},
-		{[]string{filepath.Join(file, "sub") + "/"}, "is not a directory"},
-		{[]string{filepath.Join(dir, "a.svg"), filepath.Join(dir, ".", "a.svg")}, "same destination"},
+	small, big, bigDir := filepath.Join(dir, "small.folded"), filepath.Join(dir, "big.svg"), filepath.Join(dir, "new", "sub")+"/"
+	os.WriteFile(big, []byte("old"), 0o644)
+	ds := plan(t, big, small, bigDir)
+	limitFileSize(t, 2048)
+	err := Write(smallProfile(), ds, Options{})
+	if err == nil {
+		t.Fatal("no error")
 	}
-	if os.Geteuid() != 0 { // root writes anywhere
-		tests = append(tests, struct {
-			dests []string
-			want  string
-		}{[]string{filepath.Join(ro, "a.svg")}, "choose a writable directory"})
-	}
-	for _, tt := range tests {
-		err := Check(tt.dests)
-		switch {
-		case tt.want == "" && err != nil:
-			t.Errorf("Check(%q): %v", tt.dests, err)
-		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
-			t.Errorf("Check(%q) = %v, want an error containing %q", tt.dests, err, tt.want)
+	for _, want := range []string{"-o " + big + ": write " + big + ": file too large", "-o " + bigDir + ": write "} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q, want %q in it", err, want)
 		}
 	}
+	if strings.Contains(err.Error(), "tmp-") || strings.Count(err.Error(), "\n") != 1 {
+		t.Errorf("error %q: want one line per failed destination, no temporary names", err)
+	}
+	golden(t, "small-probe.folded", read(t, small))
+	if b := read(t, big); string(b) != "old" {
+		t.Errorf("the older %s was changed: %.40q", big, b)
+	}
 	if _, err := os.Stat(filepath.Join(dir, "new")); err == nil {
-		t.Error("Check created a directory")
+		t.Error("the failed directory output's directories were left behind")
 	}
 	assertNoTemp(t, dir)
 }
 
-func TestCheckReadOnlyFS(t *testing.T) {
-	if _, err := os.Stat("/proc/self"); err != nil {
-		t.Skip("no /proc")
-	}
-	err := Check([]string{"/proc/self/x.svg"})
-	if err == nil || !strings.Contains(err.Error(), "-o /proc/self/x.svg: cannot write in /proc/self") {
-		t.Errorf("Check on /proc: %v, want cannot write", err)
-	}
-}
-
-// TestWriteLeavesNothingOnError makes the last output fail after the
-// others were rendered and checks that no file or directory appears.
-func TestWriteLeavesNothingOnError(t *testing.T) {
-	dir := t.TempDir()
-	p := smallProfile()
-	tx := &txn{}
-	d, _ := parseDest(filepath.Join(dir, "made", "sub") + "/")
-	if err := writeDest(tx, p, d, Options{}, Options{WithProbe: true}); err != nil {
+// limitFileSize sets RLIMIT_FSIZE to n bytes for the test (SIGXFSZ
+// ignored: writes past it fail with EFBIG).
+func limitFileSize(t *testing.T, n uint64) {
+	var old syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_FSIZE, &old); err != nil {
 		t.Fatal(err)
 	}
-	bad := dest{arg: "bad.svg", path: filepath.Join(dir, "missing", "bad.svg"), kind: destSVG}
-	if err := writeDest(tx, p, bad, Options{}, Options{}); err == nil {
-		t.Fatal("writing into a missing directory succeeded")
+	signal.Ignore(syscall.SIGXFSZ)
+	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: n, Max: old.Max}); err != nil {
+		t.Fatal(err)
 	}
-	tx.rollback()
-	entries, _ := os.ReadDir(dir)
-	if len(entries) != 0 {
-		t.Errorf("left behind after a failed write: %v", entries)
+	t.Cleanup(func() {
+		syscall.Setrlimit(syscall.RLIMIT_FSIZE, &old)
+		signal.Reset(syscall.SIGXFSZ)
+	})
+}
+
+// Collapsed stacks to a full stdout fail.
+func TestWriteStdoutFull(t *testing.T) {
+	f, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+	if err != nil {
+		t.Skip(err)
+	}
+	defer f.Close()
+	if err := Write(smallProfile(), nil, Options{Stdout: f}); !errors.Is(err, syscall.ENOSPC) {
+		t.Errorf("writing to /dev/full: %v, want ENOSPC", err)
 	}
 }

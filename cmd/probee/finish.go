@@ -37,7 +37,7 @@ func (t *tracer) finish(stdout io.Writer) error {
 	if prof.Kind == output.KindLatency || prof.Kind == output.KindWeight {
 		t.reportMeasures(snap, prof.Kind, prof.ValueUnit)
 	}
-	err = output.Write(prof, t.cfg.outputs, output.Options{Stdout: stdout, Lines: t.cfg.lines})
+	err = output.Write(prof, t.dests, output.Options{Stdout: stdout, Lines: t.cfg.lines})
 	t.finishPush(prof) // after the local outputs: a slow backend cannot hold them up
 	return err
 }

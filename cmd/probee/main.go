@@ -54,7 +54,7 @@ func exitCode(err error, stderr io.Writer) int {
 	if errors.As(err, &ce) {
 		return ce.code
 	}
-	fmt.Fprintf(stderr, "probee: %v\n", err)
+	printError(stderr, err)
 	var ue *usageError
 	if errors.As(err, &ue) {
 		return 2
@@ -64,6 +64,18 @@ func exitCode(err error, stderr io.Writer) int {
 		return ee.code
 	}
 	return 1
+}
+
+// printError prints err as "probee: ..." lines, one for each of the
+// errors joined in it (every output that failed).
+func printError(stderr io.Writer, err error) {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range j.Unwrap() {
+			printError(stderr, e)
+		}
+		return
+	}
+	fmt.Fprintf(stderr, "probee: %v\n", err)
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -73,6 +74,44 @@ func TestUsageErrors(t *testing.T) {
 		if code != 2 || !strings.Contains(errs, c.want) || out != "" {
 			t.Errorf("probee %q: exit %d, stderr %q, stdout %q; want exit 2 and %q", c.args, code, errs, out, c.want)
 		}
+	}
+}
+
+// -o refuses a symbolic link, to a directory or a file, before anything
+// starts (the link might be another user's): exit 2, the link named.
+func TestOutputLinkRefused(t *testing.T) {
+	dir := t.TempDir()
+	victim := filepath.Join(dir, "victim")
+	os.Mkdir(victim, 0o755)
+	os.WriteFile(filepath.Join(dir, "f.svg"), nil, 0o644)
+	os.Symlink(victim, filepath.Join(dir, "y.svg"))
+	os.Symlink(filepath.Join(dir, "f.svg"), filepath.Join(dir, "l.svg"))
+	for link, want := range map[string]string{
+		"y.svg": "is a symbolic link to the directory " + victim + ": probee does not write through links",
+		"l.svg": "is a symbolic link to " + dir + "/f.svg: probee does not write through links",
+	} {
+		path := filepath.Join(dir, link)
+		out, errs, code := probee(t, "--uprobe", "malloc", "-o", path, "--", "true")
+		if code != 2 || !strings.HasPrefix(errs, "probee: -o "+path+": "+want) || out != "" {
+			t.Errorf("-o %s: exit %d, stderr %q; want exit 2 and %q", path, code, errs, want)
+		}
+	}
+	if left, _ := os.ReadDir(victim); len(left) != 0 {
+		t.Errorf("wrote into %s: %v", victim, left)
+	}
+}
+
+// Each of the errors joined in one (every output that failed) gets its
+// own "probee: " line.
+func TestPrintErrorJoined(t *testing.T) {
+	var b bytes.Buffer
+	err := errors.Join(errors.New("-o a.svg: write a.svg: no space left on device"), errors.New("-o b/: write b/x: i/o error"))
+	if code := exitCode(err, &b); code != 1 {
+		t.Errorf("exit %d, want 1", code)
+	}
+	want := "probee: -o a.svg: write a.svg: no space left on device\nprobee: -o b/: write b/x: i/o error\n"
+	if b.String() != want {
+		t.Errorf("printed %q, want %q", b.String(), want)
 	}
 }
 

@@ -39,13 +39,16 @@ type tracer struct {
 	tables      *unwind.Cache           // builds or loads the unwind tables (--unwind dwarf, auto)
 	tableDir    *diskcache.Dir          // the on-disk table cache; nil: none
 	push        *pushState              // --push; nil: none
+	dests       *output.Dests           // -o, fixed before tracing starts
 }
 
 func trace(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
-	if err := checkTraceable(cfg); err != nil {
+	dests, err := checkTraceable(cfg)
+	if err != nil {
 		return err
 	}
-	t := &tracer{cfg: cfg, status: newStatus(stderr, cfg.quiet)}
+	defer dests.Close()
+	t := &tracer{cfg: cfg, dests: dests, status: newStatus(stderr, cfg.quiet)}
 	scope := resolver.Scope{PID: cfg.pid, Command: cfg.command}
 	t.res = resolver.New(scope)
 	t.sym = resolver.NewSymbolizer(scope, t.res.Index())
@@ -78,7 +81,7 @@ func trace(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 		return err
 	}
 	exited := t.wait(ctx)
-	err := t.finish(stdout)
+	err = t.finish(stdout)
 	t.stopCommand()
 	if err == nil && exited && t.cmd != nil && t.cmd.exitCode() > 0 {
 		return &commandExit{t.cmd.exitCode()}
@@ -103,22 +106,24 @@ func (t *tracer) stopCommand() {
 	}
 }
 
-// checkTraceable rejects what cannot work before anything is started.
-func checkTraceable(cfg *config) error {
-	if err := output.Check(cfg.outputs); err != nil {
-		return &usageError{err.Error()}
-	}
+// checkTraceable rejects what cannot work before anything is started,
+// and plans the outputs.
+func checkTraceable(cfg *config) (*output.Dests, error) {
 	if len(cfg.command) > 0 {
 		if _, err := startCheck(cfg.command[0]); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if cfg.pid != 0 {
 		if _, err := os.Stat(fmt.Sprintf("/proc/%d", cfg.pid)); err != nil {
-			return usagef("no process with pid %d: check the pid (ps -e) or start the program with -- CMD", cfg.pid)
+			return nil, usagef("no process with pid %d: check the pid (ps -e) or start the program with -- CMD", cfg.pid)
 		}
 	}
-	return nil
+	dests, err := output.Plan(cfg.outputs)
+	if err != nil {
+		return nil, &usageError{err.Error()}
+	}
+	return dests, nil
 }
 
 // resolveAll turns every probe's spec into targets (pure: files only).

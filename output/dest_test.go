@@ -1,0 +1,134 @@
+package output
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+func TestPlan(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file.folded")
+	os.WriteFile(file, nil, 0o644)
+	ro := filepath.Join(dir, "ro")
+	os.Mkdir(ro, 0o555)
+	victim := filepath.Join(dir, "victim")
+	os.Mkdir(victim, 0o755)
+	for link, target := range map[string]string{"y.svg": victim, "d": victim, "f.svg": file, "gone.svg": "nowhere"} {
+		os.Symlink(target, filepath.Join(dir, link))
+	}
+	syscall.Mkfifo(filepath.Join(dir, "fifo.svg"), 0o644)
+	tests := []struct {
+		dests []string
+		want  string // substring of the error, "" for none
+	}{
+		{[]string{filepath.Join(dir, "a.folded"), filepath.Join(dir, "a.SVG"), filepath.Join(dir, "a.pb.gz")}, ""},
+		{[]string{filepath.Join(dir, "a.collapsed"), dir, filepath.Join(dir, "new", "deeper") + "/"}, ""},
+		{[]string{file, victim, victim + "/sub.svg/"}, ""},
+		{[]string{"out.txt"}, `-o out.txt: unknown output extension ".txt": use .folded, .collapsed, .svg, .pb.gz or a directory ending in /`},
+		{[]string{"out"}, "-o out: no output extension: use .folded"},
+		{[]string{"x.gz"}, `unknown output extension ".gz"`},
+		{[]string{""}, "-o: empty path"},
+		{[]string{filepath.Join(dir, "nodir", "a.svg")}, "does not exist: create it first"},
+		{[]string{filepath.Join(file, "a.svg")}, file + " is not a directory"},
+		{[]string{filepath.Join(file, "sub") + "/"}, file + " is not a directory"},
+		{[]string{filepath.Join(file, "sub", "deeper") + "/"}, file + " is not a directory"},
+		{[]string{file + "/"}, file + " is not a directory"},
+		{[]string{filepath.Join(dir, "a.svg"), filepath.Join(dir, ".", "a.svg")}, "same destination"},
+		{[]string{filepath.Join(dir, "y.svg")}, "-o " + dir + "/y.svg: is a symbolic link to the directory " + victim + ": probee does not write through links"},
+		{[]string{filepath.Join(dir, "d") + "/"}, "is a symbolic link to the directory " + victim},
+		{[]string{filepath.Join(dir, "d")}, "is a symbolic link to the directory " + victim},
+		{[]string{filepath.Join(dir, "f.svg")}, "is a symbolic link to " + file + ": probee does not write through links"},
+		{[]string{filepath.Join(dir, "gone.svg")}, "is a symbolic link to nowhere"},
+		{[]string{filepath.Join(dir, "fifo.svg")}, "exists and is not a regular file"},
+	}
+	if os.Geteuid() != 0 { // root writes anywhere
+		tests = append(tests, struct {
+			dests []string
+			want  string
+		}{[]string{filepath.Join(ro, "a.svg")}, "choose a writable directory"})
+	}
+	for _, tt := range tests {
+		ds, err := Plan(tt.dests)
+		ds.Close()
+		switch {
+		case tt.want == "" && err != nil:
+			t.Errorf("Plan(%q): %v", tt.dests, err)
+		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+			t.Errorf("Plan(%q) = %v, want an error containing %q", tt.dests, err, tt.want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "new")); err == nil {
+		t.Error("Plan created a directory")
+	}
+	if left, _ := os.ReadDir(victim); len(left) != 0 {
+		t.Errorf("Plan wrote into %s: %v", victim, left)
+	}
+	assertNoTemp(t, dir)
+}
+
+func TestPlanReadOnlyFS(t *testing.T) {
+	if _, err := os.Stat("/proc/self"); err != nil {
+		t.Skip("no /proc")
+	}
+	_, err := Plan([]string{"/proc/self/x.svg"})
+	if err == nil || !strings.Contains(err.Error(), "-o /proc/self/x.svg: cannot write in /proc/self") {
+		t.Errorf("Plan on /proc: %v, want cannot write", err)
+	}
+}
+
+// Plan fixes each destination's kind and directory: links planted in its
+// path during the run are not followed (the file replaces a link at its
+// name; a directory renamed away and replaced by a link is still written
+// where it was).
+func TestPlanKeepsKind(t *testing.T) {
+	dir := t.TempDir()
+	victim, base := filepath.Join(dir, "victim"), filepath.Join(dir, "base")
+	for _, d := range []string{victim, base, filepath.Join(base, "out")} {
+		os.Mkdir(d, 0o755)
+	}
+	os.WriteFile(filepath.Join(victim, "index.html"), []byte("victim's"), 0o644)
+	y, out, fresh := filepath.Join(dir, "y.svg"), filepath.Join(base, "out"), filepath.Join(base, "new")+"/"
+	ds := plan(t, y, out, fresh)
+	os.Symlink(victim, y) // planted during the run
+	os.Rename(base, filepath.Join(dir, "moved"))
+	os.Symlink(victim, base)
+	if err := Write(smallProfile(), ds, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(y); err != nil || !fi.Mode().IsRegular() {
+		t.Errorf("%s: %v, want the flamegraph in its place", y, fi.Mode())
+	}
+	checkSVG(t, read(t, y))
+	if b := read(t, filepath.Join(victim, "index.html")); string(b) != "victim's" {
+		t.Errorf("wrote through a link planted during the run: %s/index.html is %.40q", victim, b)
+	}
+	for _, d := range []string{"out", "new"} {
+		read(t, filepath.Join(dir, "moved", d, "index.html"))
+	}
+	if left, _ := os.ReadDir(victim); len(left) != 1 {
+		t.Errorf("wrote into %s: %v", victim, left)
+	}
+}
+
+// A directory probee was to create that another user made meanwhile is
+// not written into.
+func TestPlanDirMadeByOther(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to make a directory owned by another user")
+	}
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out") + "/"
+	ds := plan(t, out)
+	os.Mkdir(out, 0o777)
+	os.Chown(out, 65534, 65534)
+	err := Write(smallProfile(), ds, Options{})
+	if err == nil || !strings.Contains(err.Error(), "was made by uid 65534 while probee ran") {
+		t.Errorf("Write into a directory another user made: %v", err)
+	}
+	if left, _ := os.ReadDir(out); len(left) != 0 {
+		t.Errorf("wrote into it: %v", left)
+	}
+}
