@@ -138,6 +138,9 @@ func (tx *txn) mkdirs() (*dirFD, error) {
 			return nil, tx.errorf(dir.join(name), err)
 		}
 		next, err := dir.openDirAt(name)
+		if errors.Is(err, syscall.ENOTDIR) {
+			return nil, fmt.Errorf("-o %s: %s changed while probee ran (it is now a link or a file): not writing there; choose another path", tx.d.arg, dir.join(name))
+		}
 		if err != nil {
 			return nil, tx.errorf(dir.join(name), err)
 		}
