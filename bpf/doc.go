@@ -29,7 +29,11 @@
 // depth (ustacks_short, ustacks_mid, ustacks: up to 48, 112 and 256 pcs,
 // 512 bytes, 1 KiB and 4 KiB of kernel memory a stack; N/2 and N/4 of the
 // deeper ones where preallocated; see ustacks.go) and kstacks of N/4 kernel
-// stacks (16384, ~1 KiB each), all allocated on demand. 50K distinct user
+// stacks (16384, ~1 KiB each), all allocated on demand. What they take
+// when full (StackMapsCost: ~6.5 KiB a stack with the kernel's element
+// headers and kmalloc's size classes, plus the bucket arrays allocated
+// up front) and the unwind table budget are checked against the memory
+// available before anything is loaded (CheckMemory). 50K distinct user
 // stacks fit the defaults without loss. Kernel stacks are keyed by a hash
 // of their content like user stacks, not kept in a stack trace map: its ids
 // are buckets that collide long before the map is full, and a freed id can

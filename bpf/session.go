@@ -193,8 +193,13 @@ func configure(spec *ebpf.CollectionSpec, opts Options) error {
 		return fmt.Errorf("unwind table budget of %s is past the %s the table storage addresses", byteSize(b), byteSize(MaxTableBudget))
 	}
 	spec.Maps["unwind_shards"].MaxEntries = shardSlots(tableBudget(opts))
-	n := opts.MaxStacks
-	prealloc := !haveLazyPerfMaps() || opts.Compat.Prealloc
+	sizeStackMaps(spec, opts.MaxStacks, !haveLazyPerfMaps() || opts.Compat.Prealloc)
+	return nil
+}
+
+// sizeStackMaps sizes the maps --max-stacks drives for n stacks (0: the
+// defaults), every hash map preallocated when prealloc is set.
+func sizeStackMaps(spec *ebpf.CollectionSpec, n int, prealloc bool) {
 	if prealloc {
 		preallocate(spec)
 		if n == 0 {
@@ -209,7 +214,6 @@ func configure(spec *ebpf.CollectionSpec, opts Options) error {
 		spec.Maps["kstacks"].MaxEntries = uint32(max(n/4, 1))
 	}
 	sizeUstacks(spec, n, prealloc)
-	return nil
 }
 
 // tableBudget is opts' table budget, the default for 0.

@@ -12,6 +12,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/probee/probee/bpf"
 	"github.com/probee/probee/probespec"
 )
 
@@ -106,7 +107,7 @@ func newFlagSet(cfg *config, stderr io.Writer) *flag.FlagSet {
 	fs.IntVar(&cfg.freq, "frequency", 99, "")
 	fs.BoolVar(&cfg.noUprobeMulti, "no-uprobe-multi", false, "")
 	fs.BoolVar(&cfg.noKprobeMulti, "no-kprobe-multi", false, "")
-	fs.IntVar(&cfg.maxStacks, "max-stacks", 0, "")
+	fs.Func("max-stacks", "", func(s string) error { return parseMaxStacks(s, &cfg.maxStacks) })
 	fs.DurationVar(&cfg.interval, "interval", -1, "")
 	fs.BoolVar(&cfg.noTail, "no-tail-calls", false, "")
 	fs.Var(&cfg.unwindBudget, "unwind-budget", "")
@@ -170,6 +171,17 @@ func parsePID(s string, pid *int) error {
 		return fmt.Errorf("invalid pid %q: want a positive process id", s)
 	}
 	*pid = n
+	return nil
+}
+
+// parseMaxStacks reads --max-stacks: a number of stacks, at least 1 (the
+// default is no flag); what it costs is checked later (bpf.CheckMemory).
+func parseMaxStacks(s string, n *int) error {
+	v, err := strconv.Atoi(s)
+	if err != nil || v < 1 || v > bpf.MaxStacksLimit {
+		return fmt.Errorf("want a number of stacks from 1 to %d (the default is 65536)", bpf.MaxStacksLimit)
+	}
+	*n = v
 	return nil
 }
 

@@ -75,7 +75,9 @@ Output (outputs are always written, also on Ctrl-C and -d expiry):
                       container and cgroup
   --max-stacks N      size of the in-kernel count and user stack maps, kernel stacks N/4
                       (default 65536: 50K distinct stacks lose nothing; 16384 before
-                      Linux 6.1, where the maps are preallocated)
+                      Linux 6.1, where the maps are preallocated); a value whose full
+                      maps (~6.5 KiB a stack) and unwind tables would take more than
+                      half the memory available is refused, as is an --unwind-budget
   --interval D        move the kernel's counts into probee every D while tracing, so
                       long runs never fill the maps (default 1s; 0: only at the end)
   --no-uprobe-multi   one uprobe link per function instead of one uprobe_multi link per file

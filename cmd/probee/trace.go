@@ -119,6 +119,10 @@ func checkTraceable(cfg *config) (*output.Dests, error) {
 			return nil, usagef("no process with pid %d: check the pid (ps -e) or start the program with -- CMD", cfg.pid)
 		}
 	}
+	err := bpf.CheckMemory(bpf.Options{MaxStacks: cfg.maxStacks, TableBudget: uint64(cfg.unwindBudget), DWARF: cfg.unwind.dwarf()})
+	if err != nil {
+		return nil, &usageError{err.Error()}
+	}
 	dests, err := output.Plan(cfg.outputs)
 	if err != nil {
 		return nil, &usageError{err.Error()}

@@ -30,6 +30,9 @@ func TestBadInput(t *testing.T) {
 		{"unknown flag", []string{"--frobnicate"}, 2, "unknown flag -frobnicate"},
 		{"nothing to trace", []string{"-d", "1s"}, 2, "nothing to trace"},
 		{"pid and command", []string{"--uprobe", "malloc", "-p", "1", "--", "true"}, 2, "not both"},
+		{"max-stacks 0", []string{"--uprobe", bin + ":leaf", "--max-stacks", "0", "--", bin, "1"}, 2, `invalid value "0" for --max-stacks: want a number of stacks from 1`},
+		{"max-stacks past memory", []string{"--uprobe", bin + ":leaf", "--max-stacks", "100000000", "--", bin, "1"}, 2,
+			"--max-stacks 100000000: its maps take up to 634.4 GiB of kernel memory when full (and the unwind tables up to 256.0 MiB), more than half of the"},
 	}
 	before := uprobeEvents(t)
 	for _, c := range cases {
