@@ -93,6 +93,9 @@ func parseDest(arg string) (dest, error) {
 	if err == nil && fi.Mode()&fs.ModeSymlink != 0 {
 		return d, linkError(d)
 	}
+	if err := plantedLink(d); err != nil {
+		return d, err
+	}
 	if strings.HasSuffix(arg, "/") || err == nil && fi.IsDir() {
 		d.kind = destDir
 		return d, nil
@@ -133,6 +136,34 @@ func linkError(d dest) error {
 	}
 	return fmt.Errorf("-o %s: is %s: probee does not write through links (in a shared directory "+
 		"such as /tmp another user may have planted it): give the real path, or remove the link", d.arg, what)
+}
+
+// plantedLink refuses a path through a symbolic link another user made in
+// a sticky world-writable directory such as /tmp, unless that user owns
+// the directory: the rule of the kernel's fs.protected_symlinks, which
+// is off on some machines.
+func plantedLink(d dest) error {
+	abs, err := filepath.Abs(d.path)
+	if err != nil {
+		return nil
+	}
+	euid := uint32(os.Geteuid())
+	for p := filepath.Dir(abs); p != filepath.Dir(p); p = filepath.Dir(p) {
+		link, err := os.Lstat(p)
+		if err != nil || link.Mode()&fs.ModeSymlink == 0 {
+			continue
+		}
+		dir, err := os.Stat(filepath.Dir(p))
+		if err != nil || dir.Mode()&(fs.ModeSticky|0o002) != fs.ModeSticky|0o002 {
+			continue
+		}
+		lu, du := link.Sys().(*syscall.Stat_t).Uid, dir.Sys().(*syscall.Stat_t).Uid
+		if lu != euid && lu != du {
+			return fmt.Errorf("-o %s: %s is a symbolic link that uid %d made in the shared directory %s: "+
+				"probee does not follow links other users plant there; give the real path", d.arg, p, lu, filepath.Dir(p))
+		}
+	}
+	return nil
 }
 
 // open opens the directory d is written through and checks that it takes

@@ -132,3 +132,31 @@ func TestPlanDirMadeByOther(t *testing.T) {
 		t.Errorf("wrote into it: %v", left)
 	}
 }
+
+// A link another user made in a sticky world-writable directory is not
+// followed on the way to a destination (fs.protected_symlinks' rule).
+func TestPlanPlantedParent(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to make a link owned by another user")
+	}
+	dir := t.TempDir()
+	shared, victim := filepath.Join(dir, "tmp"), filepath.Join(dir, "victim")
+	os.Mkdir(shared, 0o777)
+	os.Chmod(shared, os.ModeSticky|0o777)
+	os.Mkdir(victim, 0o755)
+	sub, mine := filepath.Join(shared, "sub"), filepath.Join(shared, "mine")
+	os.Symlink(victim, sub)
+	os.Lchown(sub, 65534, 65534)
+	os.Symlink(victim, mine)
+	for _, tc := range []struct{ dest, want string }{
+		{filepath.Join(sub, "y.svg"), sub + " is a symbolic link that uid 65534 made in the shared directory " + shared},
+		{filepath.Join(sub, "a", "b") + "/", sub + " is a symbolic link that uid 65534 made"},
+		{filepath.Join(mine, "y.svg"), ""}, // root's own link
+	} {
+		ds, err := Plan([]string{tc.dest})
+		ds.Close()
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("Plan(%s): %v, want %q", tc.dest, err, tc.want)
+		}
+	}
+}

@@ -22,8 +22,8 @@ func sharedTmp(t *testing.T) (tmp, victim string) {
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	os.Chmod(dir, 0o755)
 	tmp, victim = filepath.Join(dir, "tmp"), filepath.Join(dir, "victim")
-	os.Mkdir(tmp, 0o1777)
-	os.Chmod(tmp, 0o1777)
+	os.Mkdir(tmp, 0o777)
+	os.Chmod(tmp, os.ModeSticky|0o777)
 	os.Mkdir(victim, 0o755)
 	if err := os.WriteFile(filepath.Join(victim, "index.html"), []byte("root's page"), 0o644); err != nil {
 		t.Fatal(err)
@@ -53,8 +53,9 @@ func checkVictim(t *testing.T, victim string) {
 
 // Issue 44: another user plants a link at probee's -o path in a shared
 // directory, to a directory of root's. Before the run, probee refuses it
-// (exit 2, before tracing); during the run, it keeps the file it planned
-// (the flamegraph replaces the link) and writes nothing through it.
+// (exit 2, before tracing), also as a directory on the way; during the
+// run, it keeps the file it planned (the flamegraph replaces the link)
+// and writes nothing through it.
 func TestOutputLinkPlanted(t *testing.T) {
 	testgate.Root(t)
 	chain := fixture(t, "chain-fp")
@@ -64,6 +65,17 @@ func TestOutputLinkPlanted(t *testing.T) {
 		plantAsNobody(t, victim, y)
 		r := run(t, "", "--uprobe", chain+":leaf", "-o", y, "--", chain, "1")
 		want := "probee: -o " + y + ": is a symbolic link to the directory " + victim + ": probee does not write through links"
+		if r.code != 2 || !strings.HasPrefix(r.stderr, want) {
+			t.Errorf("exit %d, stderr %q; want exit 2 and %q", r.code, r.stderr, want)
+		}
+		checkVictim(t, victim)
+	})
+	t.Run("parent", func(t *testing.T) {
+		tmp, victim := sharedTmp(t)
+		sub := filepath.Join(tmp, "sub")
+		plantAsNobody(t, victim, sub)
+		r := run(t, "", "--uprobe", chain+":leaf", "-o", sub+"/y.svg", "-o", sub+"/new/", "--", chain, "1")
+		want := "probee: -o " + sub + "/y.svg: " + sub + " is a symbolic link that uid 65534 made in the shared directory " + tmp
 		if r.code != 2 || !strings.HasPrefix(r.stderr, want) {
 			t.Errorf("exit %d, stderr %q; want exit 2 and %q", r.code, r.stderr, want)
 		}
