@@ -174,7 +174,11 @@ func (d *dest) open() error {
 		return err
 	}
 	d.dir = dir
-	return d.checkWritable()
+	if err := d.checkWritable(); err != nil {
+		dir.close()
+		return err
+	}
+	return nil
 }
 
 // openDir opens the directory a file goes into, or a destination
