@@ -77,6 +77,11 @@ func (r *Resolver) userObjects(t probespec.Target) ([]string, string, error) {
 		if err != nil {
 			return nil, "", err
 		}
+		if r.scope.PID > 0 && filepath.IsAbs(t.Name) {
+			if p, err = r.pathInProcess(r.scope.PID, p); err != nil {
+				return nil, "", err
+			}
+		}
 		if _, err := os.Stat(p); err != nil {
 			return nil, "", fmt.Errorf("resolve %s: %w", t.Name, err)
 		}
