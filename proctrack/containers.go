@@ -1,6 +1,7 @@
 package proctrack
 
 import (
+	"fmt"
 	"sync"
 
 	"github.com/probee/probee/internal/container"
@@ -17,10 +18,22 @@ type containers struct {
 	of   map[int]container.Info
 }
 
+// read reads pid's container; an error for a process gone, or a zombie:
+// an exited process's cgroup file shows the root cgroup, not the one it
+// ran in (short-lived host processes were labeled "/", and a container's
+// would be too).
+func (c *containers) read(pid int) (container.Info, error) {
+	info, err := container.Read(c.proc.pidPath(pid, "cgroup"))
+	if err == nil && c.proc.zombie(pid) {
+		err = fmt.Errorf("pid %d has exited", pid)
+	}
+	return info, err
+}
+
 // seen reads pid's container; a process already gone (a short-lived
 // forked child) is in its parent's.
 func (c *containers) seen(pid, ppid int) {
-	info, err := container.Read(c.proc.pidPath(pid, "cgroup"))
+	info, err := c.read(pid)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err != nil {
@@ -42,7 +55,7 @@ func (c *containers) exec(pid int) {
 // refresh reads pid's container if it still runs, and returns what is
 // known.
 func (c *containers) refresh(pid int) container.Info {
-	info, err := container.Read(c.proc.pidPath(pid, "cgroup"))
+	info, err := c.read(pid)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err == nil {

@@ -31,6 +31,10 @@ func TestContainers(t *testing.T) {
 		t.Errorf("child gone at its notice: %+v, want its parent's %+v", got, want)
 	}
 	r.tr.OnMmap(execed(10))
+	r.tr.Container(10)
+	cgroup(10, "/") // what a zombie's file says
+	r.proc.write(filepath.Join(r.proc.pidDir(10), "stat"), []byte("10 (a b) Z 1 2 3\n"))
+	r.tr.Container(10)
 	r.proc.exit(10)
 	want = container.Info{ID: ctrID, Cgroup: "/system.slice/docker-" + ctrID + ".scope"}
 	if got := r.tr.Container(10); got != want {

@@ -1,6 +1,7 @@
 package proctrack
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -38,6 +39,21 @@ func (p procFS) readMaps(pid int) (snapshot, error) {
 		return snapshot{}, fmt.Errorf("read mappings of pid %d: %w (is the process still running?)", pid, err)
 	}
 	return snapshot{ms, comm}, nil
+}
+
+// zombie reports whether pid has exited and waits to be reaped (state Z,
+// or X): what /proc shows of it then (its cgroup is "/") is no longer
+// what it was. A stat file that cannot be read says nothing.
+func (p procFS) zombie(pid int) bool {
+	b, err := os.ReadFile(p.pidPath(pid, "stat"))
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 || i+2 >= len(b) {
+		return false
+	}
+	return b[i+2] == 'Z' || b[i+2] == 'X'
 }
 
 // alive reports whether pid still exists (a zombie does).
