@@ -180,7 +180,7 @@ func (f *finisher) modules(d bpf.DeferredStack) imageModules {
 		// after this stack).
 		maps = f.t.sym.Mappings(d.PPID, d.Comm, pcs)
 	}
-	mods, errs := f.t.tables.modules(d.TGID, maps)
+	mods, errs := f.t.tables.modules(d.TGID, maps, f.t.proc.ancestors(d.PPID, 3)...)
 	for _, err := range errs {
 		f.t.debugf("unwind table: %v", err)
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 
 	"github.com/probee/probee/internal/procmaps"
 )
@@ -54,6 +56,35 @@ func (p procFS) zombie(pid int) bool {
 		return false
 	}
 	return b[i+2] == 'Z' || b[i+2] == 'X'
+}
+
+// ancestors returns pid and up to n-1 of its living ancestors, parent
+// first, stopping below init: the processes whose root a short-lived
+// child most likely shared (procmaps.File's kin).
+func (p procFS) ancestors(pid, n int) []int {
+	var out []int
+	for ; pid > 1 && len(out) < n; pid = p.parent(pid) {
+		out = append(out, pid)
+	}
+	return out
+}
+
+// parent returns pid's parent from /proc/PID/stat (0 when unknown).
+func (p procFS) parent(pid int) int {
+	b, err := os.ReadFile(p.pidPath(pid, "stat"))
+	if err != nil {
+		return 0
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 2 {
+		return 0
+	}
+	ppid, _ := strconv.Atoi(f[1])
+	return ppid
 }
 
 // alive reports whether pid still exists (a zombie does).

@@ -194,7 +194,7 @@ func (d *tables) reloadDirty() {
 // one: Go on amd64 always keeps frame pointers, and its FP chains are
 // complete where its CFI-based walk is not yet (see bpf/doc.go).
 // --unwind dwarf still uses the tables.
-func (d *tables) modules(pid int, all []Mapping) ([]unwind.Module, []error) {
+func (d *tables) modules(pid int, all []Mapping, kin ...int) ([]unwind.Module, []error) {
 	var mods []unwind.Module
 	var build []Mapping
 	var errs []error
@@ -207,7 +207,7 @@ func (d *tables) modules(pid int, all []Mapping) ([]unwind.Module, []error) {
 		if !m.Exec() || !filepath.IsAbs(m.Path) {
 			continue // anonymous, [uprobes], JIT code
 		}
-		path, err := procmaps.File(d.t.proc.root, pid, m)
+		path, err := procmaps.File(d.t.proc.root, pid, m, kin...)
 		if err != nil {
 			errs = append(errs, err)
 			continue

@@ -37,19 +37,31 @@ import (
 //
 // It fails when none of them opens the file (the process exited and the
 // file is not in probee's view).
-func File(root string, pid int, m Mapping) (string, error) {
+//
+// kin are other processes whose root may hold the file, tried after
+// pid's own root (2) where the path there is the mapped file itself: a
+// short-lived process in a container has exited by the time its stacks
+// are finished, and its living parent (or the parent's parent) sees the
+// same root.
+func File(root string, pid int, m Mapping, kin ...int) (string, error) {
 	if !m.File() {
 		return "", fmt.Errorf("mapping %#x-%#x is not a file (%q)", m.Start, m.End, m.Path)
 	}
 	proc := fmt.Sprintf("/proc/%d", pid)
 	inodeOnly := ""
-	for _, p := range []string{m.Path, proc + "/root" + m.Path} {
+	paths := []string{m.Path, proc + "/root" + m.Path}
+	for _, k := range kin {
+		if k > 0 && k != pid {
+			paths = append(paths, fmt.Sprintf("/proc/%d/root%s", k, m.Path))
+		}
+	}
+	for i, p := range paths {
 		p = under(root, p)
 		exact, inode := m.identity(p)
 		if exact {
 			return p, nil
 		}
-		if inode && inodeOnly == "" {
+		if inode && inodeOnly == "" && i < 2 {
 			inodeOnly = p
 		}
 	}

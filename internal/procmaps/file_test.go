@@ -79,20 +79,23 @@ func TestFile(t *testing.T) {
 		pid  int
 		m    Mapping
 		want string // "" wants an error
+		kin  []int
 	}{
-		{"host process", 10, host, "/usr/lib/liba.so"},
-		{"chroot: host path", 20, chroot, "/srv/ctr/usr/lib/liba.so"},
-		{"other mount namespace: its own path", 30, ctr, "/proc/30/root/usr/lib/liba.so"},
-		{"other mount namespace, gone", 31, ctr, ""},
-		{"deleted, process alive: map_files", 40, old, "/proc/40/map_files/1000-2000"},
-		{"deleted, process gone", 41, old, ""},
-		{"device shown differently, process gone: inode", 50, otherDev, "/usr/lib/liba.so"},
-		{"not a file", 10, Mapping{Start: 1, End: 2, Perms: "r-xp", Path: "[vdso]"}, ""},
-		{"no inode", 10, Mapping{Start: 1, End: 2, Perms: "r-xp", Dev: host.Dev, Path: host.Path}, ""},
+		{"host process", 10, host, "/usr/lib/liba.so", nil},
+		{"chroot: host path", 20, chroot, "/srv/ctr/usr/lib/liba.so", nil},
+		{"other mount namespace: its own path", 30, ctr, "/proc/30/root/usr/lib/liba.so", nil},
+		{"other mount namespace, gone", 31, ctr, "", nil},
+		{"other mount namespace, gone: its living parent's root", 31, ctr, "/proc/30/root/usr/lib/liba.so", []int{30}},
+		{"gone, a kin's root holds another file at the path", 31, ctr, "", []int{10, 20}},
+		{"deleted, process alive: map_files", 40, old, "/proc/40/map_files/1000-2000", nil},
+		{"deleted, process gone", 41, old, "", nil},
+		{"device shown differently, process gone: inode", 50, otherDev, "/usr/lib/liba.so", nil},
+		{"not a file", 10, Mapping{Start: 1, End: 2, Perms: "r-xp", Path: "[vdso]"}, "", nil},
+		{"no inode", 10, Mapping{Start: 1, End: 2, Perms: "r-xp", Dev: host.Dev, Path: host.Path}, "", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := File(f.root, tt.pid, tt.m)
+			got, err := File(f.root, tt.pid, tt.m, tt.kin...)
 			switch {
 			case tt.want == "" && err == nil:
 				t.Errorf("File = %q, want an error", got)
