@@ -181,9 +181,7 @@ func (f *finisher) modules(d bpf.DeferredStack) imageModules {
 		maps = f.t.sym.Mappings(d.PPID, d.Comm, pcs)
 	}
 	mods, errs := f.t.tables.modules(d.TGID, maps, f.t.proc.ancestors(d.PPID, 3)...)
-	for _, err := range errs {
-		f.t.debugf("unwind table: %v", err)
-	}
+	f.t.tables.tableErrors(errs)
 	if stuck := stuckModule(d.Regs.RIP, maps, mods); len(stuck) > 0 {
 		if err := f.t.k.SetFileModules(stuck); err != nil {
 			f.t.debugf("unwind tables: %v", err)

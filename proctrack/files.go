@@ -82,9 +82,7 @@ func (l *fileLoader) run(queue <-chan loadReq) {
 func (l *fileLoader) load(r loadReq) {
 	t := l.d.t
 	mods, errs := l.d.modules(r.pid, []Mapping{r.m})
-	for _, err := range errs {
-		t.debugf("unwind table: %v", err)
-	}
+	l.d.tableErrors(errs)
 	if len(mods) == 0 {
 		return
 	}

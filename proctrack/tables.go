@@ -1,6 +1,7 @@
 package proctrack
 
 import (
+	"errors"
 	"maps"
 	"path/filepath"
 	"slices"
@@ -8,7 +9,9 @@ import (
 	"time"
 
 	"github.com/probee/probee/bpf"
+	"github.com/probee/probee/internal/fileid"
 	"github.com/probee/probee/internal/procmaps"
+	"github.com/probee/probee/internal/safeelf"
 	"github.com/probee/probee/unwind"
 )
 
@@ -30,6 +33,7 @@ type tables struct {
 	dirty  map[int]bool                // tracked tgids with new mappings, reloaded by reloadDirty
 	closed bool                        // set by stop: the kernel session is going away
 	files  *fileLoader                 // nil: no system-wide loading by file
+	said   map[string]bool             // warnings given (tableErrors)
 }
 
 // reloadDelay batches the mapping records of a process (ld.so maps several
@@ -43,7 +47,7 @@ func newTables(t *Tracker, cache *unwind.Cache, goByFP bool) *tables {
 	}
 	return &tables{t: t, cache: cache, goByFP: goByFP,
 		after: func(d time.Duration, f func()) { time.AfterFunc(d, f) },
-		procs: map[int][]Mapping{}, goBins: map[fileID]*unwind.GoBinary{}, dirty: map[int]bool{}}
+		procs: map[int][]Mapping{}, goBins: map[fileID]*unwind.GoBinary{}, dirty: map[int]bool{}, said: map[string]bool{}}
 }
 
 // loadProcess reads pid's mappings from /proc, loads their tables and
@@ -100,12 +104,31 @@ func (d *tables) stop() {
 	d.loadMu.Unlock()
 }
 
+// tableErrors reports the errors of building tables: a file past a
+// budget (internal/safeelf.ErrBudget: its stacks are walked by frame
+// pointers) in one warning naming it, once; the others (a process gone, a
+// file without CFI) in debug lines.
+func (d *tables) tableErrors(errs []error) {
+	for _, err := range errs {
+		if !errors.Is(err, safeelf.ErrBudget) && !errors.Is(err, fileid.ErrTimeout) {
+			d.t.debugf("unwind table: %v", err)
+			continue
+		}
+		msg := err.Error()
+		d.mu.Lock()
+		said := d.said[msg]
+		d.said[msg] = true
+		d.mu.Unlock()
+		if !said {
+			d.t.warnf("%v (its stacks are walked by frame pointers)", err)
+		}
+	}
+}
+
 // push resolves the mappings' tables and writes them to the kernel.
 func (d *tables) push(pid int, maps []Mapping) {
 	mods, errs := d.modules(pid, maps)
-	for _, err := range errs {
-		d.t.debugf("unwind table: %v", err)
-	}
+	d.tableErrors(errs)
 	if err := d.t.k.SetProcessModules(pid, mods); err != nil {
 		d.t.warnf("unwind tables of pid %d: %v", pid, err)
 	}

@@ -34,6 +34,11 @@ func NewIndex(debugDir string) *Index {
 // Load returns the Object for path, reading each file at most once per run.
 // An object first read at another path is returned with Path set to path.
 func (ix *Index) Load(path string) (*Object, error) {
+	return fileid.Bounded(path, func() (*Object, error) { return ix.load(path) })
+}
+
+// load is Load without the time budget.
+func (ix *Index) load(path string) (*Object, error) {
 	id, src, err := fileid.Open(path)
 	if err != nil {
 		return nil, err

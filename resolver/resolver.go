@@ -2,6 +2,7 @@ package resolver
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -9,6 +10,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/probee/probee/internal/fileid"
+	"github.com/probee/probee/internal/safeelf"
 	"github.com/probee/probee/probespec"
 )
 
@@ -51,6 +54,9 @@ type Resolver struct {
 	kernOnce sync.Once
 	kern     *kernelFuncs
 	kernErr  error
+
+	saidMu sync.Mutex
+	said   map[string]bool // limit warnings given (limitWarning)
 }
 
 // New returns a Resolver for scope with a fresh per-run Index.
@@ -143,6 +149,27 @@ func (r *Resolver) rootPath(p string) string {
 		return p
 	}
 	return filepath.Join(r.scope.Root, p)
+}
+
+// limitWarning warns once of each file past a budget (of bytes:
+// internal/safeelf.ErrBudget, or of time: fileid.ErrTimeout) and returns
+// whether err was such; other errors are left to the caller.
+func (r *Resolver) limitWarning(err error) bool {
+	if !errors.Is(err, safeelf.ErrBudget) && !errors.Is(err, fileid.ErrTimeout) {
+		return false
+	}
+	msg := err.Error()
+	r.saidMu.Lock()
+	said := r.said[msg]
+	if r.said == nil {
+		r.said = map[string]bool{}
+	}
+	r.said[msg] = true
+	r.saidMu.Unlock()
+	if !said {
+		r.warnf("%v (its frames are named by file and offset)", err)
+	}
+	return true
 }
 
 func (r *Resolver) warnf(format string, args ...any) {

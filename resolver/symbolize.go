@@ -185,7 +185,10 @@ func (s *Symbolizer) load(pid int, files []Mapping) []*Object {
 		}
 		paths, idx = append(paths, p), append(idx, i)
 	}
-	objs, _ := s.idx.LoadAll(paths)
+	objs, errs := s.idx.LoadAll(paths)
+	for _, err := range errs {
+		s.r.limitWarning(err)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for j, o := range objs {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/probee/probee/internal/fileid"
 	"github.com/probee/probee/internal/gopclntab"
 )
 
@@ -50,10 +51,13 @@ func (o *Object) sources() (*dwarfInfo, *gopclntab.Table) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if !l.read {
-		l.info, l.read = openDWARFInfo(o.files()), true
+		// Within the file's time budget: what is not read by then is not
+		// waited for again (the lock is held while reading).
+		l.info, _ = fileid.Bounded(o.Path, func() (*dwarfInfo, error) { return openDWARFInfo(o.files()), nil })
 		if l.info == nil && o.Go {
-			l.gtab = openGoTable(o.files()[0])
+			l.gtab, _ = fileid.Bounded(o.Path, func() (*gopclntab.Table, error) { return openGoTable(o.files()[0]), nil })
 		}
+		l.read = true
 	}
 	return l.info, l.gtab
 }

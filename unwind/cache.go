@@ -68,6 +68,11 @@ func (c *Cache) Stats() CacheStats {
 // Get returns the table of the ELF file at path, building it on first use
 // (or loading it from the Store).
 func (c *Cache) Get(path string) (*Table, error) {
+	return fileid.Bounded(path, func() (*Table, error) { return c.get(path) })
+}
+
+// get is Get without the time budget.
+func (c *Cache) get(path string) (*Table, error) {
 	id, src, err := fileid.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("unwind table: %w", err)
