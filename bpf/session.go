@@ -217,11 +217,15 @@ func sizeStackMaps(spec *ebpf.CollectionSpec, n int, prealloc bool) {
 }
 
 // tableBudget is opts' table budget, the default for 0.
-func tableBudget(opts Options) uint64 {
-	if opts.TableBudget == 0 {
+func tableBudget(opts Options) uint64 { return TableBudget(opts.TableBudget) }
+
+// TableBudget is the table budget a run with --unwind-budget b has (the
+// default for 0).
+func TableBudget(b uint64) uint64 {
+	if b == 0 {
 		return DefaultTableBudget
 	}
-	return opts.TableBudget
+	return b
 }
 
 var haveLoop = sync.OnceValue(func() bool {

@@ -1,10 +1,13 @@
 package resolver
 
 import (
+	"fmt"
 	"runtime"
 	"sync"
 
 	"github.com/probee/probee/internal/fileid"
+	"github.com/probee/probee/internal/safeelf"
+	"github.com/probee/probee/internal/safefile"
 )
 
 // view is an object's ID and a path it was loaded under.
@@ -22,6 +25,7 @@ type Index struct {
 
 	objs  fileid.Cache[*Object]
 	mu    sync.Mutex
+	held  int              // symbols of the objects read (read)
 	views map[view]*Object // objects reached at a path other than the one read
 }
 
@@ -44,7 +48,7 @@ func (ix *Index) load(path string) (*Object, error) {
 		return nil, err
 	}
 	defer src.Close()
-	o, err := ix.objs.Get(id, func() (*Object, error) { return loadObject(src, ix.debugDir) })
+	o, err := ix.objs.Get(id, func() (*Object, error) { return ix.read(src) })
 	if err != nil || o.Path == path {
 		return o, err
 	}
@@ -89,4 +93,28 @@ func (ix *Index) LoadAll(paths []string) ([]*Object, []error) {
 	close(work)
 	wg.Wait()
 	return objs, errs
+}
+
+// MaxSymbols bounds the function symbols of all the files an Index holds
+// (about 100 bytes each with their names): what a machine maps, however
+// many distinct files, costs at most about 1.6 GB of symbols. The
+// largest single files here: libLLVM-14 (about 60,000), a Go toolchain
+// binary (about 100,000).
+var MaxSymbols = 16 << 20
+
+// read reads the object of src within MaxSymbols.
+func (ix *Index) read(src *safefile.File) (*Object, error) {
+	ix.mu.Lock()
+	held := ix.held
+	ix.mu.Unlock()
+	if held >= MaxSymbols {
+		return nil, fmt.Errorf("%s: %d symbols of other files held, %w of %d (resolver.MaxSymbols): not read", src.Name, held, safeelf.ErrBudget, MaxSymbols)
+	}
+	o, err := loadObject(src, ix.debugDir)
+	if err == nil {
+		ix.mu.Lock()
+		ix.held += len(o.Funcs) + len(o.plt) + len(o.labels)
+		ix.mu.Unlock()
+	}
+	return o, err
 }

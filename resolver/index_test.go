@@ -1,9 +1,13 @@
 package resolver
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/probee/probee/internal/safeelf"
 )
 
 func copyFile(t *testing.T, src, dst string) {
@@ -56,5 +60,21 @@ func TestIndexSharesByIdentity(t *testing.T) {
 	copyFile(t, chain, a)
 	if re := load(t, ix, a); re.BuildID == oa.BuildID || re.Path != a {
 		t.Errorf("rebuilt %s: build-id %s, path %s: the old object was kept", a, re.BuildID, re.Path)
+	}
+}
+
+// The symbols held stay within MaxSymbols: past it, a new file is not
+// read (its frames are named by file and offset), one warning says so.
+func TestIndexSymbolBudget(t *testing.T) {
+	old := MaxSymbols
+	MaxSymbols = 1
+	defer func() { MaxSymbols = old }()
+	ix := NewIndex("")
+	if _, err := ix.Load(fixture(t, "inline")); err != nil {
+		t.Fatal(err)
+	}
+	_, err := ix.Load(fixture(t, "chain-nofp"))
+	if !errors.Is(err, safeelf.ErrBudget) || !strings.Contains(err.Error(), "MaxSymbols") {
+		t.Errorf("past the budget: %v, want ErrBudget", err)
 	}
 }

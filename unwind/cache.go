@@ -9,20 +9,25 @@ import (
 
 	"github.com/probee/probee/internal/fileid"
 	"github.com/probee/probee/internal/procmaps"
+	"github.com/probee/probee/internal/safeelf"
 	"github.com/probee/probee/internal/safefile"
 )
 
 // Cache builds each ELF file's table once and shares it between processes.
-// Tables are keyed by file identity (internal/fileid: the build-id, else
-// device, inode, size and mtime; the key resolver's Index uses too), so
-// copies of one build at several paths share a table. With a Store, a
-// table is looked up there before it is built, and a table built is saved
-// there: a later run finds it. It is safe for concurrent use.
+// Tables are keyed by file identity (internal/fileid: the file's version
+// with its build-id; the key resolver's Index uses too), so paths to one
+// file share a table. With a Store, a table is looked up there before it
+// is built, and a table built is saved there: a later run finds it. The
+// tables held together stay within a budget (SetBudget: the run's
+// --unwind-budget, the most the kernel takes anyway), whatever the machine
+// maps. It is safe for concurrent use.
 type Cache struct {
 	tables fileid.Cache[*Table]
 	store  Store // nil: tables live as long as the Cache
 	mu     sync.Mutex
 	stats  CacheStats
+	budget uint64 // bytes of tables held at most (0: no limit)
+	held   uint64 // bytes of tables held
 
 	vdsoOnce sync.Once // the vDSO's table (vdso.go)
 	vdso     *Table
@@ -54,6 +59,34 @@ func NewCache() *Cache { return &Cache{} }
 // through store.
 func NewCacheWithStore(store Store) *Cache { return &Cache{store: store} }
 
+// SetBudget bounds the bytes of the tables the cache holds: past it, a
+// new table is neither built nor loaded (an error wrapping
+// internal/safeelf.ErrBudget): its file's stacks are walked by frame
+// pointers.
+func (c *Cache) SetBudget(bytes uint64) {
+	c.mu.Lock()
+	c.budget = bytes
+	c.mu.Unlock()
+}
+
+// reserve reports whether the cache has room for another table, with an
+// error when it does not.
+func (c *Cache) reserve(key string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.budget == 0 || c.held < c.budget {
+		return nil
+	}
+	return fmt.Errorf("unwind table %s: %s of tables held, %w of %s (--unwind-budget): not built", key, safeelf.Size(c.held), safeelf.ErrBudget, safeelf.Size(c.budget))
+}
+
+// hold counts t in the bytes held.
+func (c *Cache) hold(t *Table) {
+	c.mu.Lock()
+	c.held += uint64(t.Size())
+	c.mu.Unlock()
+}
+
 // Len is the number of distinct tables held.
 func (c *Cache) Len() int { return c.tables.Len() }
 
@@ -84,6 +117,18 @@ func (c *Cache) get(path string) (*Table, error) {
 // obtain loads the table saved under key, or builds it from src and
 // saves it. A failed build is not saved: the next run tries again.
 func (c *Cache) obtain(key string, src *safefile.File) (*Table, error) {
+	if err := c.reserve(src.Name); err != nil {
+		return nil, err
+	}
+	t, err := c.loadOrBuild(key, src)
+	if err == nil {
+		c.hold(t)
+	}
+	return t, err
+}
+
+// loadOrBuild is obtain without the budget.
+func (c *Cache) loadOrBuild(key string, src *safefile.File) (*Table, error) {
 	start := time.Now()
 	if c.store != nil {
 		if t, ok := c.store.Load(key); ok {

@@ -1,11 +1,14 @@
 package unwind
 
 import (
+	"errors"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 
 	"github.com/probee/probee/internal/fileid"
+	"github.com/probee/probee/internal/safeelf"
 )
 
 // memStore is a Store in memory that counts its calls.
@@ -64,5 +67,27 @@ func TestCacheStore(t *testing.T) {
 	}
 	if s := third.Stats(); s.Built != 1 || store.saves != 2 || !reflect.DeepEqual(rebuilt, built) {
 		t.Errorf("after a miss: stats %+v, %d saves; want a build, saved", s, store.saves)
+	}
+}
+
+// The tables held stay within the budget: past it a new file's table is
+// not built (its stacks are walked by frame pointers); tables held are
+// still served.
+func TestCacheBudget(t *testing.T) {
+	libc, libm := systemLib("libc.so.6"), systemLib("libm.so.6")
+	if libc == "" || libm == "" {
+		t.Skip("libc.so.6 or libm.so.6 not found")
+	}
+	c := NewCache()
+	c.SetBudget(1)
+	a, err := c.Get(libc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Get(libm); !errors.Is(err, safeelf.ErrBudget) || !strings.Contains(err.Error(), "--unwind-budget") {
+		t.Errorf("a table past the budget: %v, want ErrBudget naming --unwind-budget", err)
+	}
+	if again, err := c.Get(libc); err != nil || again != a {
+		t.Errorf("the table held: %p, %v", again, err)
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/probee/probee/bpf"
 	"github.com/probee/probee/unwind"
 	"github.com/probee/probee/unwind/diskcache"
 )
@@ -8,8 +9,10 @@ import (
 // openTables returns the cache that builds the run's unwind tables: with
 // the on-disk table cache (unwind/diskcache) in --table-cache-dir or its
 // default place, unless --no-table-cache. A directory that cannot be
-// opened is warned about, and tables are built as without the cache.
+// opened is warned about, and tables are built as without the cache. The
+// tables held stay within --unwind-budget.
 func (t *tracer) openTables() {
+	defer func() { t.tables.SetBudget(bpf.TableBudget(uint64(t.cfg.unwindBudget))) }()
 	t.tables = unwind.NewCache()
 	if t.cfg.noTableCache {
 		return
