@@ -2,12 +2,14 @@ package bpf
 
 import (
 	"debug/elf"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
+	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -37,7 +39,7 @@ func TestFileKeyOverlay(t *testing.T) {
 		}
 	}
 	copyFile(t, bin, filepath.Join(lower, "app"))
-	overlayMount(t, "lowerdir="+lower+",upperdir="+dir+"/upper,workdir="+dir+"/work", merged)
+	merged = overlayMount(t, "lowerdir="+lower+",upperdir="+dir+"/upper,workdir="+dir+"/work", merged)
 
 	s := openSession(t, Options{DWARF: true})
 	cache := unwind.NewCache()
@@ -63,22 +65,33 @@ func TestFileKeyOverlay(t *testing.T) {
 	checkChainStacks(t, s, 300)
 }
 
-// overlayMount mounts an overlayfs at dir for the rest of the test, in a
-// mount namespace of the test's own thread: the thread stays locked, and
-// exits with its namespace when the test ends (the host's mounts are left
-// alone). Processes the test starts inherit the namespace.
-func overlayMount(t *testing.T, opts, dir string) {
+// overlayMount mounts an overlayfs at dir in a mount namespace of its own,
+// held by a sleeping process for the rest of the test, and returns the
+// path that reaches dir there: /proc/PID/root/DIR, as probee reaches a
+// container's files (the host's mounts are left alone; the namespace
+// goes with the process). Every thread of the test reaches it (a
+// namespace of the test's own thread would hide it from the goroutines
+// that read files within their time budget: internal/fileid.Bounded).
+func overlayMount(t *testing.T, opts, dir string) string {
 	t.Helper()
-	runtime.LockOSThread() // never unlocked: see above
-	if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
-		t.Fatalf("unshare the mount namespace: %v", err)
+	ready := filepath.Join(t.TempDir(), "ready")
+	cmd := exec.Command("unshare", "-m", "--propagation", "private", "sh", "-c",
+		`mount -t overlay overlay -o "$0" "$1" && touch "$2" && exec sleep 600`, opts, dir, ready)
+	out := &strings.Builder{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("unshare: %v", err)
 	}
-	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-		t.Fatalf("make mounts private: %v", err)
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(ready); err == nil {
+			break
+		}
+		if time.Now().After(deadline) || cmd.ProcessState != nil {
+			testgate.Feature(t, "overlayfs", true, fmt.Errorf("mount: %s", out))
+		}
 	}
-	err := unix.Mount("overlay", dir, "overlay", 0, opts)
-	testgate.Feature(t, "overlayfs", true, err)
-	t.Cleanup(func() { unix.Unmount(dir, unix.MNT_DETACH) }) // before the temporary directory goes
+	return fmt.Sprintf("/proc/%d/root%s", cmd.Process.Pid, dir)
 }
 
 // execModule is the module of path's executable segment loaded at bias,
