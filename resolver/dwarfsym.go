@@ -2,6 +2,7 @@ package resolver
 
 import (
 	"debug/dwarf"
+	"errors"
 	"slices"
 	"sort"
 	"sync"
@@ -50,14 +51,20 @@ func newDWARFInfo(d *dwarf.Data) *dwarfInfo {
 }
 
 // openDWARFInfo returns the DWARF of the first of paths that has it
-// (openDWARF), or nil when none has (or all are malformed).
-func openDWARFInfo(refs []fileRef) *dwarfInfo {
+// (openDWARF), or nil when none has (or all are malformed), with the first
+// error of a file past a budget (internal/safeelf.ErrBudget), to be said.
+func openDWARFInfo(refs []fileRef) (*dwarfInfo, error) {
+	var over error
 	for _, r := range refs {
-		if d, _ := openDWARF(r); d != nil {
-			return newDWARFInfo(d)
+		d, err := openDWARF(r)
+		if d != nil {
+			return newDWARFInfo(d), nil
+		}
+		if over == nil && errors.Is(err, safeelf.ErrBudget) {
+			over = err
 		}
 	}
-	return nil
+	return nil, over
 }
 
 // lookup returns the source frames of a virtual address, innermost inlined

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/probee/probee/internal/safeelf"
 )
 
 // markerLine returns the 1-based line of src holding marker.
@@ -189,4 +191,32 @@ func lineTableAddrs(t *testing.T, bin string) []uint64 {
 		t.Fatal(err)
 	}
 	return debugLineAddrs(t, o, bin, 1)
+}
+
+// DWARF past its budget is not read: frames keep their symbol names,
+// without lines, and one warning names the file and the budget.
+func TestDWARFPastBudget(t *testing.T) {
+	bin := fixture(t, "inline")
+	o, err := LoadObject(bin, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := safeelf.MaxDWARF
+	safeelf.MaxDWARF = 16
+	defer func() { safeelf.MaxDWARF = old }()
+	var warn bytes.Buffer
+	sym := NewSymbolizer(Scope{Warn: &warn}, nil)
+	va := o.Funcs[len(o.Funcs)/2].Addr
+	for range 2 {
+		fs, err := sym.ObjectFrames(bin, []uint64{va})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f := fs[len(fs)-1]; f.Function == "" || f.Line != 0 {
+			t.Errorf("frame %+v, want a symbol name and no line", f)
+		}
+	}
+	if w := warn.String(); strings.Count(w, "DWARF of") != 1 || !strings.Contains(w, "past its budget") || !strings.Contains(w, bin) {
+		t.Errorf("warnings %q, want one naming %s and the budget", w, bin)
+	}
 }

@@ -109,7 +109,9 @@ func NewSymbolizer(scope Scope, idx *Index) *Symbolizer {
 	if ks == "" {
 		ks = r.rootPath("/proc/kallsyms")
 	}
-	return &Symbolizer{idx: r.idx, r: r, kallsyms: ks, procs: map[int]*procMaps{}, byFile: map[fileKey]*Object{}}
+	s := &Symbolizer{idx: r.idx, r: r, kallsyms: ks, procs: map[int]*procMaps{}, byFile: map[fileKey]*Object{}}
+	s.dw.warn = r.limitWarning
+	return s
 }
 
 // Snapshot reads pid's mappings and loads their ELF objects now, so the

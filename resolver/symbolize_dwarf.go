@@ -15,6 +15,7 @@ import (
 type dwarfFrames struct {
 	mu       sync.Mutex
 	noInline bool
+	warn     func(error) bool // Resolver.limitWarning
 }
 
 // lazyDWARF is an object's DWARF, read when first needed, and again after
@@ -25,6 +26,7 @@ type lazyDWARF struct {
 	read bool
 	info *dwarfInfo
 	gtab *gopclntab.Table
+	err  error // why it was not read (a budget), until said
 }
 
 // SetInline turns the expansion of inlined calls into their own frames on
@@ -53,7 +55,7 @@ func (o *Object) sources() (*dwarfInfo, *gopclntab.Table) {
 	if !l.read {
 		// Within the file's time budget: what is not read by then is not
 		// waited for again (the lock is held while reading).
-		l.info, _ = fileid.Bounded(o.Path, func() (*dwarfInfo, error) { return openDWARFInfo(o.files()), nil })
+		l.info, l.err = fileid.Bounded(o.Path, func() (*dwarfInfo, error) { return openDWARFInfo(o.files()) })
 		if l.info == nil && o.Go {
 			l.gtab, _ = fileid.Bounded(o.Path, func() (*gopclntab.Table, error) { return openGoTable(o.files()[0]), nil })
 		}
@@ -72,6 +74,15 @@ func (o *Object) srcFrames(va uint64) []srcFrame {
 	return goSrcFrames(gtab, va)
 }
 
+// unsaid returns why the DWARF was not read, once.
+func (l *lazyDWARF) unsaid() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	err := l.err
+	l.err = nil
+	return err
+}
+
 // releaseDWARF lets go of o's DWARF; the next use reads it again.
 func (o *Object) releaseDWARF() {
 	l := o.dwarf
@@ -87,6 +98,9 @@ func (c *dwarfFrames) expand(out []Frame, f Frame, o *Object, va uint64) []Frame
 		return append(out, f)
 	}
 	src := o.srcFrames(va)
+	if err := o.dwarf.unsaid(); err != nil && c.warn != nil {
+		c.warn(err)
+	}
 	if len(src) == 0 {
 		return append(out, f)
 	}
