@@ -187,6 +187,11 @@ static __always_inline __u64 store_stack(void *m, struct user_stack *st, __u32 d
 // replaces the hash's low two bits in the key (enum ustack_class).
 static __always_inline __u64 store_user_stack(struct user_stack *st)
 {
+	// A cut walk and a whole one of the same pcs are two stacks: stored
+	// under one key, the first one's flags stood for both, and a cut
+	// stack could come out without its [truncated] marker.
+	if (st->flags & STACK_TRUNCATED)
+		st->hash = mix(st->hash, STACK_TRUNCATED);
 	__u64 h = st->hash & ~3ULL;
 
 	if (st->len <= USTACK_SHORT_PCS) {
