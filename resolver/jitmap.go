@@ -11,6 +11,7 @@ import (
 
 	"github.com/probee/probee/internal/safeelf"
 	"github.com/probee/probee/internal/safefile"
+	"golang.org/x/sys/unix"
 )
 
 // maxHeldPerfMaps bounds the processes whose perf map (or /tmp) is kept
@@ -51,6 +52,7 @@ type jitMap struct {
 	segs  []perfSeg
 	done  bool   // nothing more will be read: process gone or pid reused
 	over  string // what of the map was read, when past a budget ("" if not)
+	read  int64  // bytes read from the file (holes are skipped, not read)
 }
 
 // newJITMap records pid's start time and reads its perf map when there is
@@ -204,10 +206,31 @@ func (m *jitMap) within() bool {
 	return false
 }
 
+// skipHole moves past a hole at m.off (the unwritten bytes of a sparse
+// file: zeros, where no line ends) without reading it, into the line too
+// long to keep that it is part of; true when it moved. A sparse map of
+// 40 GiB reaches the byte budget at once, instead of after 512 MiB of
+// zeros read.
+func (m *jitMap) skipHole(f *safefile.File, size int64) bool {
+	next, err := unix.Seek(int(f.OS().Fd()), m.off, unix.SEEK_DATA)
+	switch {
+	case err == unix.ENXIO: // only a hole up to the end
+		next = size
+	case err != nil || next <= m.off:
+		return false
+	}
+	m.off, m.long = min(next, size), true
+	return true
+}
+
 // readChunk reads and parses the next chunk of f (size bytes long); false
 // when it read nothing more (an error, or a line not yet ended).
 func (m *jitMap) readChunk(f *safefile.File, buf []byte, size int64, final bool) bool {
+	if m.skipHole(f, size) {
+		return true
+	}
 	n, err := f.ReadAt(buf[:min(int64(len(buf)), size-m.off)], m.off)
+	m.read += int64(n)
 	if n == 0 {
 		if err != nil && !errors.Is(err, io.EOF) {
 			m.finish()

@@ -53,3 +53,26 @@ func TestJITMapLineBudget(t *testing.T) {
 	}
 	j.want(j.names(0x1010, 0x2010, 0x3010), "A", "B", "[anon]+0x3010")
 }
+
+// A hole in the middle of a map (zeros never written) is skipped without
+// being read, as part of the line it falls in; the lines after it count.
+func TestJITMapHole(t *testing.T) {
+	withPerfMapBudget(t, 64<<20, 1<<20)
+	j := newFakeJIT(t)
+	j.appendMap("7f0000001000 100 A\n")
+	f, err := os.OpenFile(j.path(mapFile), os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte("\n7f0000002000 100 B\n"), 32<<20); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if err := j.sym.Snapshot(7); err != nil {
+		t.Fatal(err)
+	}
+	j.want(j.names(0x1010, 0x2010), "A", "B")
+	if m := j.sym.jitMapOf(7); m == nil || m.read > 4<<20 { // the chunks at the hole's edges
+		t.Errorf("read %d bytes of a map of 32 MiB, mostly a hole", m.read)
+	}
+}
