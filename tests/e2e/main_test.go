@@ -19,6 +19,10 @@ import (
 
 var probee string // path of the binary under test
 
+// tmpDir is the package's temporary directory, removed when the tests end:
+// what tests share (the hostile suite's deflated zeros).
+var tmpDir string
+
 func TestMain(m *testing.M) {
 	if n := os.Getenv(getppidLoopEnv); n != "" {
 		getppidLoop(n) // started again as a traced command (coexist_test.go)
@@ -29,6 +33,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	os.Chmod(dir, 0o755) // TestNotRoot runs probee as nobody
+	tmpDir = dir
 	// Every probee run keeps its unwind table cache here, not in the
 	// user's ~/.cache (tests that need their own set XDG_CACHE_HOME in
 	// the command's environment).
