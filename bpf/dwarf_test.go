@@ -43,7 +43,7 @@ func runGatedWith(t *testing.T, s *Session, change func(gate int, mods []unwind.
 			err = s.SetProcessModules(ev.TGID, mods)
 		}
 		gated <- err
-		s.Continue(ev.TGID)
+		s.Continue(ev)
 	})
 	if err != nil {
 		t.Fatal(err)

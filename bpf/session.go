@@ -70,6 +70,7 @@ type Session struct {
 	findVMA  bool                              // the kernel finds tables by file (have_find_vma)
 	coll     *ebpf.Collection                  // the loaded objects s.objs does not hold
 	progs    programs                          // programs loaded after the session opened (programs.go)
+	watch    *watchdog                         // resumes the holds if probee dies (watchdog.go); nil: none
 
 	gate     *countsGate        // which counts map events go to (interval.go)
 	dmu      sync.Mutex         // serializes drains; guards the fields below
@@ -299,6 +300,15 @@ func (s *Session) AddPID(pid int) error {
 	return nil
 }
 
+// RemovePID takes a tgid out of the in-kernel filter (the kernel takes
+// every traced process out itself when it exits).
+func (s *Session) RemovePID(pid int) error {
+	if err := s.objs.Pids.Delete(uint32(pid)); err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
+		return fmt.Errorf("remove pid %d from the filter: %w", pid, err)
+	}
+	return nil
+}
+
 // Detach closes every probe link (process tracking stays until Close). It is
 // safe to call more than once.
 func (s *Session) Detach() error {
@@ -314,13 +324,22 @@ func (s *Session) Detach() error {
 	return errors.Join(errs...)
 }
 
-// Close detaches everything and unloads programs and maps.
+// Close detaches everything, resumes the processes a gate stopped whose
+// notice was not handled, stops the watchdog, and unloads programs and
+// maps.
 func (s *Session) Close() error {
 	errs := []error{s.Detach()}
 	for _, l := range s.procs {
 		errs = append(errs, l.Close())
 	}
 	s.procs = nil
+	if _, err := resumeHolds(s.objs.Holds); err != nil {
+		errs = append(errs, fmt.Errorf("resume the processes the gates stopped: %w", err))
+	}
+	if s.watch != nil {
+		s.watch.stop()
+		s.watch = nil
+	}
 	s.gate.close()
 	s.tmu.Lock()
 	s.tables.close()

@@ -166,6 +166,9 @@ func (t *tracer) open() error {
 		return err
 	}
 	t.sess = s
+	if err := s.StartWatchdog(); err != nil {
+		t.status.warnf("%v: a process held at a gate stays stopped if probee is killed", err)
+	}
 	if t.dwarfOn() {
 		t.openTables()
 	}
