@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -26,6 +27,7 @@ type tracer struct {
 	cfg         *config
 	status      *statusWriter
 	cmd         *tracedCommand
+	target      *proctrack.Target // -p, held by a pidfd
 	sess        *bpf.Session
 	res         *resolver.Resolver
 	sym         *resolver.Symbolizer
@@ -46,6 +48,14 @@ func trace(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 		return err
 	}
 	t := &tracer{cfg: cfg, status: newStatus(stderr, cfg.quiet)}
+	if cfg.pid != 0 {
+		tg, err := openTarget(cfg.pid)
+		if err != nil {
+			return err
+		}
+		t.target = tg
+		defer tg.Close()
+	}
 	scope := resolver.Scope{PID: cfg.pid, Command: cfg.command}
 	t.res = resolver.New(scope)
 	t.sym = resolver.NewSymbolizer(scope, t.res.Index())
@@ -113,12 +123,16 @@ func checkTraceable(cfg *config) error {
 			return err
 		}
 	}
-	if cfg.pid != 0 {
-		if _, err := os.Stat(fmt.Sprintf("/proc/%d", cfg.pid)); err != nil {
-			return usagef("no process with pid %d: check the pid (ps -e) or start the program with -- CMD", cfg.pid)
-		}
-	}
 	return nil
+}
+
+// openTarget holds the -p process by a pidfd.
+func openTarget(pid int) (*proctrack.Target, error) {
+	tg, err := proctrack.OpenTarget(pid)
+	if errors.Is(err, unix.ESRCH) {
+		return nil, usagef("no process with pid %d: check the pid (ps -e) or start the program with -- CMD", pid)
+	}
+	return tg, err
 }
 
 // resolveAll turns every probe's spec into targets (pure: files only).
@@ -205,8 +219,8 @@ func (t *tracer) track() error {
 		// TracePID would read as a later exec, and drop its snapshot.
 		t.mmaps.Flush()
 		return t.procs.TracePID(t.cmd.pid())
-	case t.cfg.pid != 0:
-		return t.procs.TracePID(t.cfg.pid)
+	case t.target != nil:
+		return t.procs.TraceTarget(t.target)
 	}
 	return nil
 }
@@ -253,8 +267,8 @@ func (t *tracer) wait(ctx context.Context) bool {
 			t.status.warnf("start command: %v", err)
 		}
 		exited = t.cmd.done
-	case t.cfg.pid != 0:
-		exited = watchPID(ctx, t.cfg.pid)
+	case t.target != nil:
+		exited = t.target.Exited()
 	}
 	if t.cfg.interval > 0 {
 		defer t.drainEvery(t.drainPeriod())()
@@ -279,25 +293,4 @@ func (t *tracer) wait(ctx context.Context) bool {
 			return true
 		}
 	}
-}
-
-// watchPID closes the returned channel when pid no longer exists.
-func watchPID(ctx context.Context, pid int) <-chan struct{} {
-	ch := make(chan struct{})
-	go func() {
-		defer close(ch)
-		tick := time.NewTicker(50 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-				if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err != nil {
-					return
-				}
-			}
-		}
-	}()
-	return ch
 }
