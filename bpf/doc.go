@@ -181,6 +181,9 @@
 // through a pidfd, to the process whose start time the gate recorded.
 // A traced process leaves the pid filter in the kernel as its last
 // thread exits (probee_exit), before its pid can be given to another.
+// The attach calls stop at their context's end; HandOff gives the links
+// to the watchdog to detach after probee exits (handoff.go), so that a
+// run interrupted while attaching ends at once.
 //
 // File tables (vma.h, filetables.go) are keyed by the identity of the file
 // a mapping holds (vm_file->f_inode's device and inode). For an overlayfs

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"sync"
 	"syscall"
 	"time"
 
@@ -18,18 +19,22 @@ import (
 // probee itself, started again with WatchdogArg as its only argument, in
 // its own process group (a terminal's Ctrl-C goes to probee's group
 // only), with every terminal signal ignored and /dev/null as its
-// standard files. It inherits the holds map, a pidfd of probee and the
-// read end of a pipe only probee writes to, tells probee it is ready
-// (then it runs no code until probee ends: its start-up is over before
-// the probes are attached, so it is in no profile) and waits:
+// standard files. It inherits the holds map, a pidfd of probee and one
+// end of a socket whose other end only probee holds, tells probee it is
+// ready (then it runs no code until probee ends or writes: its start-up
+// is over before the probes are attached, so it is in no profile) and
+// waits:
 //
-//   - a byte on the pipe: probee ended normally and resumed the holds
+//   - msgQuit on the socket: probee ended normally and resumed the holds
 //     itself (Session.Close): the watchdog exits;
-//   - probee's pidfd readable (the pipe's end of file comes earlier, as
+//   - msgLinks with link fds (HandOff): the watchdog keeps them, so that
+//     probee can exit without waiting for their detach;
+//   - probee's pidfd readable (the socket's end of file comes earlier, as
 //     probee's files close): probee is gone, and with its files every
-//     gate, so no new stop can come; the watchdog resumes every process
-//     still in the holds map (resume checks each one's start time) and
-//     exits.
+//     gate it did not hand over. The watchdog resumes every process
+//     still in the holds map (resume checks each one's start time),
+//     closes the links it was handed, resumes again what their gates
+//     stopped meanwhile, and exits.
 //
 // A process waiting for another's death could also be a BPF program on
 // probee's own exit, but signaling another task from BPF needs
@@ -44,7 +49,7 @@ const WatchdogArg = "__probee_watchdog__"
 const (
 	watchHolds  = 3 // the holds map
 	watchParent = 4 // a pidfd of probee
-	watchQuit   = 5 // read end of probee's pipe
+	watchSock   = 5 // the watchdog's end of the socket
 	watchReady  = 6 // write end: one byte once it is waiting
 )
 
@@ -53,7 +58,7 @@ const watchdogReady = 5 * time.Second
 
 type watchdog struct {
 	cmd  *exec.Cmd
-	quit *os.File // probee's end of the pipe
+	sock *os.File // probee's end of the socket
 }
 
 // StartWatchdog starts the watchdog of this session's stops (see above)
@@ -67,8 +72,8 @@ func (s *Session) StartWatchdog() error {
 	if err != nil {
 		return fmt.Errorf("start the watchdog: %w", err)
 	}
-	defer closeFiles(files[:3]) // the child's; probee keeps the pipe's write end
-	quitW := files[3]
+	defer closeFiles(files[:3]) // the child's; probee keeps its end of the socket
+	quitW := files[3]           // probee's end of the socket
 	ready, readyW, err := os.Pipe()
 	if err != nil {
 		quitW.Close()
@@ -84,7 +89,7 @@ func (s *Session) StartWatchdog() error {
 		quitW.Close()
 		return fmt.Errorf("start the watchdog: %w", err)
 	}
-	s.watch = &watchdog{cmd: cmd, quit: quitW}
+	s.watch = &watchdog{cmd: cmd, sock: quitW}
 	ready.SetReadDeadline(time.Now().Add(watchdogReady))
 	if _, err := ready.Read(make([]byte, 1)); err != nil {
 		s.watch.stop()
@@ -95,7 +100,7 @@ func (s *Session) StartWatchdog() error {
 }
 
 // watchdogFiles are the watchdog's holds map, probee's pidfd, and the
-// pipe's read and write ends.
+// two ends of the socket between them (the watchdog's, probee's).
 func watchdogFiles(holds *ebpf.Map) ([]*os.File, error) {
 	mfd, err := unix.FcntlInt(uintptr(holds.FD()), unix.F_DUPFD_CLOEXEC, 0)
 	if err != nil {
@@ -106,13 +111,14 @@ func watchdogFiles(holds *ebpf.Map) ([]*os.File, error) {
 		unix.Close(mfd)
 		return nil, fmt.Errorf("pidfd_open: %w", err)
 	}
-	r, w, err := os.Pipe()
+	sp, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		unix.Close(mfd)
 		unix.Close(pfd)
 		return nil, err
 	}
-	return []*os.File{os.NewFile(uintptr(mfd), "holds"), os.NewFile(uintptr(pfd), "pidfd"), r, w}, nil
+	return []*os.File{os.NewFile(uintptr(mfd), "holds"), os.NewFile(uintptr(pfd), "pidfd"),
+		os.NewFile(uintptr(sp[0]), "watchdog socket"), os.NewFile(uintptr(sp[1]), "watchdog socket")}, nil
 }
 
 func closeFiles(files []*os.File) {
@@ -126,8 +132,8 @@ func closeFiles(files []*os.File) {
 // stop tells the watchdog that probee resumed the holds itself, and
 // waits for it to exit.
 func (w *watchdog) stop() {
-	w.quit.Write([]byte{1})
-	w.quit.Close()
+	w.sock.Write([]byte{msgQuit})
+	w.sock.Close()
 	done := make(chan struct{})
 	go func() { w.cmd.Wait(); close(done) }()
 	select {
@@ -137,6 +143,12 @@ func (w *watchdog) stop() {
 		<-done
 	}
 }
+
+// The messages on the watchdog's socket (one byte each).
+const (
+	msgQuit  = 'q' // probee resumed the holds itself: exit
+	msgLinks = 'l' // with link fds (SCM_RIGHTS): close them once probee is gone
+)
 
 // RunWatchdog is the watchdog's main (see above); it returns its exit
 // code. Nothing is written anywhere.
@@ -151,32 +163,72 @@ func RunWatchdog() int {
 	ready := os.NewFile(watchReady, "ready")
 	ready.Write([]byte{1})
 	ready.Close()
-	if quitByte() {
+	links, quit := receive()
+	if quit {
 		return 0
 	}
 	pollIn(watchParent) // gone, with its gates
 	resumeHolds(holds)
+	closeFDs(links)
+	resumeHolds(holds)
 	return 0
 }
 
-// quitByte waits for probee's pipe or its end, and reports whether
-// probee wrote the byte that says it ended normally.
-func quitByte() bool {
-	fds := []unix.PollFd{{Fd: watchParent, Events: unix.POLLIN}, {Fd: watchQuit, Events: unix.POLLIN}}
+// closeFDs closes fds, detachers at once (closeLinks).
+func closeFDs(fds []int) {
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(detachers, len(fds)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for fd := range next {
+				unix.Close(fd)
+			}
+		}()
+	}
+	for _, fd := range fds {
+		next <- fd
+	}
+	close(next)
+	wg.Wait()
+}
+
+// receive reads probee's messages until msgQuit (quit), the socket's
+// end or probee's end; it returns the link fds it was handed.
+func receive() (links []int, quit bool) {
+	fds := []unix.PollFd{{Fd: watchParent, Events: unix.POLLIN}, {Fd: watchSock, Events: unix.POLLIN}}
+	buf, oob := make([]byte, 1), make([]byte, unix.CmsgSpace(4*maxHandOff))
 	for {
-		_, err := unix.Poll(fds, -1)
-		if err == nil {
-			break
+		if _, err := unix.Poll(fds, -1); errors.Is(err, unix.EINTR) {
+			continue
+		} else if err != nil || fds[1].Revents == 0 {
+			return links, false
 		}
-		if !errors.Is(err, unix.EINTR) {
-			return false
+		n, oobn, _, _, err := unix.Recvmsg(watchSock, buf, oob, unix.MSG_CMSG_CLOEXEC)
+		if err != nil || n == 0 {
+			return links, false
+		}
+		if buf[0] == msgQuit {
+			return links, true
+		}
+		links = append(links, rightsOf(oob[:oobn])...)
+	}
+}
+
+// rightsOf is the fds of a message's SCM_RIGHTS.
+func rightsOf(oob []byte) []int {
+	msgs, err := unix.ParseSocketControlMessage(oob)
+	if err != nil {
+		return nil
+	}
+	var fds []int
+	for _, m := range msgs {
+		if r, err := unix.ParseUnixRights(&m); err == nil {
+			fds = append(fds, r...)
 		}
 	}
-	if fds[1].Revents == 0 {
-		return false
-	}
-	n, _ := unix.Read(watchQuit, make([]byte, 1))
-	return n == 1
+	return fds
 }
 
 // pollIn waits until fd is readable (or polling it fails).

@@ -81,8 +81,19 @@ func trace(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 	if err := t.track(); err != nil {
 		return err
 	}
-	if err := t.attachAll(); err != nil {
-		return err
+	if err := t.attachAll(ctx); err != nil {
+		if ctx.Err() == nil {
+			return err
+		}
+		// Ctrl-C or SIGTERM while attaching: nothing ran; the deferred
+		// abort kills a command held at its exec.
+		t.status.infof("interrupted while attaching the probes: %s; writing outputs", t.notStarted())
+		if n, err := t.sess.HandOff(); err != nil {
+			t.status.warnf("detach: %v", err)
+		} else {
+			t.status.debugf("%d links left to the watchdog to detach", n)
+		}
+		return t.finish(stdout)
 	}
 	if err := t.startPush(); err != nil {
 		return err
@@ -94,6 +105,14 @@ func trace(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 		return &commandExit{t.cmd.exitCode()}
 	}
 	return err
+}
+
+// notStarted says what an interrupted attach left untraced.
+func (t *tracer) notStarted() string {
+	if t.cmd != nil {
+		return "the command was not started"
+	}
+	return "nothing was traced"
 }
 
 // commandGrace is how long a command still running when tracing ends gets
