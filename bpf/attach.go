@@ -1,6 +1,7 @@
 package bpf
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -54,13 +55,17 @@ func HaveUprobeMulti() bool { return haveMulti() == nil }
 // to that process in the kernel (used for -p, where children are not traced).
 // Targets the kernel refuses are skipped and listed in the stats; an error is
 // returned only when nothing could be attached for a reason that is not
-// about single addresses (missing file, no permission, no such process).
-func (s *Session) AttachUprobes(probe uint32, targets []UprobeTarget, pid int, noMulti bool) (AttachStats, error) {
+// about single addresses (missing file, no permission, no such process),
+// or ctx's error once ctx is done (checked before each link).
+func (s *Session) AttachUprobes(ctx context.Context, probe uint32, targets []UprobeTarget, pid int, noMulti bool) (AttachStats, error) {
 	var st AttachStats
 	multi := !noMulti && HaveUprobeMulti() && s.haveCookies() // a multi link passes each target its cookie
 	st.Multi = multi
 	targets, st.Skipped = prefilter(targets)
 	for _, g := range groupTargets(targets) {
+		if err := ctx.Err(); err != nil {
+			return st, err
+		}
 		ex, err := link.OpenExecutable(g[0].Path)
 		if err != nil {
 			return st, fmt.Errorf("open %s for uprobes: %w", g[0].Path, err)
@@ -68,7 +73,7 @@ func (s *Session) AttachUprobes(probe uint32, targets []UprobeTarget, pid int, n
 		if multi {
 			err = s.attachMulti(ex, probe, g, pid, &st)
 		} else {
-			err = s.attachSingles(ex, probe, g, pid, &st)
+			err = s.attachSingles(ctx, ex, probe, g, pid, &st)
 		}
 		if err != nil {
 			return st, err
@@ -200,8 +205,11 @@ func splitRefused[T any](group []T, try func([]T) error, stop func([]T, error) (
 	return splitRefused(group[half:], try, stop, skip)
 }
 
-func (s *Session) attachSingles(ex *link.Executable, probe uint32, g []UprobeTarget, pid int, st *AttachStats) error {
+func (s *Session) attachSingles(ctx context.Context, ex *link.Executable, probe uint32, g []UprobeTarget, pid int, st *AttachStats) error {
 	for _, t := range g {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		attach := ex.Uprobe
 		if t.Ret {
 			attach = ex.Uretprobe

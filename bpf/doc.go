@@ -177,6 +177,17 @@
 // -- CMD is stopped right after its exec by ptrace instead, and its
 // program's table loaded then), or at an exec under another root than
 // probee's (a container: its program and ld.so are that root's files).
+// Every stop is recorded in the holds map before its SIGSTOP (holds.go):
+// Continue resumes the stop and deletes its entry, Close resumes what is
+// left, and the watchdog (StartWatchdog, watchdog.go), a second probee
+// process that holds the map, resumes it when probee dies without
+// closing: a dead probee leaves no process stopped. Every SIGCONT goes
+// through a pidfd, to the process whose start time the gate recorded.
+// A traced process leaves the pid filter in the kernel as its last
+// thread exits (probee_exit), before its pid can be given to another.
+// The attach calls stop at their context's end; HandOff gives the links
+// to the watchdog to detach after probee exits (handoff.go), so that a
+// run interrupted while attaching ends at once.
 //
 // File tables (vma.h, filetables.go) are keyed by the identity of the file
 // a mapping holds (vm_file->f_inode's device and inode). For an overlayfs

@@ -1,6 +1,7 @@
 package bpf
 
 import (
+	"context"
 	"fmt"
 	"os/exec"
 	"path/filepath"
@@ -43,7 +44,7 @@ func runGatedWith(t *testing.T, s *Session, change func(gate int, mods []unwind.
 			err = s.SetProcessModules(ev.TGID, mods)
 		}
 		gated <- err
-		s.Continue(ev.TGID)
+		s.Continue(ev)
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -80,7 +81,7 @@ func TestDWARFChain(t *testing.T) {
 			bin, _ := filepath.Abs(testgate.Fixture(t, filepath.Join(fixtures, "chain-nofp")))
 			s := openSession(t, Options{FilterPIDs: true, DWARF: true, NoTailCalls: tc.noTail})
 			off := fileOffset(t, bin, "leaf")
-			st, err := s.AttachUprobes(3, []UprobeTarget{{Path: bin, Offset: off, Entry: true, Name: "leaf"}}, 0, !tc.multi)
+			st, err := s.AttachUprobes(context.Background(), 3, []UprobeTarget{{Path: bin, Offset: off, Entry: true, Name: "leaf"}}, 0, !tc.multi)
 			if err != nil || st.Attached != 1 {
 				t.Fatalf("attach: %+v %v", st, err)
 			}
@@ -103,7 +104,7 @@ func TestDWARFChain(t *testing.T) {
 func TestDWARFRuleCacheByTable(t *testing.T) {
 	cpu0, bin, s := oneCPUChain(t)
 	off := fileOffset(t, bin, "leaf")
-	if st, err := s.AttachUprobes(3, []UprobeTarget{{Path: bin, Offset: off, Entry: true, Name: "leaf"}}, 0, !HaveUprobeMulti()); err != nil || st.Attached != 1 {
+	if st, err := s.AttachUprobes(context.Background(), 3, []UprobeTarget{{Path: bin, Offset: off, Entry: true, Name: "leaf"}}, 0, !HaveUprobeMulti()); err != nil || st.Attached != 1 {
 		t.Fatalf("attach: %+v %v", st, err)
 	}
 	wrong := func(_ int, mods []unwind.Module) { wrongTable(mods) }
@@ -171,7 +172,7 @@ func TestDWARFListChange(t *testing.T) {
 	cpu0, bin, s := oneCPUChain(t)
 	for probe, fn := range map[uint32]string{3: "leaf", 4: "foo_two"} {
 		tg := UprobeTarget{Path: bin, Offset: fileOffset(t, bin, fn), Entry: true, Name: fn}
-		if st, err := s.AttachUprobes(probe, []UprobeTarget{tg}, 0, !HaveUprobeMulti()); err != nil || st.Attached != 1 {
+		if st, err := s.AttachUprobes(context.Background(), probe, []UprobeTarget{tg}, 0, !HaveUprobeMulti()); err != nil || st.Attached != 1 {
 			t.Fatalf("attach %s: %+v %v", fn, st, err)
 		}
 	}
@@ -234,7 +235,7 @@ func TestDWARFChainFarTables(t *testing.T) {
 		t.Fatal(err)
 	}
 	off := fileOffset(t, bin, "leaf")
-	if st, err := s.AttachUprobes(3, []UprobeTarget{{Path: bin, Offset: off, Entry: true, Name: "leaf"}}, 0, !HaveUprobeMulti()); err != nil || st.Attached != 1 {
+	if st, err := s.AttachUprobes(context.Background(), 3, []UprobeTarget{{Path: bin, Offset: off, Entry: true, Name: "leaf"}}, 0, !HaveUprobeMulti()); err != nil || st.Attached != 1 {
 		t.Fatalf("attach: %+v %v", st, err)
 	}
 	runGated(t, s, bin, "300")

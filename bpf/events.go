@@ -27,6 +27,9 @@ type ProcessEvent struct {
 	TGID int
 	PID  int
 	PPID int // EventNewProcess: the parent's tgid (0 when unknown)
+	// When is an EventGate's stop time: with TGID and PID it names the
+	// stop Continue ends.
+	When uint64
 }
 
 // Events reads process notices and calls handle for each, from one goroutine,
@@ -34,7 +37,7 @@ type ProcessEvent struct {
 // the reader goroutine to finish.
 func (s *Session) Events(handle func(ProcessEvent)) (stop func(), err error) {
 	return readRing(s.objs.Events, "event", func(b []byte) {
-		if len(b) < 16 {
+		if len(b) < 24 {
 			return
 		}
 		handle(ProcessEvent{
@@ -42,6 +45,7 @@ func (s *Session) Events(handle func(ProcessEvent)) (stop func(), err error) {
 			TGID: int(binary.NativeEndian.Uint32(b[4:])),
 			PID:  int(binary.NativeEndian.Uint32(b[8:])),
 			PPID: int(binary.NativeEndian.Uint32(b[12:])),
+			When: binary.NativeEndian.Uint64(b[16:]),
 		})
 	})
 }

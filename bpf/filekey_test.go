@@ -1,6 +1,7 @@
 package bpf
 
 import (
+	"context"
 	"debug/elf"
 	"fmt"
 	"os"
@@ -56,7 +57,7 @@ func TestFileKeyOverlay(t *testing.T) {
 		t.Fatal(err)
 	}
 	target := UprobeTarget{Path: app.File, Offset: fileOffset(t, app.File, "leaf"), Entry: true, Name: "leaf"}
-	if st, err := s.AttachUprobes(3, []UprobeTarget{target}, 0, !HaveUprobeMulti()); err != nil || st.Attached != 1 {
+	if st, err := s.AttachUprobes(context.Background(), 3, []UprobeTarget{target}, 0, !HaveUprobeMulti()); err != nil || st.Attached != 1 {
 		t.Fatalf("attach: %+v %v", st, err)
 	}
 	if out, err := exec.Command(app.File, "300").CombinedOutput(); err != nil {

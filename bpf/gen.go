@@ -1,6 +1,6 @@
 package bpf
 
-//go:generate go tool bpf2go -cc clang -cflags "-O2 -g -Wall -Werror -D__TARGET_ARCH_x86" -target amd64 -type count_key -type user_stack -type kernel_stack -type event -type unwind_mapping -type proc_info -type unwind_rule -type file_key -type file_table -type measure -type probe_measure -type lat_key -type lat_stack -type deferred_stack probee probee.bpf.c -- -I/usr/include/x86_64-linux-gnu
+//go:generate go tool bpf2go -cc clang -cflags "-O2 -g -Wall -Werror -D__TARGET_ARCH_x86" -target amd64 -type count_key -type user_stack -type kernel_stack -type event -type unwind_mapping -type proc_info -type unwind_rule -type file_key -type file_table -type measure -type probe_measure -type lat_key -type lat_stack -type deferred_stack -type hold_key probee probee.bpf.c -- -I/usr/include/x86_64-linux-gnu
 
 // The same programs for kernels before 5.13 (compat.h): its Go types are
 // probee's.

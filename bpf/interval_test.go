@@ -1,6 +1,7 @@
 package bpf
 
 import (
+	"context"
 	"encoding/binary"
 	"os/exec"
 	"path/filepath"
@@ -71,7 +72,7 @@ func TestDrainUnderLoad(t *testing.T) {
 	testgate.Root(t)
 	bin := testgate.PrivateFixture(t, filepath.Join(fixtures, "load-fp"))
 	s := openSession(t, Options{})
-	st, err := s.AttachUprobes(3, []UprobeTarget{{Path: bin, Offset: fileOffset(t, bin, "hit"), Entry: true, Name: "hit"}}, 0, false)
+	st, err := s.AttachUprobes(context.Background(), 3, []UprobeTarget{{Path: bin, Offset: fileOffset(t, bin, "hit"), Entry: true, Name: "hit"}}, 0, false)
 	if err != nil || st.Attached != 1 {
 		t.Fatalf("attach: %+v %v", st, err)
 	}

@@ -22,6 +22,8 @@ struct return_instance {
 } __attribute__((preserve_access_index));
 struct uprobe_task { struct return_instance *return_instances; } __attribute__((preserve_access_index));
 struct thread_struct { unsigned long fsbase; } __attribute__((preserve_access_index)); // x86-64: the TLS base (Go's g, unwind.h)
+// live: the threads of the process that have not begun to exit (atomic_t).
+struct signal_struct { struct { int counter; } live; } __attribute__((preserve_access_index));
 struct task_struct {
 	unsigned int flags; // PF_EXITING
 	unsigned int in_execve:1;
@@ -35,6 +37,9 @@ struct task_struct {
 	__u64 self_exec_id;
 	void *stack; // the kernel stack (compat.h)
 	struct thread_struct thread;
+	struct task_struct *group_leader;
+	__u64 start_boottime; // what /proc/PID/stat's start time counts (5.5+)
+	struct signal_struct *signal;
 } __attribute__((preserve_access_index));
 
 // The mapping of an address (vma.h).

@@ -1,6 +1,7 @@
 package bpf
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -58,8 +59,9 @@ func HaveKprobeMulti() bool { return HaveKprobes() && haveKmulti() == nil }
 // (entry, return) group when the kernel has it and noMulti is false, one
 // perf-event link per function otherwise. Functions the kernel refuses are
 // skipped and listed; an error is returned for failures that are not about
-// one function (no kprobes at all, no permission).
-func (s *Session) AttachKprobes(probe uint32, targets []KprobeTarget, noMulti bool) (KprobeStats, error) {
+// one function (no kprobes at all, no permission), or ctx's error once ctx
+// is done (checked before each link).
+func (s *Session) AttachKprobes(ctx context.Context, probe uint32, targets []KprobeTarget, noMulti bool) (KprobeStats, error) {
 	var st KprobeStats
 	if !HaveKprobes() {
 		return st, ErrNoKprobes
@@ -80,11 +82,14 @@ func (s *Session) AttachKprobes(probe uint32, targets []KprobeTarget, noMulti bo
 		st.Multi = true
 	}
 	for _, k := range []side{{false, false}, {true, false}, {true, true}} {
-		if err := s.attachKmulti(probe, multi[k], &st); err != nil {
+		if err := ctx.Err(); err != nil {
+			return st, err
+		}
+		if err := s.attachKmulti(ctx, probe, multi[k], &st); err != nil {
 			return st, err
 		}
 	}
-	if err := s.attachKsingles(probe, singles, &st); err != nil {
+	if err := s.attachKsingles(ctx, probe, singles, &st); err != nil {
 		return st, err
 	}
 	sort.Slice(st.Skipped, func(i, j int) bool { return st.Skipped[i].Target.Symbol < st.Skipped[j].Target.Symbol })
@@ -94,7 +99,7 @@ func (s *Session) AttachKprobes(probe uint32, targets []KprobeTarget, noMulti bo
 // attachKmulti attaches g with one kprobe_multi link; a refused link is
 // split in halves until the refused functions are isolated and skipped
 // (splitRefused). A kernel without kprobe_multi gets one link per function.
-func (s *Session) attachKmulti(probe uint32, g []KprobeTarget, st *KprobeStats) error {
+func (s *Session) attachKmulti(ctx context.Context, probe uint32, g []KprobeTarget, st *KprobeStats) error {
 	if len(g) == 0 {
 		return nil
 	}
@@ -125,7 +130,7 @@ func (s *Session) attachKmulti(probe uint32, g []KprobeTarget, st *KprobeStats) 
 		case errors.Is(err, os.ErrPermission):
 			return fmt.Errorf("attach kprobes: %w", attachHint(err)), true
 		case errors.Is(err, ebpf.ErrNotSupported):
-			return s.attachKsingles(probe, part, st), true
+			return s.attachKsingles(ctx, probe, part, st), true
 		}
 		return nil, false
 	}
@@ -133,8 +138,11 @@ func (s *Session) attachKmulti(probe uint32, g []KprobeTarget, st *KprobeStats) 
 	return splitRefused(g, try, stop, skip)
 }
 
-func (s *Session) attachKsingles(probe uint32, g []KprobeTarget, st *KprobeStats) error {
+func (s *Session) attachKsingles(ctx context.Context, probe uint32, g []KprobeTarget, st *KprobeStats) error {
 	for _, t := range g {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		attach := link.Kprobe
 		if t.Ret {
 			attach = link.Kretprobe

@@ -129,5 +129,6 @@ struct {
 
 // Force the event struct into BTF for bpf2go -type.
 const struct event *unused_event __attribute__((unused));
+const struct hold_key *unused_hold_key __attribute__((unused));
 
 #endif

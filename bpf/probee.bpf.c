@@ -504,6 +504,12 @@ int BPF_PROG(probee_exit, struct task_struct *task)
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32;
 
+	// The last thread of a traced process leaves the filter before its
+	// pid can be freed: a process that takes the pid later is not traced
+	// (live counts the threads that have not begun to exit).
+	struct signal_struct *sig = KREAD(task, signal);
+	if (filter_pids && KREAD(sig, live.counter) == 0)
+		bpf_map_delete_elem(&pids, &tgid);
 	if ((__u32)id != tgid) // a thread exiting, not the process
 		return 0;
 	bpf_map_delete_elem(&proc_maps, &tgid); // free its unwind mappings

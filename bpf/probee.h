@@ -39,6 +39,16 @@ struct event {
 	__u32 tgid;
 	__u32 pid;
 	__u32 ppid; // EVENT_NEW_PROCESS: the parent's tgid (a forked child has its mappings)
+	__u64 when; // EVENT_GATE: the stop's time (bpf_ktime_get_ns), part of its hold_key
+};
+
+// A process a gate stopped and user space has not resumed yet (stopgate.h):
+// the thread that stopped it and when, so that a later stop of the same
+// process is another key.
+struct hold_key {
+	__u32 tgid;
+	__u32 tid;
+	__u64 when;
 };
 
 // The counts gate (--interval): which counts map events go to, and per CPU

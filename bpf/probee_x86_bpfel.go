@@ -55,6 +55,7 @@ type probeeEvent struct {
 	Tgid uint32
 	Pid  uint32
 	Ppid uint32
+	When uint64
 }
 
 type probeeFileKey struct {
@@ -90,6 +91,13 @@ type probeeGoStack struct {
 	SchedSp uint32
 	SchedBp uint32
 	Pad     uint32
+}
+
+type probeeHoldKey struct {
+	_    structs.HostLayout
+	Tgid uint32
+	Tid  uint32
+	When uint64
 }
 
 type probeeKernelStack struct {
@@ -296,6 +304,7 @@ const (
 	probeeMapFileTables             = "file_tables"
 	probeeMapGoStacks               = "go_stacks"
 	probeeMapHits                   = "hits"
+	probeeMapHolds                  = "holds"
 	probeeMapHostRoot               = "host_root"
 	probeeMapKscratch               = "kscratch"
 	probeeMapKstacks                = "kstacks"
@@ -360,6 +369,7 @@ const (
 	probeeVarMinLatency             = "min_latency"
 	probeeVarSampleProbe            = "sample_probe"
 	probeeVarUnusedEvent            = "unused_event"
+	probeeVarUnusedHoldKey          = "unused_hold_key"
 	probeeVarUnusedLatStack         = "unused_lat_stack"
 	probeeVarUnusedProbeMeasure     = "unused_probe_measure"
 	probeeVarUnwindMode             = "unwind_mode"
@@ -450,6 +460,7 @@ type probeeMapSpecs struct {
 	FileTables    *ebpf.MapSpec `ebpf:"file_tables"`
 	GoStacks      *ebpf.MapSpec `ebpf:"go_stacks"`
 	Hits          *ebpf.MapSpec `ebpf:"hits"`
+	Holds         *ebpf.MapSpec `ebpf:"holds"`
 	HostRoot      *ebpf.MapSpec `ebpf:"host_root"`
 	Kscratch      *ebpf.MapSpec `ebpf:"kscratch"`
 	Kstacks       *ebpf.MapSpec `ebpf:"kstacks"`
@@ -496,6 +507,7 @@ type probeeVariableSpecs struct {
 	MinLatency         *ebpf.VariableSpec `ebpf:"min_latency"`
 	SampleProbe        *ebpf.VariableSpec `ebpf:"sample_probe"`
 	UnusedEvent        *ebpf.VariableSpec `ebpf:"unused_event"`
+	UnusedHoldKey      *ebpf.VariableSpec `ebpf:"unused_hold_key"`
 	UnusedLatStack     *ebpf.VariableSpec `ebpf:"unused_lat_stack"`
 	UnusedProbeMeasure *ebpf.VariableSpec `ebpf:"unused_probe_measure"`
 	UnwindMode         *ebpf.VariableSpec `ebpf:"unwind_mode"`
@@ -534,6 +546,7 @@ type probeeMaps struct {
 	FileTables    *ebpf.Map `ebpf:"file_tables"`
 	GoStacks      *ebpf.Map `ebpf:"go_stacks"`
 	Hits          *ebpf.Map `ebpf:"hits"`
+	Holds         *ebpf.Map `ebpf:"holds"`
 	HostRoot      *ebpf.Map `ebpf:"host_root"`
 	Kscratch      *ebpf.Map `ebpf:"kscratch"`
 	Kstacks       *ebpf.Map `ebpf:"kstacks"`
@@ -577,6 +590,7 @@ func (m *probeeMaps) Close() error {
 		m.FileTables,
 		m.GoStacks,
 		m.Hits,
+		m.Holds,
 		m.HostRoot,
 		m.Kscratch,
 		m.Kstacks,
@@ -624,6 +638,7 @@ type probeeVariables struct {
 	MinLatency         *ebpf.Variable `ebpf:"min_latency"`
 	SampleProbe        *ebpf.Variable `ebpf:"sample_probe"`
 	UnusedEvent        *ebpf.Variable `ebpf:"unused_event"`
+	UnusedHoldKey      *ebpf.Variable `ebpf:"unused_hold_key"`
 	UnusedLatStack     *ebpf.Variable `ebpf:"unused_lat_stack"`
 	UnusedProbeMeasure *ebpf.Variable `ebpf:"unused_probe_measure"`
 	UnwindMode         *ebpf.Variable `ebpf:"unwind_mode"`

@@ -84,6 +84,13 @@ type probeeLegacyGoStack struct {
 	Pad     uint32
 }
 
+type probeeLegacyHoldKey struct {
+	_    structs.HostLayout
+	Tgid uint32
+	Tid  uint32
+	When uint64
+}
+
 type probeeLegacyKernelStack struct {
 	_     structs.HostLayout
 	Hash  uint64
@@ -304,6 +311,7 @@ const (
 	probeeLegacyMapFileTables             = "file_tables"
 	probeeLegacyMapGoStacks               = "go_stacks"
 	probeeLegacyMapHits                   = "hits"
+	probeeLegacyMapHolds                  = "holds"
 	probeeLegacyMapHostRoot               = "host_root"
 	probeeLegacyMapKscratch               = "kscratch"
 	probeeLegacyMapKstacks                = "kstacks"
@@ -368,6 +376,7 @@ const (
 	probeeLegacyVarMinLatency             = "min_latency"
 	probeeLegacyVarSampleProbe            = "sample_probe"
 	probeeLegacyVarUnusedEvent            = "unused_event"
+	probeeLegacyVarUnusedHoldKey          = "unused_hold_key"
 	probeeLegacyVarUnusedLatStack         = "unused_lat_stack"
 	probeeLegacyVarUnusedProbeMeasure     = "unused_probe_measure"
 	probeeLegacyVarUnwindMode             = "unwind_mode"
@@ -458,6 +467,7 @@ type probeeLegacyMapSpecs struct {
 	FileTables    *ebpf.MapSpec `ebpf:"file_tables"`
 	GoStacks      *ebpf.MapSpec `ebpf:"go_stacks"`
 	Hits          *ebpf.MapSpec `ebpf:"hits"`
+	Holds         *ebpf.MapSpec `ebpf:"holds"`
 	HostRoot      *ebpf.MapSpec `ebpf:"host_root"`
 	Kscratch      *ebpf.MapSpec `ebpf:"kscratch"`
 	Kstacks       *ebpf.MapSpec `ebpf:"kstacks"`
@@ -504,6 +514,7 @@ type probeeLegacyVariableSpecs struct {
 	MinLatency         *ebpf.VariableSpec `ebpf:"min_latency"`
 	SampleProbe        *ebpf.VariableSpec `ebpf:"sample_probe"`
 	UnusedEvent        *ebpf.VariableSpec `ebpf:"unused_event"`
+	UnusedHoldKey      *ebpf.VariableSpec `ebpf:"unused_hold_key"`
 	UnusedLatStack     *ebpf.VariableSpec `ebpf:"unused_lat_stack"`
 	UnusedProbeMeasure *ebpf.VariableSpec `ebpf:"unused_probe_measure"`
 	UnwindMode         *ebpf.VariableSpec `ebpf:"unwind_mode"`
@@ -542,6 +553,7 @@ type probeeLegacyMaps struct {
 	FileTables    *ebpf.Map `ebpf:"file_tables"`
 	GoStacks      *ebpf.Map `ebpf:"go_stacks"`
 	Hits          *ebpf.Map `ebpf:"hits"`
+	Holds         *ebpf.Map `ebpf:"holds"`
 	HostRoot      *ebpf.Map `ebpf:"host_root"`
 	Kscratch      *ebpf.Map `ebpf:"kscratch"`
 	Kstacks       *ebpf.Map `ebpf:"kstacks"`
@@ -585,6 +597,7 @@ func (m *probeeLegacyMaps) Close() error {
 		m.FileTables,
 		m.GoStacks,
 		m.Hits,
+		m.Holds,
 		m.HostRoot,
 		m.Kscratch,
 		m.Kstacks,
@@ -632,6 +645,7 @@ type probeeLegacyVariables struct {
 	MinLatency         *ebpf.Variable `ebpf:"min_latency"`
 	SampleProbe        *ebpf.Variable `ebpf:"sample_probe"`
 	UnusedEvent        *ebpf.Variable `ebpf:"unused_event"`
+	UnusedHoldKey      *ebpf.Variable `ebpf:"unused_hold_key"`
 	UnusedLatStack     *ebpf.Variable `ebpf:"unused_lat_stack"`
 	UnusedProbeMeasure *ebpf.Variable `ebpf:"unused_probe_measure"`
 	UnwindMode         *ebpf.Variable `ebpf:"unwind_mode"`

@@ -28,7 +28,7 @@ func TestRootGate(t *testing.T) {
 		mu.Lock()
 		stops = append(stops, ev.TGID)
 		mu.Unlock()
-		s.Continue(ev.TGID)
+		s.Continue(ev)
 	})
 	if err != nil {
 		t.Fatal(err)

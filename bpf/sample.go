@@ -2,7 +2,6 @@ package bpf
 
 import (
 	"fmt"
-	"syscall"
 	"unsafe"
 
 	"github.com/cilium/ebpf/link"
@@ -105,15 +104,5 @@ func (s *Session) AttachLdsoGate(path string, stateOff, stateAddr, rdebugAddr ui
 		return fmt.Errorf("attach the ld.so gate to %s: %w", path, err)
 	}
 	s.addLink(l)
-	return nil
-}
-
-// Continue resumes a process stopped by a gate. It is a Session method so
-// that the session is the whole kernel side of process tracking
-// (proctrack.Kernel).
-func (s *Session) Continue(pid int) error {
-	if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
-		return fmt.Errorf("resume pid %d after loading its unwind tables: %w", pid, err)
-	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package bpf
 
 import (
+	"context"
 	"debug/elf"
 	"errors"
 	"os/exec"
@@ -106,7 +107,7 @@ func TestUprobeEntryStack(t *testing.T) {
 			bin := testgate.PrivateFixture(t, filepath.Join(fixtures, "chain-fp"))
 			s := openSession(t, Options{})
 			off := fileOffset(t, bin, "leaf")
-			st, err := s.AttachUprobes(7, []UprobeTarget{{Path: bin, Offset: off, Entry: true, Name: "leaf"}}, 0, !multi)
+			st, err := s.AttachUprobes(context.Background(), 7, []UprobeTarget{{Path: bin, Offset: off, Entry: true, Name: "leaf"}}, 0, !multi)
 			if err != nil || st.Attached != 1 {
 				t.Fatalf("attach: %+v %v", st, err)
 			}

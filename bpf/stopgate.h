@@ -35,23 +35,47 @@ struct {
 	__type(value, __u8);
 } ldso_adding SEC(".maps");
 
+// The processes a gate stopped and user space has not resumed yet, with
+// the start time (start_boottime, ns) of each: user space deletes a key
+// once it has sent the stop's SIGCONT (bpf/holds.go). probee's watchdog,
+// a process that holds this map, resumes whatever is left in it when
+// probee dies in any way (a SIGKILL, a SIGPIPE, a crash), so that a dead
+// probee leaves nothing stopped; the start time keeps it from signaling a
+// process that took the pid of one that exited. No room, no stop.
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct hold_key);
+	__type(value, __u64);
+} holds SEC(".maps");
+
 // stop_process stops the current process and asks user space for its
-// tables. The SIGSTOP is queued before the notice is submitted: user
-// space's SIGCONT must come after it (a SIGCONT that came first would leave
-// the process stopped for good; one that comes while the SIGSTOP is still
+// tables. The stop is recorded in holds before the SIGSTOP is queued, and
+// the SIGSTOP is queued before the notice is submitted: user space's
+// SIGCONT must come after it (a SIGCONT that came first would leave the
+// process stopped for good; one that comes while the SIGSTOP is still
 // pending cancels it, which is fine: the tables are loaded). No notice
-// space, no stop.
+// space or no hold entry, no stop.
 static __always_inline int stop_process(__u64 id)
 {
 	struct event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	struct task_struct *leader = KREAD(current_task(), group_leader);
+	__u64 start = KREAD(leader, start_boottime);
 
 	if (!e) {
 		count_drop(DROP_EVENT_LOST);
 		return 0;
 	}
+	struct hold_key k = {.tgid = id >> 32, .tid = (__u32)id, .when = bpf_ktime_get_ns()};
+	if (bpf_map_update_elem(&holds, &k, &start, BPF_NOEXIST)) {
+		bpf_ringbuf_discard(e, 0);
+		count_drop(DROP_EVENT_LOST);
+		return 0;
+	}
 	e->type = EVENT_GATE;
-	e->tgid = id >> 32;
-	e->pid = (__u32)id;
+	e->tgid = k.tgid;
+	e->pid = k.tid;
+	e->when = k.when;
 	bpf_send_signal(19 /* SIGSTOP */);
 	bpf_ringbuf_submit(e, 0);
 	return 0;

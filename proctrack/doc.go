@@ -2,8 +2,9 @@
 // which processes and files need unwind tables and symbol snapshots, and
 // when.
 //
-// Its inputs are the targets (TracePID for -p, and for -- CMD stopped
-// right after its exec)
+// Its inputs are the targets (TraceTarget for -p, held by a pidfd so that
+// its pid, once the process exited, names nothing probee traces: Target;
+// TracePID for -- CMD stopped right after its exec)
 // and the kernel's records, handed over as they arrive: process notices
 // (a new process and its parent, a gate stop, an exit: OnProcessEvent) and
 // mapping records (a fork, an exec, a new executable mapping: OnMmap, in

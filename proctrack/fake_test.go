@@ -50,7 +50,8 @@ type fakeKernel struct {
 	contErr error // returned by Continue
 }
 
-func (k *fakeKernel) AddPID(pid int) error { k.record("AddPID %d", pid); return nil }
+func (k *fakeKernel) AddPID(pid int) error    { k.record("AddPID %d", pid); return nil }
+func (k *fakeKernel) RemovePID(pid int) error { k.record("RemovePID %d", pid); return nil }
 
 func (k *fakeKernel) SetProcessModules(pid int, mods []unwind.Module) error {
 	k.record("SetProcessModules %d %s", pid, modNames(mods))
@@ -71,7 +72,10 @@ func (k *fakeKernel) AttachLdsoGate(path string, stateOff, stateAddr, rdebugAddr
 
 func (k *fakeKernel) AttachRootGate() error { k.record("AttachRootGate"); return nil }
 
-func (k *fakeKernel) Continue(pid int) error { k.record("Continue %d", pid); return k.contErr }
+func (k *fakeKernel) Continue(ev bpf.ProcessEvent) error {
+	k.record("Continue %d", ev.TGID)
+	return k.contErr
+}
 
 func (k *fakeKernel) AddStack(d bpf.DeferredStack, user []uint64, truncated bool) {
 	k.record("AddStack %d %#x cut=%v", d.TGID, user, truncated)

@@ -151,12 +151,13 @@ func (d *tables) newProcess(pid int) snapshot {
 // gate on its ld.so if that is a new one (it exec'd a program of another
 // root: the root gate), then resumes it: its next instruction may run
 // code that was just mapped.
-func (d *tables) gateStop(pid int) {
+func (d *tables) gateStop(ev bpf.ProcessEvent) {
+	pid := ev.TGID
 	d.loadProcess(pid)
 	if err := d.t.attachPIDGate(pid); err != nil {
 		d.t.debugf("%v", err) // a process gone, or a static program: nothing to gate
 	}
-	if err := d.t.k.Continue(pid); err != nil {
+	if err := d.t.k.Continue(ev); err != nil {
 		d.t.warnf("%v", err)
 	}
 }

@@ -19,6 +19,8 @@ type Kernel interface {
 	// AddPID puts a process in the kernel's pid filter (its children
 	// follow it there).
 	AddPID(pid int) error
+	// RemovePID takes a process out of the kernel's pid filter.
+	RemovePID(pid int) error
 	// SetProcessModules replaces pid's executable mappings and their
 	// unwind tables.
 	SetProcessModules(pid int, mods []unwind.Module) error
@@ -34,8 +36,8 @@ type Kernel interface {
 	// AttachRootGate stops traced processes that exec under another root
 	// than probee's.
 	AttachRootGate() error
-	// Continue resumes a process a gate stopped.
-	Continue(pid int) error
+	// Continue resumes the process a gate stopped (an EventGate notice).
+	Continue(ev bpf.ProcessEvent) error
 	// AddStack counts the event of a stack the kernel handed over
 	// unfinished, with its user stack finished here (leaf first).
 	AddStack(d bpf.DeferredStack, user []uint64, truncated bool)
@@ -142,6 +144,12 @@ func (t *Tracker) TracePID(pid int) error {
 	if err := t.k.AddPID(pid); err != nil {
 		return err
 	}
+	t.traceFiltered(pid)
+	return nil
+}
+
+// traceFiltered follows a target pid once it is in the kernel's filter.
+func (t *Tracker) traceFiltered(pid int) {
 	if t.tables != nil { // first: a dlopen from now on is held until its tables are loaded
 		if err := t.attachPIDGate(pid); err != nil {
 			t.warnf("%v", err)
@@ -149,7 +157,6 @@ func (t *Tracker) TracePID(pid int) error {
 		t.attachRootGate()
 	}
 	t.newProcess(pid, 0)
-	return nil
 }
 
 // OnProcessEvent handles a kernel process notice: a process seen for the
@@ -160,7 +167,7 @@ func (t *Tracker) OnProcessEvent(ev bpf.ProcessEvent) {
 		t.newProcess(ev.TGID, ev.PPID)
 	case t.tables == nil: // no gates, no tables to drop
 	case ev.Type == bpf.EventGate:
-		t.tables.gateStop(ev.TGID)
+		t.tables.gateStop(ev)
 	case ev.Type == bpf.EventExit:
 		t.tables.exit(ev.TGID)
 	}

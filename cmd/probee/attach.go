@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -11,11 +12,16 @@ import (
 )
 
 // attachAll attaches every probe and reports what was attached on stderr.
-func (t *tracer) attachAll() error {
+// Once ctx is done (Ctrl-C, SIGTERM) it stops before the next link and
+// returns ctx's error.
+func (t *tracer) attachAll(ctx context.Context) error {
 	start := time.Now()
 	up, kp := linkCount{kind: "uprobe"}, linkCount{kind: "kprobe"}
 	tps := 0
 	for id, targets := range t.targets {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		p := t.cfg.probes[id]
 		if p.spec.Kind == probespec.Tracepoint {
 			for _, tg := range targets {
@@ -27,7 +33,7 @@ func (t *tracer) attachAll() error {
 			continue
 		}
 		if p.spec.Kind == probespec.Kprobe {
-			if err := t.attachKprobes(uint32(id), p, targets, &kp); err != nil {
+			if err := t.attachKprobes(ctx, uint32(id), p, targets, &kp); err != nil {
 				return err
 			}
 			continue
@@ -39,7 +45,7 @@ func (t *tracer) attachAll() error {
 		if p.spec.Kind == probespec.USDT {
 			ups = usdtTargets(targets)
 		}
-		st, err := t.sess.AttachUprobes(uint32(id), ups, 0, t.cfg.noUprobeMulti)
+		st, err := t.sess.AttachUprobes(ctx, uint32(id), ups, 0, t.cfg.noUprobeMulti)
 		if err != nil {
 			return fmt.Errorf("%s %s: %w", p.flag, quote(p.text), err)
 		}

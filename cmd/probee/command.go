@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // A traced command is started stopped right after its exec, before its
@@ -22,7 +24,10 @@ import (
 // command, showing as extra start-up samples and CPU time
 // (process.cpuUsage of node -e 0: 190-215 ms against 110-170 ms plain).
 // ptrace is used for this stop only: the command is not traced after the
-// release, and its children never are.
+// release, and its children never are. While held it dies with probee
+// (PTRACE_O_EXITKILL: it has not run an instruction, and a dead tracer
+// would leave it stopped); released, it runs on if probee dies, and the
+// session's watchdog resumes it if a gate stopped it (bpf/watchdog.go).
 
 // tracedCommand is a command started and stopped after its exec.
 type tracedCommand struct {
@@ -77,6 +82,14 @@ func (tc *tracedCommand) hold(started chan<- error) {
 	ws, err := waitStop(pid)
 	if err != nil {
 		started <- fmt.Errorf("start %s: waiting for its stop after exec: %w", tc.cmd.Args[0], err)
+		return
+	}
+	// Held, it dies with probee: it never ran, and a tracer's death
+	// would leave it stopped.
+	if err := unix.PtraceSetOptions(pid, unix.PTRACE_O_EXITKILL); err != nil {
+		syscall.Kill(pid, syscall.SIGKILL)
+		tc.cmd.Wait()
+		started <- fmt.Errorf("start %s: ptrace options: %w", tc.cmd.Args[0], err)
 		return
 	}
 	started <- nil

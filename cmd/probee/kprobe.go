@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -9,8 +10,8 @@ import (
 )
 
 // attachKprobes attaches one kprobe/kretprobe spec's functions.
-func (t *tracer) attachKprobes(id uint32, p probeArg, targets []resolver.Target, kp *linkCount) error {
-	st, err := t.sess.AttachKprobes(id, t.kprobeTargets(targets), t.cfg.noKprobeMulti)
+func (t *tracer) attachKprobes(ctx context.Context, id uint32, p probeArg, targets []resolver.Target, kp *linkCount) error {
+	st, err := t.sess.AttachKprobes(ctx, id, t.kprobeTargets(targets), t.cfg.noKprobeMulti)
 	if errors.Is(err, bpf.ErrNoKprobes) {
 		return kprobeUnavailable(p)
 	}

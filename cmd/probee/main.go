@@ -16,9 +16,14 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/probee/probee/bpf"
 )
 
 func main() {
+	if len(os.Args) == 2 && os.Args[1] == bpf.WatchdogArg {
+		os.Exit(bpf.RunWatchdog()) // probee started again as its watchdog
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -26,6 +27,7 @@ type tracer struct {
 	cfg         *config
 	status      *statusWriter
 	cmd         *tracedCommand
+	target      *proctrack.Target // -p, held by a pidfd
 	sess        *bpf.Session
 	res         *resolver.Resolver
 	sym         *resolver.Symbolizer
@@ -49,6 +51,14 @@ func trace(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 	}
 	defer dests.Close()
 	t := &tracer{cfg: cfg, dests: dests, status: newStatus(stderr, cfg.quiet)}
+	if cfg.pid != 0 {
+		tg, err := openTarget(cfg.pid)
+		if err != nil {
+			return err
+		}
+		t.target = tg
+		defer tg.Close()
+	}
 	scope := resolver.Scope{PID: cfg.pid, Command: cfg.command}
 	t.res = resolver.New(scope)
 	t.sym = resolver.NewSymbolizer(scope, t.res.Index())
@@ -74,8 +84,19 @@ func trace(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 	if err := t.track(); err != nil {
 		return err
 	}
-	if err := t.attachAll(); err != nil {
-		return err
+	if err := t.attachAll(ctx); err != nil {
+		if ctx.Err() == nil {
+			return err
+		}
+		// Ctrl-C or SIGTERM while attaching: nothing ran; the deferred
+		// abort kills a command held at its exec.
+		t.status.infof("interrupted while attaching the probes: %s; writing outputs", t.notStarted())
+		if n, err := t.sess.HandOff(); err != nil {
+			t.status.warnf("detach: %v", err)
+		} else {
+			t.status.debugf("%d links left to the watchdog to detach", n)
+		}
+		return t.finish(stdout)
 	}
 	if err := t.startPush(); err != nil {
 		return err
@@ -87,6 +108,14 @@ func trace(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 		return &commandExit{t.cmd.exitCode()}
 	}
 	return err
+}
+
+// notStarted says what an interrupted attach left untraced.
+func (t *tracer) notStarted() string {
+	if t.cmd != nil {
+		return "the command was not started"
+	}
+	return "nothing was traced"
 }
 
 // commandGrace is how long a command still running when tracing ends gets
@@ -128,6 +157,15 @@ func checkTraceable(cfg *config) (*output.Dests, error) {
 		return nil, &usageError{err.Error()}
 	}
 	return dests, nil
+}
+
+// openTarget holds the -p process by a pidfd.
+func openTarget(pid int) (*proctrack.Target, error) {
+	tg, err := proctrack.OpenTarget(pid)
+	if errors.Is(err, unix.ESRCH) {
+		return nil, usagef("no process with pid %d: check the pid (ps -e) or start the program with -- CMD", pid)
+	}
+	return tg, err
 }
 
 // resolveAll turns every probe's spec into targets (pure: files only).
@@ -175,6 +213,9 @@ func (t *tracer) open() error {
 		return err
 	}
 	t.sess = s
+	if err := s.StartWatchdog(); err != nil {
+		t.status.warnf("%v: a process held at a gate stays stopped if probee is killed", err)
+	}
 	if t.dwarfOn() {
 		t.openTables()
 	}
@@ -211,8 +252,8 @@ func (t *tracer) track() error {
 		// TracePID would read as a later exec, and drop its snapshot.
 		t.mmaps.Flush()
 		return t.procs.TracePID(t.cmd.pid())
-	case t.cfg.pid != 0:
-		return t.procs.TracePID(t.cfg.pid)
+	case t.target != nil:
+		return t.procs.TraceTarget(t.target)
 	}
 	return nil
 }
@@ -259,8 +300,8 @@ func (t *tracer) wait(ctx context.Context) bool {
 			t.status.warnf("start command: %v", err)
 		}
 		exited = t.cmd.done
-	case t.cfg.pid != 0:
-		exited = watchPID(ctx, t.cfg.pid)
+	case t.target != nil:
+		exited = t.target.Exited()
 	}
 	if t.cfg.interval > 0 {
 		defer t.drainEvery(t.drainPeriod())()
@@ -285,25 +326,4 @@ func (t *tracer) wait(ctx context.Context) bool {
 			return true
 		}
 	}
-}
-
-// watchPID closes the returned channel when pid no longer exists.
-func watchPID(ctx context.Context, pid int) <-chan struct{} {
-	ch := make(chan struct{})
-	go func() {
-		defer close(ch)
-		tick := time.NewTicker(50 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-				if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err != nil {
-					return
-				}
-			}
-		}
-	}()
-	return ch
 }
