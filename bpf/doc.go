@@ -183,8 +183,11 @@
 // process that holds the map, resumes it when probee dies without
 // closing: a dead probee leaves no process stopped. Every SIGCONT goes
 // through a pidfd, to the process whose start time the gate recorded.
-// A traced process leaves the pid filter in the kernel as its last
-// thread exits (probee_exit), before its pid can be given to another.
+// A traced process's pid filter entry is marked as its last thread exits
+// (probee_exit), before its pid can be given to another: only the exit's
+// own threads pass it then (their samples while the memory is unmapped,
+// [exiting]), a new process with the pid does not; the entry goes with
+// the leader's task (probee_free).
 // The attach calls stop at their context's end; HandOff gives the links
 // to the watchdog to detach after probee exits (handoff.go), so that a
 // run interrupted while attaching ends at once.

@@ -79,11 +79,28 @@ static __always_inline void count_hit(__u32 probe)
 		*v += 1;
 }
 
+#define PF_EXITING 0x00000004 // as fpstack.h has it
+
+// pid_entry_ok reports whether a pids entry lets the current task pass:
+// any task, unless the process exited, then its own exiting threads only.
+static __always_inline int pid_entry_ok(__u8 *v)
+{
+	if (!v)
+		return 0;
+	return !(*v & PID_EXITED) || (KREAD(current_task(), flags) & PF_EXITING);
+}
+
+// pid_traced reports whether tgid is in the pid filter (see pid_entry_ok).
+static __always_inline int pid_traced(__u32 tgid)
+{
+	return pid_entry_ok(bpf_map_lookup_elem(&pids, &tgid));
+}
+
 static __always_inline int pid_allowed(__u32 tgid)
 {
 	if (!filter_pids)
 		return 1;
-	return bpf_map_lookup_elem(&pids, &tgid) != NULL;
+	return pid_traced(tgid);
 }
 
 // announce tells user space the first time a tgid produces an event; 1
@@ -121,13 +138,13 @@ static __always_inline int traced_pid(__u32 tgid, __u32 pid)
 
 	if (filter_pids) {
 		v = bpf_map_lookup_elem(&pids, &tgid);
-		if (!v)
+		if (!pid_entry_ok(v))
 			return 0;
-		if (*v == PID_ANNOUNCED)
+		if (*v & PID_ANNOUNCED)
 			return 1;
 	}
 	if (announce(tgid, pid) && v)
-		*v = PID_ANNOUNCED;
+		*v |= PID_ANNOUNCED;
 	return 1;
 }
 
@@ -498,18 +515,38 @@ int BPF_PROG(probee_exec, struct task_struct *task)
 	return 0;
 }
 
+// The task of a process's group leader is freed once the process was
+// reaped: an entry still PID_EXITED goes with it (one a traced parent's
+// fork gave to a new process with the pid is 1 again, and stays).
+SEC("tp_btf/sched_process_free")
+int BPF_PROG(probee_free, struct task_struct *task)
+{
+	__u32 tgid = KREAD(task, tgid);
+
+	if (!filter_pids || KREAD(task, pid) != tgid)
+		return 0;
+	__u8 *v = bpf_map_lookup_elem(&pids, &tgid);
+	if (v && (*v & PID_EXITED))
+		bpf_map_delete_elem(&pids, &tgid);
+	return 0;
+}
+
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(probee_exit, struct task_struct *task)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32;
 
-	// The last thread of a traced process leaves the filter before its
-	// pid can be freed: a process that takes the pid later is not traced
-	// (live counts the threads that have not begun to exit).
+	// The last thread of a traced process marks its entry before its pid
+	// can be freed: a process that takes the pid later is not traced
+	// (live counts the threads that have not begun to exit). The entry
+	// stays for the exit's own samples (PID_EXITED).
 	struct signal_struct *sig = KREAD(task, signal);
-	if (filter_pids && KREAD(sig, live.counter) == 0)
-		bpf_map_delete_elem(&pids, &tgid);
+	if (filter_pids && KREAD(sig, live.counter) == 0) {
+		__u8 *v = bpf_map_lookup_elem(&pids, &tgid);
+		if (v)
+			*v |= PID_EXITED;
+	}
 	if ((__u32)id != tgid) // a thread exiting, not the process
 		return 0;
 	bpf_map_delete_elem(&proc_maps, &tgid); // free its unwind mappings

@@ -337,6 +337,7 @@ const (
 	probeeProgProbeeExit            = "probee_exit"
 	probeeProgProbeeFileKey         = "probee_file_key"
 	probeeProgProbeeFork            = "probee_fork"
+	probeeProgProbeeFree            = "probee_free"
 	probeeProgProbeeGate            = "probee_gate"
 	probeeProgProbeeKprobe          = "probee_kprobe"
 	probeeProgProbeeKprobeMulti     = "probee_kprobe_multi"
@@ -423,6 +424,7 @@ type probeeProgramSpecs struct {
 	ProbeeExit            *ebpf.ProgramSpec `ebpf:"probee_exit"`
 	ProbeeFileKey         *ebpf.ProgramSpec `ebpf:"probee_file_key"`
 	ProbeeFork            *ebpf.ProgramSpec `ebpf:"probee_fork"`
+	ProbeeFree            *ebpf.ProgramSpec `ebpf:"probee_free"`
 	ProbeeGate            *ebpf.ProgramSpec `ebpf:"probee_gate"`
 	ProbeeKprobe          *ebpf.ProgramSpec `ebpf:"probee_kprobe"`
 	ProbeeKprobeMulti     *ebpf.ProgramSpec `ebpf:"probee_kprobe_multi"`
@@ -654,6 +656,7 @@ type probeePrograms struct {
 	ProbeeExit            *ebpf.Program `ebpf:"probee_exit"`
 	ProbeeFileKey         *ebpf.Program `ebpf:"probee_file_key"`
 	ProbeeFork            *ebpf.Program `ebpf:"probee_fork"`
+	ProbeeFree            *ebpf.Program `ebpf:"probee_free"`
 	ProbeeGate            *ebpf.Program `ebpf:"probee_gate"`
 	ProbeeKprobe          *ebpf.Program `ebpf:"probee_kprobe"`
 	ProbeeKprobeMulti     *ebpf.Program `ebpf:"probee_kprobe_multi"`
@@ -682,6 +685,7 @@ func (p *probeePrograms) Close() error {
 		p.ProbeeExit,
 		p.ProbeeFileKey,
 		p.ProbeeFork,
+		p.ProbeeFree,
 		p.ProbeeGate,
 		p.ProbeeKprobe,
 		p.ProbeeKprobeMulti,

@@ -344,6 +344,7 @@ const (
 	probeeLegacyProgProbeeExit            = "probee_exit"
 	probeeLegacyProgProbeeFileKey         = "probee_file_key"
 	probeeLegacyProgProbeeFork            = "probee_fork"
+	probeeLegacyProgProbeeFree            = "probee_free"
 	probeeLegacyProgProbeeGate            = "probee_gate"
 	probeeLegacyProgProbeeKprobe          = "probee_kprobe"
 	probeeLegacyProgProbeeKprobeMulti     = "probee_kprobe_multi"
@@ -430,6 +431,7 @@ type probeeLegacyProgramSpecs struct {
 	ProbeeExit            *ebpf.ProgramSpec `ebpf:"probee_exit"`
 	ProbeeFileKey         *ebpf.ProgramSpec `ebpf:"probee_file_key"`
 	ProbeeFork            *ebpf.ProgramSpec `ebpf:"probee_fork"`
+	ProbeeFree            *ebpf.ProgramSpec `ebpf:"probee_free"`
 	ProbeeGate            *ebpf.ProgramSpec `ebpf:"probee_gate"`
 	ProbeeKprobe          *ebpf.ProgramSpec `ebpf:"probee_kprobe"`
 	ProbeeKprobeMulti     *ebpf.ProgramSpec `ebpf:"probee_kprobe_multi"`
@@ -661,6 +663,7 @@ type probeeLegacyPrograms struct {
 	ProbeeExit            *ebpf.Program `ebpf:"probee_exit"`
 	ProbeeFileKey         *ebpf.Program `ebpf:"probee_file_key"`
 	ProbeeFork            *ebpf.Program `ebpf:"probee_fork"`
+	ProbeeFree            *ebpf.Program `ebpf:"probee_free"`
 	ProbeeGate            *ebpf.Program `ebpf:"probee_gate"`
 	ProbeeKprobe          *ebpf.Program `ebpf:"probee_kprobe"`
 	ProbeeKprobeMulti     *ebpf.Program `ebpf:"probee_kprobe_multi"`
@@ -689,6 +692,7 @@ func (p *probeeLegacyPrograms) Close() error {
 		p.ProbeeExit,
 		p.ProbeeFileKey,
 		p.ProbeeFork,
+		p.ProbeeFree,
 		p.ProbeeGate,
 		p.ProbeeKprobe,
 		p.ProbeeKprobeMulti,

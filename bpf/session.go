@@ -277,6 +277,7 @@ func loadError(err error) error {
 func (s *Session) attachProcessTracking() error {
 	for _, h := range []struct{ tp, prog string }{
 		{"sched_process_fork", "probee_fork"}, {"sched_process_exec", "probee_exec"}, {"sched_process_exit", "probee_exit"},
+		{"sched_process_free", "probee_free"},
 	} {
 		l, err := s.attachTracing(h.prog)
 		if err != nil {

@@ -87,7 +87,7 @@ int probee_gate(struct pt_regs *regs)
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32;
 
-	if (!filter_pids || !bpf_map_lookup_elem(&pids, &tgid))
+	if (!filter_pids || !pid_traced(tgid))
 		return 0;
 	return stop_process(id);
 }
@@ -102,7 +102,7 @@ int probee_ldso_gate(struct pt_regs *regs)
 	int state = -1;
 	__u8 one = 1;
 
-	if (!filter_pids || !bpf_map_lookup_elem(&pids, &tgid))
+	if (!filter_pids || !pid_traced(tgid))
 		return 0;
 	bpf_probe_read_user(&state, sizeof(state), (void *)(base + (__u32)cookie + R_STATE_OFFSET));
 	if (state == RT_ADD) {
@@ -137,7 +137,7 @@ int BPF_PROG(probee_root_gate, struct task_struct *task)
 	__u32 tgid = id >> 32, zero = 0;
 	struct file_key *host = bpf_map_lookup_elem(&host_root, &zero);
 
-	if (!host || !filter_pids || !bpf_map_lookup_elem(&pids, &tgid))
+	if (!host || !filter_pids || !pid_traced(tgid))
 		return 0;
 	struct inode *root = BPF_CORE_READ((struct task_struct___root *)task, fs, root.dentry, d_inode);
 	if (BPF_CORE_READ(root, i_ino) == host->ino && BPF_CORE_READ(root, i_sb, s_dev) == host->dev)
