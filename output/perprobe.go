@@ -72,7 +72,7 @@ func writeDir(tx *txn, p *Profile, d dest, opts Options) error {
 		base := filepath.Join(d.path, names[i])
 		keep := forProbe(l)
 		err := tx.file(d, base+".folded", func(w io.Writer) error {
-			return writeStacks(w, collapse(p, single, keep))
+			return collapseTree(p, single, keep).writeCollapsed(w)
 		})
 		if err == nil {
 			err = tx.file(d, base+".svg", func(w io.Writer) error { return renderSVG(w, probeDoc(p, l, single)) })
