@@ -1,0 +1,54 @@
+package output
+
+import "testing"
+
+func TestMerged(t *testing.T) {
+	var fs Frames
+	st := fs.Stack([]*Frame{fs.Intern(Frame{Name: "main"}), fs.Intern(Frame{Name: "work"})})
+	other := fs.Stack([]*Frame{fs.Intern(Frame{Name: "main"})})
+	tests := []struct {
+		name string
+		add  []Sample
+		want []Sample
+	}{
+		{"pids merge", []Sample{
+			{Probe: "p", Comm: "ls", PID: 7, User: st, Count: 1, Value: 10},
+			{Probe: "p", Comm: "ls", PID: 8, User: st, Count: 2, Value: 5},
+		}, []Sample{{Probe: "p", Comm: "ls", User: st, Count: 3, Value: 15}}},
+		{"stacks, comms and probes apart", []Sample{
+			{Probe: "p", Comm: "ls", PID: 7, User: st, Count: 1},
+			{Probe: "p", Comm: "ls", PID: 7, User: other, Count: 1},
+			{Probe: "p", Comm: "sh", PID: 7, User: st, Count: 1},
+			{Probe: "q", Comm: "ls", PID: 7, User: st, Count: 1},
+		}, []Sample{
+			{Probe: "p", Comm: "ls", User: st, Count: 1},
+			{Probe: "p", Comm: "ls", User: other, Count: 1},
+			{Probe: "p", Comm: "sh", User: st, Count: 1},
+			{Probe: "q", Comm: "ls", User: st, Count: 1},
+		}},
+		{"comm-less samples keep their pid", []Sample{
+			{Probe: "p", PID: 7, User: st, Count: 1},
+			{Probe: "p", PID: 8, User: st, Count: 1},
+			{Probe: "p", PID: 7, User: st, Count: 1},
+		}, []Sample{{Probe: "p", PID: 7, User: st, Count: 2}, {Probe: "p", PID: 8, User: st, Count: 1}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var m Merged
+			for _, s := range tt.add {
+				m.Add(s)
+			}
+			got := m.Samples()
+			if len(got) != len(tt.want) {
+				t.Fatalf("%d samples, want %d: %+v", len(got), len(tt.want), got)
+			}
+			for i, w := range tt.want {
+				g := got[i]
+				if g.Probe != w.Probe || g.Comm != w.Comm || g.PID != w.PID || g.Count != w.Count ||
+					g.Value != w.Value || idOf(g.User) != idOf(w.User) {
+					t.Errorf("sample %d = %+v, want %+v", i, g, w)
+				}
+			}
+		})
+	}
+}
