@@ -102,7 +102,7 @@ func (s *Session) userStackID(pcs []uint64, truncated bool) uint64 {
 		}
 		u, ok := s.acc.ustacks[h]
 		if !ok {
-			s.acc.ustacks[h] = userStack{pcs: slices.Clone(pcs), flags: flags}
+			s.acc.ustacks[h] = userStack{pcs: slices.Clone(pcs), flags: flags, take: s.acc.take}
 			return h
 		}
 		if u.flags == flags && slices.Equal(u.pcs, pcs) {

@@ -34,6 +34,12 @@ type countKey struct {
 type userStack struct {
 	pcs   []uint64
 	flags uint32 // the kernel's user_stack.flags (stackTruncated, ...)
+	take  uint32 // accumulator.take when it was last moved from the kernel (fold.go)
+}
+
+type kernelStack struct {
+	pcs  []uint64
+	take uint32 // as userStack's
 }
 
 // User stack flags (probee.h).
@@ -48,12 +54,14 @@ type accumulator struct {
 	counts   map[countKey]uint64
 	measures map[countKey]measureVal // measure modes (latency.go)
 	ustacks  map[uint64]userStack
-	kstacks  map[uint64][]uint64
+	kstacks  map[uint64]kernelStack
+	take     uint32            // stack takes so far (takeStacks)
+	gone     map[uint32]goneAt // processes found gone whose counts are still here (fold.go)
 }
 
 func newAccumulator() accumulator {
 	return accumulator{counts: map[countKey]uint64{}, measures: map[countKey]measureVal{},
-		ustacks: map[uint64]userStack{}, kstacks: map[uint64][]uint64{}}
+		ustacks: map[uint64]userStack{}, kstacks: map[uint64]kernelStack{}, gone: map[uint32]goneAt{}}
 }
 
 // DrainStats describes the periodic drains of a session.
