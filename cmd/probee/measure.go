@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"strconv"
 
@@ -181,6 +182,9 @@ func (t *tracer) measureProfile(prof *output.Profile) {
 // reportMeasures prints each probe's funclatency-style summary.
 func (t *tracer) reportMeasures(snap *bpf.Snapshot, kind, unit string) {
 	stacked := map[uint32]uint64{}
+	if t.folded != nil {
+		maps.Copy(stacked, t.folded.calls)
+	}
 	for _, c := range snap.Counts {
 		stacked[c.Probe] += c.Count
 	}

@@ -39,6 +39,7 @@ type tracer struct {
 	tables      *unwind.Cache           // builds or loads the unwind tables (--unwind dwarf, auto)
 	tableDir    *diskcache.Dir          // the on-disk table cache; nil: none
 	push        *pushState              // --push; nil: none
+	folded      *foldState              // processes gone during the run (fold.go); nil with --push
 }
 
 func trace(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
@@ -76,6 +77,9 @@ func trace(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 	}
 	if err := t.startPush(); err != nil {
 		return err
+	}
+	if t.push == nil {
+		t.folded = &foldState{sf: stackFrames{sym: t.sym}, calls: map[uint32]uint64{}}
 	}
 	exited := t.wait(ctx)
 	err := t.finish(stdout)
