@@ -8,14 +8,16 @@ func TestMerged(t *testing.T) {
 	other := fs.Stack([]*Frame{fs.Intern(Frame{Name: "main"})})
 	tests := []struct {
 		name string
+		max  int
 		add  []Sample
 		want []Sample
+		left int // samples Add leaves out
 	}{
-		{"pids merge", []Sample{
+		{"pids merge", 0, []Sample{
 			{Probe: "p", Comm: "ls", PID: 7, User: st, Count: 1, Value: 10},
 			{Probe: "p", Comm: "ls", PID: 8, User: st, Count: 2, Value: 5},
-		}, []Sample{{Probe: "p", Comm: "ls", User: st, Count: 3, Value: 15}}},
-		{"stacks, comms and probes apart", []Sample{
+		}, []Sample{{Probe: "p", Comm: "ls", User: st, Count: 3, Value: 15}}, 0},
+		{"stacks, comms and probes apart", 0, []Sample{
 			{Probe: "p", Comm: "ls", PID: 7, User: st, Count: 1},
 			{Probe: "p", Comm: "ls", PID: 7, User: other, Count: 1},
 			{Probe: "p", Comm: "sh", PID: 7, User: st, Count: 1},
@@ -25,18 +27,29 @@ func TestMerged(t *testing.T) {
 			{Probe: "p", Comm: "ls", User: other, Count: 1},
 			{Probe: "p", Comm: "sh", User: st, Count: 1},
 			{Probe: "q", Comm: "ls", User: st, Count: 1},
-		}},
-		{"comm-less samples keep their pid", []Sample{
+		}, 0},
+		{"comm-less samples keep their pid", 0, []Sample{
 			{Probe: "p", PID: 7, User: st, Count: 1},
 			{Probe: "p", PID: 8, User: st, Count: 1},
 			{Probe: "p", PID: 7, User: st, Count: 1},
-		}, []Sample{{Probe: "p", PID: 7, User: st, Count: 2}, {Probe: "p", PID: 8, User: st, Count: 1}}},
+		}, []Sample{{Probe: "p", PID: 7, User: st, Count: 2}, {Probe: "p", PID: 8, User: st, Count: 1}}, 0},
+		{"past Max only merges", 1, []Sample{
+			{Probe: "p", Comm: "ls", PID: 7, User: st, Count: 1},
+			{Probe: "p", Comm: "ls", PID: 7, User: other, Count: 1},
+			{Probe: "p", Comm: "ls", PID: 8, User: st, Count: 1},
+		}, []Sample{{Probe: "p", Comm: "ls", User: st, Count: 2}}, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var m Merged
+			m := Merged{Max: tt.max}
+			left := 0
 			for _, s := range tt.add {
-				m.Add(s)
+				if !m.Add(s) {
+					left++
+				}
+			}
+			if left != tt.left {
+				t.Errorf("%d samples left out, want %d", left, tt.left)
 			}
 			got := m.Samples()
 			if len(got) != len(tt.want) {
