@@ -124,3 +124,6 @@ func (a *accumulator) pruneStacks() {
 		}
 	}
 }
+
+// MaxStacks is the size of the counts maps: --max-stacks, or its default.
+func (s *Session) MaxStacks() int { return int(s.objs.Counts0.MaxEntries()) }

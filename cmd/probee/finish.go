@@ -31,7 +31,7 @@ func (t *tracer) finish(stdout io.Writer) error {
 		return err
 	}
 	t.sym.SetInline(!t.cfg.noInline)
-	prefetch(t.sym, snap)
+	prefetch(t.sym, snap.Counts)
 	prof := t.profile(snap)
 	t.report(snap)
 	if prof.Kind == output.KindLatency || prof.Kind == output.KindWeight {
@@ -60,6 +60,9 @@ func (t *tracer) profile(snap *bpf.Snapshot) *output.Profile {
 	}
 	if n := t.mmaps.Lost(); n > 0 {
 		prof.Drops[mmapLost] = n
+	}
+	if t.folded != nil && t.folded.over > 0 {
+		prof.Drops[mergedOver] = t.folded.over
 	}
 	sf := &stackFrames{sym: t.sym}
 	var folded []output.Sample
@@ -117,6 +120,10 @@ func (t *tracer) report(snap *bpf.Snapshot) {
 	if n := t.mmaps.Lost(); n > 0 {
 		t.status.warnf("lost %d: %s", n, mmapLost)
 		total += n
+	}
+	if t.folded != nil && t.folded.over > 0 {
+		t.status.warnf("dropped %d: %s", t.folded.over, mergedOver)
+		total += t.folded.over
 	}
 	if total == 0 {
 		t.status.infof("no drops")

@@ -5,6 +5,7 @@ import (
 
 	"github.com/probee/probee/bpf"
 	"github.com/probee/probee/output"
+	"github.com/probee/probee/resolver"
 )
 
 // foldState is what processes gone during the run counted, symbolized
@@ -17,6 +18,19 @@ type foldState struct {
 	merged output.Merged
 	calls  map[uint32]uint64 // counts merged, per probe id (reportMeasures)
 	procs  int               // processes merged
+	over   uint64            // counts of stacks left out past merged.Max
+}
+
+// mergedPerMaxStack is how many distinct merged samples each of
+// --max-stacks' entries allows: 262144 by default, ~100 MB.
+const mergedPerMaxStack = 4
+
+// mergedOver is the drop cause of the counts past foldState.merged.Max.
+const mergedOver = "stacks of exited processes past 4 x --max-stacks distinct ones (raise --max-stacks)"
+
+func newFoldState(sym *resolver.Symbolizer, maxStacks int) *foldState {
+	return &foldState{sf: stackFrames{sym: sym}, calls: map[uint32]uint64{},
+		merged: output.Merged{Max: mergedPerMaxStack * maxStacks}}
 }
 
 // foldGone hands the counts of processes gone for a while over from the
@@ -32,13 +46,17 @@ func (t *tracer) foldGone(now time.Time) {
 		return
 	}
 	t.sym.SetInline(!t.cfg.noInline)
+	prefetch(t.sym, counts) // no object's DWARF is kept for the next
 	labels := t.labels()
 	f := t.folded
 	gone := map[int]bool{}
 	for i := range counts {
 		c := &counts[i]
-		f.merged.Add(t.sample(&f.sf, labels, c))
-		f.calls[c.Probe] += c.Count
+		if f.merged.Add(t.sample(&f.sf, labels, c)) {
+			f.calls[c.Probe] += c.Count
+		} else {
+			f.over += c.Count
+		}
 		gone[c.TGID] = true
 	}
 	for pid := range gone {

@@ -79,7 +79,7 @@ func trace(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 		return err
 	}
 	if t.push == nil {
-		t.folded = &foldState{sf: stackFrames{sym: t.sym}, calls: map[uint32]uint64{}}
+		t.folded = newFoldState(t.sym, t.sess.MaxStacks())
 	}
 	exited := t.wait(ctx)
 	err := t.finish(stdout)
