@@ -32,10 +32,12 @@ func (t *tracer) finish(stdout io.Writer) error {
 	}
 	t.sym.SetInline(!t.cfg.noInline)
 	prefetch(t.sym, snap.Counts)
+	stacked := t.stackedCalls(snap)
 	prof := t.profile(snap)
+	snap.Counts = nil // the profile holds what they said (2M counts: 240 MB)
 	t.report(snap)
 	if prof.Kind == output.KindLatency || prof.Kind == output.KindWeight {
-		t.reportMeasures(snap, prof.Kind, prof.ValueUnit)
+		t.reportMeasures(snap, stacked, prof.Kind, prof.ValueUnit)
 	}
 	err = output.Write(prof, t.cfg.outputs, output.Options{Stdout: stdout, Lines: t.cfg.lines})
 	t.finishPush(prof) // after the local outputs: a slow backend cannot hold them up
