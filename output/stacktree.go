@@ -19,7 +19,8 @@ import (
 type stackTree struct {
 	names []string          // by name id
 	ids   map[string]uint32 // name -> id
-	nodes []treeNode        // nodes[0] is the root, "all"
+	nodes [][]treeNode      // chunks of nodeChunk nodes (node); node 0 is the root, "all"
+	n     uint32            // nodes in all
 	big   map[childKey]uint32
 	byRef map[frameNameKey]uint32 // a frame's name id
 	opts  Options
@@ -38,6 +39,25 @@ type treeNode struct {
 
 type childKey struct{ parent, name uint32 }
 
+// nodeChunk is how many nodes one allocation holds: the tree grows
+// without copying, where a slice grown by append held up to twice its
+// nodes (10M for 2M distinct stacks) besides the copies.
+const nodeChunk = 1 << 12
+
+// node is node i.
+func (t *stackTree) node(i uint32) *treeNode { return &t.nodes[i/nodeChunk][i%nodeChunk] }
+
+// newNode appends nd and returns its index.
+func (t *stackTree) newNode(nd treeNode) uint32 {
+	i := t.n
+	if i%nodeChunk == 0 {
+		t.nodes = append(t.nodes, make([]treeNode, nodeChunk))
+	}
+	*t.node(i) = nd
+	t.n++
+	return i
+}
+
 // bigFanout is the number of children past which a node's are looked up
 // in a map rather than by walking its list.
 const bigFanout = 16
@@ -45,7 +65,7 @@ const bigFanout = 16
 func newStackTree(opts Options) *stackTree {
 	t := &stackTree{ids: map[string]uint32{}, big: map[childKey]uint32{},
 		byRef: map[frameNameKey]uint32{}, opts: opts}
-	t.nodes = append(t.nodes, treeNode{name: t.nameID("all"), kind: kindMeta})
+	t.newNode(treeNode{name: t.nameID("all"), kind: kindMeta})
 	return t
 }
 
@@ -56,7 +76,7 @@ func collapseTree(p *Profile, opts Options, keep func(*Sample) bool) *stackTree 
 	for i := range p.Samples {
 		s := &p.Samples[i]
 		if w := p.Weight(s); w > 0 && (keep == nil || keep(s)) {
-			t.nodes[t.sampleNode(s)].self += w
+			t.node(t.sampleNode(s)).self += w
 		}
 	}
 	return t
@@ -114,34 +134,33 @@ func (t *stackTree) frameID(f *Frame, kernel bool) uint32 {
 
 // child is parent's child named name, added (with kind) if new.
 func (t *stackTree) child(parent, name uint32, kind frameKind) uint32 {
-	if t.nodes[parent].big {
+	if t.node(parent).big {
 		if c, ok := t.big[childKey{parent, name}]; ok {
 			return c
 		}
 		return t.add(parent, name, kind)
 	}
 	n := 0
-	for c := t.nodes[parent].first; c != 0; c = t.nodes[c].next {
-		if t.nodes[c].name == name {
+	for c := t.node(parent).first; c != 0; c = t.node(c).next {
+		if t.node(c).name == name {
 			return c
 		}
 		n++
 	}
 	c := t.add(parent, name, kind)
 	if n+1 > bigFanout {
-		t.nodes[parent].big = true
-		for c := t.nodes[parent].first; c != 0; c = t.nodes[c].next {
-			t.big[childKey{parent, t.nodes[c].name}] = c
+		t.node(parent).big = true
+		for c := t.node(parent).first; c != 0; c = t.node(c).next {
+			t.big[childKey{parent, t.node(c).name}] = c
 		}
 	}
 	return c
 }
 
 func (t *stackTree) add(parent, name uint32, kind frameKind) uint32 {
-	c := uint32(len(t.nodes))
-	t.nodes = append(t.nodes, treeNode{name: name, kind: kind, next: t.nodes[parent].first})
-	t.nodes[parent].first = c
-	if t.nodes[parent].big {
+	c := t.newNode(treeNode{name: name, kind: kind, next: t.node(parent).first})
+	t.node(parent).first = c
+	if t.node(parent).big {
 		t.big[childKey{parent, name}] = c
 	}
 	return c
@@ -175,12 +194,12 @@ func (t *stackTree) writeCollapsed(w io.Writer) error {
 			if mark > 0 {
 				path = append(path, ';')
 			}
-			path = append(path, t.names[t.nodes[it.node].name]...)
+			path = append(path, t.names[t.node(it.node).name]...)
 			if it.through {
 				walk(it.node)
 			} else {
 				bw.Write(path)
-				num = strconv.AppendUint(append(num[:0], ' '), t.nodes[it.node].self, 10)
+				num = strconv.AppendUint(append(num[:0], ' '), t.node(it.node).self, 10)
 				bw.Write(append(num, '\n'))
 			}
 			path = path[:mark]
@@ -193,11 +212,11 @@ func (t *stackTree) writeCollapsed(w io.Writer) error {
 
 // appendItems appends n's children's line items.
 func (t *stackTree) appendItems(dst []lineItem, n uint32) []lineItem {
-	for c := t.nodes[n].first; c != 0; c = t.nodes[c].next {
-		if t.nodes[c].self > 0 {
+	for c := t.node(n).first; c != 0; c = t.node(c).next {
+		if t.node(c).self > 0 {
 			dst = append(dst, lineItem{c, false})
 		}
-		if t.nodes[c].first != 0 {
+		if t.node(c).first != 0 {
 			dst = append(dst, lineItem{c, true})
 		}
 	}
@@ -205,7 +224,7 @@ func (t *stackTree) appendItems(dst []lineItem, n uint32) []lineItem {
 }
 
 func (t *stackTree) compareItems(a, b lineItem) int {
-	return compareJoined(t.names[t.nodes[a.node].name], a.through, t.names[t.nodes[b.node].name], b.through)
+	return compareJoined(t.names[t.node(a.node).name], a.through, t.names[t.node(b.node).name], b.through)
 }
 
 // compareJoined compares a (followed by ';' if semiA) with b (followed by
@@ -233,13 +252,13 @@ func tail(rest string, semi bool) string {
 
 // totals are the subtree weights of the nodes, by node id.
 func (t *stackTree) totals() []uint64 {
-	tot := make([]uint64, len(t.nodes))
+	tot := make([]uint64, t.n)
 	// Children are added after their parents: a backward pass sees every
 	// child before its parent.
-	for i := len(t.nodes) - 1; i >= 0; i-- {
-		tot[i] += t.nodes[i].self
-		for c := t.nodes[i].first; c != 0; c = t.nodes[c].next {
-			tot[i] += tot[c]
+	for i := t.n; i > 0; i-- {
+		tot[i-1] += t.node(i - 1).self
+		for c := t.node(i - 1).first; c != 0; c = t.node(c).next {
+			tot[i-1] += tot[c]
 		}
 	}
 	return tot
@@ -253,11 +272,11 @@ func (t *stackTree) flame(minFraction float64) *flameNode {
 	minCount := max(uint64(float64(tot[0])*minFraction), 1)
 	var build func(n uint32) *flameNode
 	build = func(n uint32) *flameNode {
-		f := &flameNode{name: t.names[t.nodes[n].name], kind: t.nodes[n].kind, count: tot[n]}
+		f := &flameNode{name: t.names[t.node(n).name], kind: t.node(n).kind, count: tot[n]}
 		if tot[n] < minCount {
 			return f
 		}
-		for c := t.nodes[n].first; c != 0; c = t.nodes[c].next {
+		for c := t.node(n).first; c != 0; c = t.node(c).next {
 			f.children = append(f.children, build(c))
 		}
 		slices.SortFunc(f.children, func(a, b *flameNode) int { return cmp.Compare(a.name, b.name) })
