@@ -57,7 +57,10 @@ if [ "$PEER" = 1 ]; then
 fi
 sleep 1
 for n in $tools; do
-	until pgrep -P "$(cat "$tmp/$n.time.pid")" >"$tmp/$n.pid"; do sleep 0.2; done
+	until pgrep -P "$(cat "$tmp/$n.time.pid")" >"$tmp/$n.pid"; do
+		kill -0 "$(cat "$tmp/$n.time.pid")" 2>/dev/null || { echo "$n ended at once:"; head -5 "$tmp/$n.err"; kill "$churn"; exit 1; }
+		sleep 0.2
+	done
 done
 rss() { awk '/^VmRSS:/ {print $2}' "/proc/$(cat "$tmp/$1.pid")/status" 2>/dev/null || echo -; }
 t=0
