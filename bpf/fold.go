@@ -50,22 +50,26 @@ func (s *Session) TakeGone(alive func(tgid int) bool, now time.Time) []Count {
 		return nil
 	}
 	taken := s.takeCountsOf(ready)
-	s.acc.pruneStacks()
+	// A prune looks at every count and stack: it waits until the counts
+	// taken since the last are an eighth of those left (a long-lived
+	// process with 2M counts beside children that exit would otherwise
+	// hold the drain lock for that look every second).
+	s.acc.untaken += len(taken)
+	if s.acc.untaken*8 >= len(s.acc.counts)+len(s.acc.measures) {
+		s.acc.pruneStacks()
+		s.acc.untaken = 0
+	}
 	return taken
 }
 
 // goneReady notes the processes with counts here that alive reports gone
-// and returns those gone long enough.
+// and returns those gone long enough. It looks at processes, not counts:
+// it runs under the drain lock every second, and 2M counts of one
+// process took long enough to hold up the drains that keep the kernel
+// maps from filling.
 func (a *accumulator) goneReady(alive func(tgid int) bool, now time.Time) map[uint32]bool {
-	tgids := map[uint32]bool{}
-	for k := range a.counts {
-		tgids[k.tgid] = true
-	}
-	for k := range a.measures {
-		tgids[k.tgid] = true
-	}
 	ready := map[uint32]bool{}
-	for tgid := range tgids {
+	for tgid := range a.procs {
 		g, ok := a.gone[tgid]
 		switch {
 		case !ok:
@@ -98,6 +102,7 @@ func (s *Session) takeCountsOf(tgids map[uint32]bool) []Count {
 	}
 	for tgid := range tgids {
 		delete(s.acc.gone, tgid)
+		delete(s.acc.procs, tgid)
 	}
 	slices.SortFunc(out, func(a, b Count) int { return compareCounts(&a, &b) })
 	return out

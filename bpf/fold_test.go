@@ -19,9 +19,9 @@ func TestTakeGone(t *testing.T) {
 	a.ustacks[0x33] = userStack{pcs: []uint64{5}, take: 7}        // named by no count yet: moved by take 7, the last at the hand-over
 	a.kstacks[0x77] = kernelStack{pcs: []uint64{0xffff}, take: 3} // both pids'
 	a.kstacks[0x88] = kernelStack{pcs: []uint64{0xfffe}, take: 3} // pid 2's
-	a.counts[countKey{tgid: 1, ustack: 0x11, kstack: 0x77}] = 3
-	a.counts[countKey{tgid: 2, ustack: 0x22, kstack: 0x77}] = 4
-	a.counts[countKey{tgid: 2, ustack: 0x22, kstack: 0x88}] = 1
+	a.addCount(countKey{tgid: 1, ustack: 0x11, kstack: 0x77}, 3)
+	a.addCount(countKey{tgid: 2, ustack: 0x22, kstack: 0x77}, 4)
+	a.addCount(countKey{tgid: 2, ustack: 0x22, kstack: 0x88}, 1)
 	alive := func(tgid int) bool { return tgid == 1 }
 	t0 := time.Unix(1000, 0)
 	steps := []struct {
@@ -64,7 +64,7 @@ func TestTakeGone(t *testing.T) {
 	if _, ok := a.kstacks[0x88]; ok {
 		t.Error("pid 2's kernel stack kept")
 	}
-	if len(a.gone) != 0 {
-		t.Errorf("gone %v after the hand-over", a.gone)
+	if len(a.gone) != 0 || len(a.procs) != 1 || a.procs[1] != 1 {
+		t.Errorf("gone %v, procs %v after the hand-over; want none, pid 1's one key", a.gone, a.procs)
 	}
 }

@@ -56,12 +56,24 @@ type accumulator struct {
 	ustacks  map[uint64]userStack
 	kstacks  map[uint64]kernelStack
 	take     uint32            // stack takes so far (takeStacks)
+	procs    map[uint32]int    // processes with counts or measures here: their keys (fold.go)
+	untaken  int               // counts handed over since the last prune of stacks (fold.go)
 	gone     map[uint32]goneAt // processes found gone whose counts are still here (fold.go)
 }
 
 func newAccumulator() accumulator {
 	return accumulator{counts: map[countKey]uint64{}, measures: map[countKey]measureVal{},
-		ustacks: map[uint64]userStack{}, kstacks: map[uint64]kernelStack{}, gone: map[uint32]goneAt{}}
+		ustacks: map[uint64]userStack{}, kstacks: map[uint64]kernelStack{},
+		procs: map[uint32]int{}, gone: map[uint32]goneAt{}}
+}
+
+// addCount adds n events to count k.
+func (a *accumulator) addCount(k countKey, n uint64) {
+	v, ok := a.counts[k]
+	if !ok {
+		a.procs[k.tgid]++
+	}
+	a.counts[k] = v + n
 }
 
 // DrainStats describes the periodic drains of a session.
@@ -177,7 +189,7 @@ const drainBatch = 4096
 // stacks they reference follow: takeStacks).
 func (s *Session) takeCounts(keys []probeeCountKey, vals []uint64) (moved uint64) {
 	for i, key := range keys {
-		s.acc.counts[countKeyOf(key)] += vals[i]
+		s.acc.addCount(countKeyOf(key), vals[i])
 		moved += vals[i]
 	}
 	return moved
