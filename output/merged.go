@@ -29,7 +29,7 @@ func (m *Merged) Add(s Sample) bool {
 		m.samples[i].Value += s.Value
 		return true
 	}
-	if m.Max > 0 && len(m.samples) >= m.Max {
+	if m.Full() {
 		return false
 	}
 	if m.idx == nil {
@@ -39,6 +39,9 @@ func (m *Merged) Add(s Sample) bool {
 	m.samples = append(m.samples, s)
 	return true
 }
+
+// Full reports whether a sample not merged yet would be left out.
+func (m *Merged) Full() bool { return m.Max > 0 && len(m.samples) >= m.Max }
 
 // Samples are the merged samples, in the order they were first added.
 // The slice is Merged's: append to a copy.

@@ -48,6 +48,9 @@ func TestMerged(t *testing.T) {
 					left++
 				}
 			}
+			if full := tt.max > 0 && len(m.Samples()) == tt.max; m.Full() != full {
+				t.Errorf("Full() = %v, want %v", m.Full(), full)
+			}
 			if left != tt.left {
 				t.Errorf("%d samples left out, want %d", left, tt.left)
 			}

@@ -45,11 +45,33 @@ func (t *tracer) foldGone(now time.Time) {
 	if len(counts) == 0 {
 		return
 	}
+	f := t.folded
+	if f.merged.Full() {
+		// Symbolizing them would only grow the frame caches: a stack
+		// already merged is rare once so many are.
+		for i := range counts {
+			f.over += counts[i].Count
+		}
+	} else {
+		t.mergeCounts(counts)
+	}
+	gone := map[int]bool{}
+	for i := range counts {
+		gone[counts[i].TGID] = true
+	}
+	for pid := range gone {
+		t.procs.Forget(pid)
+	}
+	f.procs += len(gone)
+}
+
+// mergeCounts symbolizes counts (object by object: no object's DWARF is
+// kept for the next) and merges them.
+func (t *tracer) mergeCounts(counts []bpf.Count) {
 	t.sym.SetInline(!t.cfg.noInline)
-	prefetch(t.sym, counts) // no object's DWARF is kept for the next
+	prefetch(t.sym, counts)
 	labels := t.labels()
 	f := t.folded
-	gone := map[int]bool{}
 	for i := range counts {
 		c := &counts[i]
 		if f.merged.Add(t.sample(&f.sf, labels, c)) {
@@ -57,12 +79,7 @@ func (t *tracer) foldGone(now time.Time) {
 		} else {
 			f.over += c.Count
 		}
-		gone[c.TGID] = true
 	}
-	for pid := range gone {
-		t.procs.Forget(pid)
-	}
-	f.procs += len(gone)
 }
 
 // sample symbolizes c into a Sample, through sf, and drops its stacks
