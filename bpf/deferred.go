@@ -80,7 +80,7 @@ func (s *Session) AddStack(d DeferredStack, user []uint64, truncated bool) {
 	defer s.dmu.Unlock()
 	id := s.userStackID(user, truncated)
 	s.copyKernel(d.KStack)
-	s.acc.counts[countKey{probe: d.Probe, tgid: uint32(d.TGID), comm: comm, ustack: id, kstack: d.KStack}]++
+	s.acc.addCount(countKey{probe: d.Probe, tgid: uint32(d.TGID), comm: comm, ustack: id, kstack: d.KStack}, 1)
 }
 
 // userStackID is the accumulator's key for a user stack, added if new: a
@@ -102,7 +102,7 @@ func (s *Session) userStackID(pcs []uint64, truncated bool) uint64 {
 		}
 		u, ok := s.acc.ustacks[h]
 		if !ok {
-			s.acc.ustacks[h] = userStack{pcs: slices.Clone(pcs), flags: flags}
+			s.acc.ustacks[h] = userStack{pcs: slices.Clone(pcs), flags: flags, take: s.acc.take}
 			return h
 		}
 		if u.flags == flags && slices.Equal(u.pcs, pcs) {

@@ -182,7 +182,7 @@ func (s *Session) countOf(k countKey, m measureVal, comms map[[16]int8]string) C
 		comms[k.comm] = comm
 	}
 	c := Count{Probe: k.probe, TGID: int(k.tgid), Comm: comm, Count: m.calls,
-		Total: m.total, Max: m.max, Kernel: s.acc.kstacks[k.kstack]}
+		Total: m.total, Max: m.max, Kernel: s.acc.kstacks[k.kstack].pcs}
 	if u, ok := s.acc.ustacks[k.ustack]; ok && k.ustack != 0 {
 		c.User, c.UserTruncated = u.pcs, u.flags&stackTruncated != 0
 		c.UserExiting, c.UserInExec = u.flags&stackExiting != 0, u.flags&stackInExec != 0

@@ -34,6 +34,12 @@ type countKey struct {
 type userStack struct {
 	pcs   []uint64
 	flags uint32 // the kernel's user_stack.flags (stackTruncated, ...)
+	take  uint32 // accumulator.take when it was last moved from the kernel (fold.go)
+}
+
+type kernelStack struct {
+	pcs  []uint64
+	take uint32 // as userStack's
 }
 
 // User stack flags (probee.h).
@@ -48,12 +54,26 @@ type accumulator struct {
 	counts   map[countKey]uint64
 	measures map[countKey]measureVal // measure modes (latency.go)
 	ustacks  map[uint64]userStack
-	kstacks  map[uint64][]uint64
+	kstacks  map[uint64]kernelStack
+	take     uint32            // stack takes so far (takeStacks)
+	procs    map[uint32]int    // processes with counts or measures here: their keys (fold.go)
+	untaken  int               // counts handed over since the last prune of stacks (fold.go)
+	gone     map[uint32]goneAt // processes found gone whose counts are still here (fold.go)
 }
 
 func newAccumulator() accumulator {
 	return accumulator{counts: map[countKey]uint64{}, measures: map[countKey]measureVal{},
-		ustacks: map[uint64]userStack{}, kstacks: map[uint64][]uint64{}}
+		ustacks: map[uint64]userStack{}, kstacks: map[uint64]kernelStack{},
+		procs: map[uint32]int{}, gone: map[uint32]goneAt{}}
+}
+
+// addCount adds n events to count k.
+func (a *accumulator) addCount(k countKey, n uint64) {
+	v, ok := a.counts[k]
+	if !ok {
+		a.procs[k.tgid]++
+	}
+	a.counts[k] = v + n
 }
 
 // DrainStats describes the periodic drains of a session.
@@ -169,7 +189,7 @@ const drainBatch = 4096
 // stacks they reference follow: takeStacks).
 func (s *Session) takeCounts(keys []probeeCountKey, vals []uint64) (moved uint64) {
 	for i, key := range keys {
-		s.acc.counts[countKeyOf(key)] += vals[i]
+		s.acc.addCount(countKeyOf(key), vals[i])
 		moved += vals[i]
 	}
 	return moved

@@ -112,7 +112,11 @@ func (s *Session) drainMeasures(m *ebpf.Map) (moved uint64, err error) {
 		n, err := m.BatchLookupAndDelete(&cursor, keys, vals, nil)
 		for i, key := range keys[:n] {
 			k := countKeyOf(key)
-			v, w := s.acc.measures[k], vals[i]
+			v, ok := s.acc.measures[k]
+			w := vals[i]
+			if !ok {
+				s.acc.procs[k.tgid]++
+			}
 			s.acc.measures[k] = measureVal{v.calls + w.Calls, v.total + w.Total, max(v.max, w.Max)}
 			moved += w.Calls
 		}

@@ -20,6 +20,7 @@ const stackBatch = 256
 // and delete each stack a count named (two syscalls a stack), is also what
 // frees a stack whose count was lost. Call with s.dmu held.
 func (s *Session) takeStacks() error {
+	s.acc.take++
 	return errors.Join(
 		takeAll(s.objs.UstacksShort, func(k uint64, v *probeeUstackShort) { s.putUser(k, v.Len, v.Flags, v.Pcs[:]) }),
 		takeAll(s.objs.UstacksMid, func(k uint64, v *probeeUstackMid) { s.putUser(k, v.Len, v.Flags, v.Pcs[:]) }),
@@ -48,19 +49,26 @@ func takeAll[V any](m *ebpf.Map, put func(uint64, *V)) error {
 	}
 }
 
-// putUser adds user stack id to the accumulator unless it is there already.
+// putUser adds user stack id to the accumulator unless it is there
+// already, and stamps it with the take (fold.go).
 func (s *Session) putUser(id uint64, n, flags uint32, pcs []uint64) {
-	if _, ok := s.acc.ustacks[id]; !ok {
-		s.acc.ustacks[id] = userStack{pcs: clonePCs(pcs, n), flags: flags}
+	u, ok := s.acc.ustacks[id]
+	if !ok {
+		u = userStack{pcs: clonePCs(pcs, n), flags: flags}
 	}
+	u.take = s.acc.take
+	s.acc.ustacks[id] = u
 }
 
 // putKernel adds kernel stack id to the accumulator unless it is there
 // already.
 func (s *Session) putKernel(id uint64, n uint32, pcs []uint64) {
-	if _, ok := s.acc.kstacks[id]; !ok {
-		s.acc.kstacks[id] = clonePCs(pcs, n)
+	k, ok := s.acc.kstacks[id]
+	if !ok {
+		k.pcs = clonePCs(pcs, n)
 	}
+	k.take = s.acc.take
+	s.acc.kstacks[id] = k
 }
 
 // clonePCs copies the first n of pcs (n as the kernel wrote it: bounded).

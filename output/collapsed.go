@@ -1,10 +1,7 @@
 package output
 
 import (
-	"bufio"
 	"io"
-	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/probee/probee/internal/container"
@@ -26,34 +23,6 @@ type node struct {
 	kind frameKind
 }
 
-// stack is one merged collapsed line: its frames root..leaf and count.
-type stack struct {
-	key    string // frame names joined by ';'
-	frames []node
-	count  uint64
-}
-
-// collapse turns the samples accepted by keep into merged stacks sorted by
-// key, each counting the samples' weights (Profile.weight). Samples
-// weighing zero are left out.
-func collapse(p *Profile, opts Options, keep func(*Sample) bool) []stack {
-	idx := map[string]int{}
-	names := frameNames{opts: opts}
-	var out []stack
-	for _, g := range mergeByID(p, keep) {
-		frames := sampleFrames(g.s, &names)
-		key := joinNames(frames)
-		if j, ok := idx[key]; ok {
-			out[j].count += g.weight
-			continue
-		}
-		idx[key] = len(out)
-		out = append(out, stack{key: key, frames: frames, count: g.weight})
-	}
-	slices.SortFunc(out, func(a, b stack) int { return strings.Compare(a.key, b.key) })
-	return out
-}
-
 // sampleID identifies samples that render alike, without rendering them:
 // probe, container, comm (pid for a sample without one, which renders as
 // "[pid N]") and their stacks' identities.
@@ -70,37 +39,6 @@ func idOfSample(s *Sample) sampleID {
 		id.pid = s.PID
 	}
 	return id
-}
-
-// weighed is a sample standing for every sample of its sampleID, with
-// their summed weight.
-type weighed struct {
-	s      *Sample
-	weight uint64
-}
-
-// mergeByID sums the weights of the samples keep accepts per sampleID, in
-// order of first appearance, leaving out samples weighing zero: the
-// stacks of a system-wide run's ~1M samples are rendered once per
-// distinct stack instead of once per sample.
-func mergeByID(p *Profile, keep func(*Sample) bool) []weighed {
-	idx := map[sampleID]int{}
-	var out []weighed
-	for i := range p.Samples {
-		s := &p.Samples[i]
-		w := p.Weight(s)
-		if w == 0 || (keep != nil && !keep(s)) {
-			continue
-		}
-		id := idOfSample(s)
-		if j, ok := idx[id]; ok {
-			out[j].weight += w
-			continue
-		}
-		idx[id] = len(out)
-		out = append(out, weighed{s, w})
-	}
-	return out
 }
 
 // frameNames renders frames by FrameName once each: samples share their
@@ -183,22 +121,7 @@ func joinNames(frames []node) string {
 // The probe label is the root frame when opts.WithProbe is set. Frame names
 // follow FrameName; ';' and control characters are sanitized (see Sanitize).
 func WriteCollapsed(w io.Writer, p *Profile, opts Options) error {
-	return writeStacks(w, collapse(p, opts, nil))
-}
-
-func writeStacks(w io.Writer, stacks []stack) error {
-	bw := bufio.NewWriterSize(w, 64<<10)
-	var num []byte
-	for _, s := range stacks {
-		bw.WriteString(s.key)
-		bw.WriteByte(' ')
-		num = strconv.AppendUint(num[:0], s.count, 10)
-		bw.Write(num)
-		if err := bw.WriteByte('\n'); err != nil {
-			return err
-		}
-	}
-	return bw.Flush()
+	return collapseTree(p, opts, nil).writeCollapsed(w)
 }
 
 // forProbe returns a filter keeping the samples of one probe label.

@@ -86,11 +86,11 @@ func TestWriteCollapsedEmpty(t *testing.T) {
 	}
 }
 
-// mergeByID merges samples that differ only in pid (a program's processes
-// sharing one interned stack), summing their weights, and keeps apart
-// samples that differ in probe, comm, container or stack, and comm-less
-// samples of two pids (their comm frame is "[pid N]").
-func TestMergeByID(t *testing.T) {
+// Samples that differ only in pid (a program's processes sharing one
+// interned stack) make one line, their weights summed; samples that
+// differ in probe, comm, container or stack make lines of their own, and
+// so do comm-less samples of two pids (their comm frame is "[pid N]").
+func TestWriteCollapsedMergesByStack(t *testing.T) {
 	var fs Frames
 	st := fs.Stack([]*Frame{fs.Intern(Frame{Name: "main"}), fs.Intern(Frame{Name: "malloc"})})
 	other := fs.Stack([]*Frame{fs.Intern(Frame{Name: "main"})})
@@ -112,16 +112,20 @@ func TestMergeByID(t *testing.T) {
 		v(&s)
 		p.Samples = append(p.Samples, s)
 	}
-	got := mergeByID(p, nil)
-	if len(got) != len(vary)-1 {
-		t.Fatalf("%d merged samples, want %d", len(got), len(vary)-1)
+	var buf bytes.Buffer
+	if err := WriteCollapsed(&buf, p, Options{WithProbe: true}); err != nil {
+		t.Fatal(err)
 	}
-	if got[0].s != &p.Samples[0] || got[0].weight != 3 {
-		t.Errorf("first merged sample = %+v, weight %d; want samples 0 and 1, weight 3", *got[0].s, got[0].weight)
-	}
-	for _, g := range got[1:] {
-		if g.weight != 1 {
-			t.Errorf("sample %+v merged with another", *g.s)
-		}
+	want := `p;[cgroup /a];ls;main;malloc 1
+p;[pid 1];main;malloc 1
+p;[pid 2];main;malloc 1
+p;git;main;malloc 1
+p;ls;main 1
+p;ls;main;malloc 3
+p;ls;main;malloc;main_[k] 1
+q;ls;main;malloc 1
+`
+	if buf.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", buf.String(), want)
 	}
 }

@@ -9,8 +9,10 @@
 // share whole stacks too (Frames.Stack): a system-wide profile has a
 // sample per process and stack (~1M after 12 s of malloc calls in a shell
 // loop), most of them one of a few thousand stacks, as frames carry
-// addresses in their files (Frame.Address), not the process's. The writers
-// merge samples by stack identity before rendering any name (mergeByID).
+// addresses in their files (Frame.Address), not the process's. Collapsed
+// stacks and flamegraphs are made from one prefix tree of frame names
+// (stackTree): a line's text or a stack's frame list is never held, so
+// 2M distinct stacks are written in a few hundred megabytes.
 //
 // # Formats
 //
@@ -38,8 +40,8 @@
 //
 // No maintained Go library renders flamegraphs, and the reference
 // implementations (flamegraph.pl, inferno) are CDDL-licensed, so their code
-// must not be ported. This renderer is an independent design: it builds a
-// tree from the merged stacks, lays it out depth-first with children in name
+// must not be ported. This renderer is an independent design: it takes the
+// frames wide enough to draw from the stacks' prefix tree, lays them out depth-first with children in name
 // order, and writes one <g> (title, rect, text) per frame; the script reads
 // geometry back from those elements, so the SVG stays the single source of
 // truth and there is no second data blob. Only the general idea of a

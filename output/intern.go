@@ -1,7 +1,6 @@
 package output
 
 import (
-	"encoding/binary"
 	"slices"
 	"unsafe"
 )
@@ -14,8 +13,7 @@ import (
 // ready to use; not safe for concurrent use.
 type Frames struct {
 	m      map[Frame]*Frame
-	stacks map[string][]*Frame
-	key    []byte // Stack's scratch key
+	stacks map[uint64][]*Frame // by a hash of the frame pointers (stackKey)
 }
 
 // Intern returns the one *Frame equal to f. Interned frames are shared:
@@ -47,20 +45,34 @@ func (fs *Frames) Stack(frames []*Frame) []*Frame {
 	if len(frames) == 0 {
 		return nil
 	}
-	b := fs.key[:0]
-	for _, f := range frames {
-		b = binary.LittleEndian.AppendUint64(b, uint64(uintptr(unsafe.Pointer(f))))
-	}
-	fs.key = b
-	if s, ok := fs.stacks[string(b)]; ok {
-		return s
-	}
 	if fs.stacks == nil {
-		fs.stacks = map[string][]*Frame{}
+		fs.stacks = map[uint64][]*Frame{}
 	}
-	s := slices.Clip(slices.Clone(frames))
-	fs.stacks[string(b)] = s
-	return s
+	// A hash, not the pointers' bytes, keys the stacks: 2M distinct
+	// stacks of 46 frames would hold 740 MB of keys. A key held by
+	// another stack moves on to the next.
+	for h := stackKey(frames); ; h++ {
+		s, ok := fs.stacks[h]
+		if !ok {
+			s = slices.Clip(slices.Clone(frames))
+			fs.stacks[h] = s
+			return s
+		}
+		if slices.Equal(s, frames) {
+			return s
+		}
+	}
+}
+
+// stackKey hashes the frame pointers of a stack (FNV-1a over the words).
+func stackKey(frames []*Frame) uint64 {
+	h := uint64(0xcbf29ce484222325)
+	for _, f := range frames {
+		h ^= uint64(uintptr(unsafe.Pointer(f)))
+		h *= 0x100000001b3
+		h ^= h >> 29
+	}
+	return h
 }
 
 // stackID is a stack's identity: its first element and length. Stacks

@@ -47,3 +47,19 @@ func TestFramesStack(t *testing.T) {
 		t.Errorf("an empty stack is not nil")
 	}
 }
+
+// A stack whose key another stack holds moves on to the next key, and is
+// found there again.
+func TestFramesStackKeyTaken(t *testing.T) {
+	var fs Frames
+	a := []*Frame{fs.Intern(Frame{Name: "a"})}
+	b := []*Frame{fs.Intern(Frame{Name: "b"})}
+	fs.stacks = map[uint64][]*Frame{stackKey(b): a}
+	got := fs.Stack(b)
+	if len(got) != 1 || got[0] != b[0] {
+		t.Fatalf("Stack(b) = %v, want b's frames", got)
+	}
+	if again := fs.Stack(b); &again[0] != &got[0] {
+		t.Error("Stack(b) made a second copy")
+	}
+}

@@ -72,7 +72,7 @@ func writeDir(tx *txn, p *Profile, opts Options) error {
 	for i, l := range labels {
 		keep := forProbe(l)
 		err := tx.file(dir, names[i]+".folded", func(w io.Writer) error {
-			return writeStacks(w, collapse(p, single, keep))
+			return collapseTree(p, single, keep).writeCollapsed(w)
 		})
 		if err == nil {
 			err = tx.file(dir, names[i]+".svg", func(w io.Writer) error { return renderSVG(w, probeDoc(p, l, single)) })

@@ -27,7 +27,7 @@ type svgDoc struct {
 	subtitle string
 	unit     string
 	width    int
-	stacks   []stack
+	tree     *stackTree
 }
 
 // WriteSVG writes p as one flamegraph. With opts.WithProbe the probes are
@@ -38,7 +38,7 @@ func WriteSVG(w io.Writer, p *Profile, opts Options) error {
 
 func combinedDoc(p *Profile, opts Options) svgDoc {
 	labels := ProbeLabels(p)
-	d := svgDoc{unit: p.unit(), width: opts.Width, stacks: collapse(p, opts, nil)}
+	d := svgDoc{unit: p.unit(), width: opts.Width, tree: collapseTree(p, opts, nil)}
 	total := p.total(nil)
 	if len(labels) == 1 {
 		d.title = p.heading(labels[0]) + " — " + p.amount(total)
@@ -61,7 +61,7 @@ func probeDoc(p *Profile, label string, opts Options) svgDoc {
 		subtitle: p.dropSummary(),
 		unit:     p.unit(),
 		width:    opts.Width,
-		stacks:   collapse(p, opts, keep),
+		tree:     collapseTree(p, opts, keep),
 	}
 }
 
@@ -120,7 +120,7 @@ func renderSVG(w io.Writer, d svgDoc) error {
 	if d.width <= 0 {
 		d.width = defaultWidth
 	}
-	root := buildTree(d.stacks)
+	root := d.tree.flame(minFraction)
 	minCount := uint64(float64(root.count) * minFraction)
 	boxes, depth := layout(root, max(minCount, 1))
 	height := headerHeight + depth*frameHeight + footerHeight

@@ -1,56 +1,12 @@
 package output
 
-import (
-	"slices"
-	"strings"
-)
-
 // flameNode is one box of a flamegraph: a frame reached by one path from the
 // root, with the total count of the stacks going through it.
 type flameNode struct {
 	name     string
 	kind     frameKind
 	count    uint64
-	children []*flameNode
-	index    map[string]int // child name -> position, only while building
-}
-
-// buildTree merges stacks into a tree whose root ("all") holds the total.
-// Children are sorted by name, so the layout does not depend on input order.
-func buildTree(stacks []stack) *flameNode {
-	root := &flameNode{name: "all", kind: kindMeta}
-	for _, s := range stacks {
-		root.count += s.count
-		n := root
-		for _, f := range s.frames {
-			n = n.child(f)
-			n.count += s.count
-		}
-	}
-	root.finish()
-	return root
-}
-
-func (n *flameNode) child(f node) *flameNode {
-	if n.index == nil {
-		n.index = map[string]int{}
-	}
-	if i, ok := n.index[f.name]; ok {
-		return n.children[i]
-	}
-	c := &flameNode{name: f.name, kind: f.kind}
-	n.index[f.name] = len(n.children)
-	n.children = append(n.children, c)
-	return c
-}
-
-// finish sorts children recursively and drops the build indexes.
-func (n *flameNode) finish() {
-	n.index = nil
-	slices.SortFunc(n.children, func(a, b *flameNode) int { return strings.Compare(a.name, b.name) })
-	for _, c := range n.children {
-		c.finish()
-	}
+	children []*flameNode // sorted by name
 }
 
 // box is a laid-out frame: its node, depth (0 = root) and horizontal extent

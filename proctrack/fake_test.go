@@ -136,6 +136,8 @@ func (s *fakeSymbols) Prune(grace time.Duration, alive func(pid int) bool) int {
 	return 0
 }
 
+func (s *fakeSymbols) Forget(pid int) { s.record("Forget %d", pid) }
+
 func mapNames(maps []Mapping) string {
 	var names []string
 	for _, m := range maps {

@@ -54,6 +54,8 @@ type Symbols interface {
 	Prime(pid int, maps []Mapping, comm string)
 	Inherit(child, parent int)
 	Prune(grace time.Duration, alive func(pid int) bool) int
+	// Forget drops what is known of pid (its stacks were all symbolized).
+	Forget(pid int)
 	// Mappings returns the executable mappings, sorted by start, of the
 	// image that ran a stack of pid counted under comm through pcs, also
 	// after it exited or exec'd.
@@ -277,6 +279,22 @@ const (
 // probe; it returns how many were forgotten.
 func (t *Tracker) Prune() int {
 	return t.sym.Prune(pruneGrace, t.proc.alive)
+}
+
+// Alive reports whether pid still exists (a zombie does).
+func (t *Tracker) Alive(pid int) bool { return t.proc.alive(pid) }
+
+// Forget drops what is kept of a process that exited for its stacks to
+// be symbolized (its mappings in the symbolizer, its container), once the
+// caller has symbolized the last of them: on long runs the processes
+// that hit a probe are not kept to the end.
+func (t *Tracker) Forget(pid int) {
+	t.sym.Forget(pid)
+	if t.ctrs != nil {
+		t.ctrs.mu.Lock()
+		delete(t.ctrs.of, pid)
+		t.ctrs.mu.Unlock()
+	}
 }
 
 // Stop ends table loading before the kernel session closes: it waits for

@@ -333,6 +333,17 @@ func TestPrune(t *testing.T) {
 	}
 }
 
+// Alive asks /proc; Forget makes the symbolizer forget the process.
+func TestAliveForget(t *testing.T) {
+	r := newRig(t, nil)
+	r.proc.process(10, r.proc.root)
+	if !r.tr.Alive(10) || r.tr.Alive(11) {
+		t.Errorf("Alive(10) = %v, Alive(11) = %v; want true, false", r.tr.Alive(10), r.tr.Alive(11))
+	}
+	r.tr.Forget(11)
+	r.wantSymbols("Forget 11")
+}
+
 // Under --unwind auto a Go binary gets an empty table without its CFI
 // being read (Go keeps frame pointers), and its GoStack; under --unwind
 // dwarf its table is read.

@@ -31,18 +31,21 @@ func (t *tracer) finish(stdout io.Writer) error {
 		return err
 	}
 	t.sym.SetInline(!t.cfg.noInline)
-	prefetch(t.sym, snap)
+	prefetch(t.sym, snap.Counts)
+	stacked := t.stackedCalls(snap)
 	prof := t.profile(snap)
+	snap.Counts = nil // the profile holds what they said (2M counts: 240 MB)
 	t.report(snap)
 	if prof.Kind == output.KindLatency || prof.Kind == output.KindWeight {
-		t.reportMeasures(snap, prof.Kind, prof.ValueUnit)
+		t.reportMeasures(snap, stacked, prof.Kind, prof.ValueUnit)
 	}
 	err = output.Write(prof, t.dests, output.Options{Stdout: stdout, Lines: t.cfg.lines})
 	t.finishPush(prof) // after the local outputs: a slow backend cannot hold them up
 	return err
 }
 
-// profile symbolizes snap's counts into a Profile. It drops each count's
+// profile symbolizes snap's counts into a Profile, after the samples of
+// the processes merged during the run (fold.go). It drops each count's
 // stacks once they are symbolized (the Profile holds them as frames): at
 // the end of a run they are the last reference to the pcs, ~170 MB after
 // 12 s system-wide, which the collector can then take back meanwhile.
@@ -54,28 +57,24 @@ func (t *tracer) profile(snap *bpf.Snapshot) *output.Profile {
 	t.measureProfile(prof)
 	labels := t.labels()
 	prof.Probes = labels
-	sf := stackFrames{sym: t.sym}
 	for cause, n := range snap.Drops {
 		prof.Drops[cause.String()] = n
 	}
 	if n := t.mmaps.Lost(); n > 0 {
 		prof.Drops[mmapLost] = n
 	}
-	prof.Samples = make([]output.Sample, 0, len(snap.Counts))
+	if t.folded != nil && t.folded.over > 0 {
+		prof.Drops[mergedOver] = t.folded.over
+	}
+	sf := &stackFrames{sym: t.sym}
+	var folded []output.Sample
+	if t.folded != nil {
+		sf, folded = &t.folded.sf, t.folded.merged.Samples()
+	}
+	prof.Samples = make([]output.Sample, 0, len(folded)+len(snap.Counts))
+	prof.Samples = append(prof.Samples, folded...)
 	for i := range snap.Counts {
-		c := &snap.Counts[i]
-		prof.Samples = append(prof.Samples, output.Sample{
-			Probe:  labels[c.Probe],
-			PID:    c.TGID,
-			Comm:   c.Comm,
-			User:   sf.user(c),
-			Kernel: sf.kernel(c.Kernel),
-			Count:  c.Count,
-			Value:  c.Total,
-			// Zero without --group-by container.
-			Container: t.procs.Container(c.TGID),
-		})
-		c.User, c.Kernel = nil, nil
+		prof.Samples = append(prof.Samples, t.sample(sf, labels, &snap.Counts[i]))
 	}
 	return prof
 }
@@ -124,10 +123,17 @@ func (t *tracer) report(snap *bpf.Snapshot) {
 		t.status.warnf("lost %d: %s", n, mmapLost)
 		total += n
 	}
+	if t.folded != nil && t.folded.over > 0 {
+		t.status.warnf("dropped %d: %s", t.folded.over, mergedOver)
+		total += t.folded.over
+	}
 	if total == 0 {
 		t.status.infof("no drops")
 	}
 	t.reportDrains()
+	if t.folded != nil && t.folded.procs > 0 {
+		t.status.debugf("merged the stacks of %d processes gone during the run", t.folded.procs)
+	}
 	t.reportTables()
 }
 

@@ -60,15 +60,15 @@ func (sf *stackFrames) user(c *bpf.Count) []*output.Frame {
 	return sf.fs.Stack(out)
 }
 
-// prefetch symbolizes the user stacks of snap's counts object by object
-// (resolver.Symbolizer.Prefetch): the final profile holds one object's
-// DWARF at a time. Periodic pushes do not: they would read it again at
-// every push.
-func prefetch(sym *resolver.Symbolizer, snap *bpf.Snapshot) {
+// prefetch symbolizes the user stacks of counts object by object
+// (resolver.Symbolizer.Prefetch): the final profile, and the processes
+// merged during the run (fold.go), hold one object's DWARF at a time.
+// Periodic pushes do not: they would read it again at every push.
+func prefetch(sym *resolver.Symbolizer, counts []bpf.Count) {
 	var pcs []uint64
 	sym.Prefetch(func(yield func(resolver.Stack) bool) {
-		for i := range snap.Counts {
-			c := &snap.Counts[i]
+		for i := range counts {
+			c := &counts[i]
 			if c.UserLost || c.UserInExec || len(c.User) == 0 {
 				continue
 			}

@@ -11,7 +11,8 @@ import (
 const fillCheck = 10 * time.Millisecond
 
 // drainEvery moves the kernel's counts into probee every d (--interval) in
-// its own goroutine, and pushes them when --push-interval is due (push.go),
+// its own goroutine, merges those of processes gone for a while (fold.go),
+// and pushes them when --push-interval is due (push.go),
 // so a slow drain or push never delays Ctrl-C, -d expiry or the traced
 // command's exit. Between ticks it asks every fillCheck whether a kernel
 // map is half full (Session.DrainDue) and drains at once if so. The
@@ -38,6 +39,7 @@ func (t *tracer) drainEvery(d time.Duration) (stop func()) {
 			case <-tick.C:
 				drain()
 				t.pushDue(time.Now())
+				t.foldGone(time.Now())
 			case <-check.C:
 				if t.sess.DrainDue() {
 					t.earlyDrains.Add(1)

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"strconv"
 
@@ -178,12 +179,22 @@ func (t *tracer) measureProfile(prof *output.Profile) {
 	}
 }
 
-// reportMeasures prints each probe's funclatency-style summary.
-func (t *tracer) reportMeasures(snap *bpf.Snapshot, kind, unit string) {
+// stackedCalls are the calls counted with a stack, per probe id: those
+// of snap and those merged during the run.
+func (t *tracer) stackedCalls(snap *bpf.Snapshot) map[uint32]uint64 {
 	stacked := map[uint32]uint64{}
+	if t.folded != nil {
+		maps.Copy(stacked, t.folded.calls)
+	}
 	for _, c := range snap.Counts {
 		stacked[c.Probe] += c.Count
 	}
+	return stacked
+}
+
+// reportMeasures prints each probe's funclatency-style summary; stacked
+// are stackedCalls.
+func (t *tracer) reportMeasures(snap *bpf.Snapshot, stacked map[uint32]uint64, kind, unit string) {
 	for id, pm := range snap.Probes {
 		if id >= len(t.cfg.probes) {
 			break

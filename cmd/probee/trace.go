@@ -42,6 +42,7 @@ type tracer struct {
 	tableDir    *diskcache.Dir          // the on-disk table cache; nil: none
 	push        *pushState              // --push; nil: none
 	dests       *output.Dests           // -o, fixed before tracing starts
+	folded      *foldState              // processes gone during the run (fold.go); nil with --push
 }
 
 func trace(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
@@ -100,6 +101,9 @@ func trace(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 	}
 	if err := t.startPush(); err != nil {
 		return err
+	}
+	if t.push == nil {
+		t.folded = newFoldState(t.sym, t.sess.MaxStacks())
 	}
 	exited := t.wait(ctx)
 	err = t.finish(stdout)

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"time"
+
+	"github.com/probee/probee/bpf"
+	"github.com/probee/probee/output"
+	"github.com/probee/probee/resolver"
+)
+
+// foldState is what processes gone during the run counted, symbolized
+// and merged without their pids (output.Merged), so that a long run on a
+// machine starting processes all the time holds the processes that run,
+// not every one that ever hit a probe. Its frames are the final
+// profile's (one stackFrames).
+type foldState struct {
+	sf     stackFrames
+	merged output.Merged
+	calls  map[uint32]uint64 // counts merged, per probe id (reportMeasures)
+	procs  int               // processes merged
+	over   uint64            // counts of stacks left out past merged.Max
+}
+
+// mergedPerMaxStack is how many distinct merged samples each of
+// --max-stacks' entries allows: 262144 by default, ~100 MB.
+const mergedPerMaxStack = 4
+
+// mergedOver is the drop cause of the counts past foldState.merged.Max.
+const mergedOver = "stacks of exited processes past 4 x --max-stacks distinct ones (raise --max-stacks)"
+
+func newFoldState(sym *resolver.Symbolizer, maxStacks int) *foldState {
+	return &foldState{sf: stackFrames{sym: sym}, calls: map[uint32]uint64{},
+		merged: output.Merged{Max: mergedPerMaxStack * maxStacks}}
+}
+
+// foldGone hands the counts of processes gone for a while over from the
+// session (bpf.Session.TakeGone), symbolizes and merges them, and forgets
+// those processes. Not with --push, whose deltas need every count to stay
+// in the session. Called from the drain goroutine.
+func (t *tracer) foldGone(now time.Time) {
+	if t.folded == nil {
+		return
+	}
+	counts := t.sess.TakeGone(t.procs.Alive, now)
+	if len(counts) == 0 {
+		return
+	}
+	f := t.folded
+	if f.merged.Full() {
+		// Symbolizing them would only grow the frame caches: a stack
+		// already merged is rare once so many are.
+		for i := range counts {
+			f.over += counts[i].Count
+		}
+	} else {
+		t.mergeCounts(counts)
+	}
+	gone := map[int]bool{}
+	for i := range counts {
+		gone[counts[i].TGID] = true
+	}
+	for pid := range gone {
+		t.procs.Forget(pid)
+	}
+	f.procs += len(gone)
+}
+
+// mergeCounts symbolizes counts (object by object: no object's DWARF is
+// kept for the next) and merges them.
+func (t *tracer) mergeCounts(counts []bpf.Count) {
+	t.sym.SetInline(!t.cfg.noInline)
+	prefetch(t.sym, counts)
+	labels := t.labels()
+	f := t.folded
+	for i := range counts {
+		c := &counts[i]
+		if f.merged.Add(t.sample(&f.sf, labels, c)) {
+			f.calls[c.Probe] += c.Count
+		} else {
+			f.over += c.Count
+		}
+	}
+}
+
+// sample symbolizes c into a Sample, through sf, and drops its stacks
+// (the Sample holds them as frames).
+func (t *tracer) sample(sf *stackFrames, labels []string, c *bpf.Count) output.Sample {
+	s := output.Sample{
+		Probe:  labels[c.Probe],
+		PID:    c.TGID,
+		Comm:   c.Comm,
+		User:   sf.user(c),
+		Kernel: sf.kernel(c.Kernel),
+		Count:  c.Count,
+		Value:  c.Total,
+		// Zero without --group-by container.
+		Container: t.procs.Container(c.TGID),
+	}
+	c.User, c.Kernel = nil, nil
+	return s
+}
