@@ -27,9 +27,9 @@ func Renamed(dir, name, genuine, from, to string) (string, error) {
 }
 
 // CorruptEhFrame writes name: a copy of the ELF file genuine, build-id
-// and all, whose FDEs' instructions are all DW_CFA_nop (case 6: every pc
-// gets the CIE's rule, CFA = rsp+8, wrong in any function that pushed or
-// grew its frame; such a table in the on-disk cache, keyed by build-id,
+// and all, whose FDEs' instructions are DW_CFA_def_cfa_offset 64 and
+// DW_CFA_nop (case 6: every pc gets CFA = rsp+64, wrong from a function's
+// entry on; such a table in the on-disk cache, keyed by build-id,
 // made later runs of the genuine program [truncated]).
 func CorruptEhFrame(dir, name, genuine string) (string, error) {
 	return edited(dir, name, genuine, func(f *elf.File, b []byte) error {
@@ -43,7 +43,8 @@ func CorruptEhFrame(dir, name, genuine string) (string, error) {
 }
 
 // nopFDEs sets the instructions of every FDE in an .eh_frame whose CIEs
-// have augmentation "zR" (GCC's) to DW_CFA_nop: they follow the entry's
+// have augmentation "zR" (GCC's) to DW_CFA_def_cfa_offset 64, then
+// DW_CFA_nop: they follow the entry's
 // length, CIE pointer, pc_begin, pc_range (4 bytes each) and a one-byte
 // augmentation length.
 func nopFDEs(eh []byte) {
@@ -53,7 +54,11 @@ func nopFDEs(eh []byte) {
 			return
 		}
 		if le.Uint32(eh[off+4:]) != 0 && n >= 13 { // an FDE
-			clear(eh[off+4+13 : off+4+n])
+			ins := eh[off+4+13 : off+4+n]
+			clear(ins)
+			if len(ins) >= 2 { // DW_CFA_def_cfa_offset 64: wrong from the entry on
+				ins[0], ins[1] = 0x0e, 0x40
+			}
 		}
 		off += 4 + n
 	}
