@@ -237,7 +237,7 @@ func (m *jitMap) readChunk(f *safefile.File, buf []byte, size int64, final bool)
 		}
 		return false
 	}
-	b := buf[:n]
+	b, start := buf[:n], m.off
 	if m.long { // the rest of a line too long to keep
 		i := bytes.IndexByte(b, '\n')
 		if i < 0 {
@@ -255,7 +255,7 @@ func (m *jitMap) readChunk(f *safefile.File, buf []byte, size int64, final bool)
 		m.long, used = true, len(b)
 	}
 	if used == 0 {
-		return false // a line not yet ended: wait for its end
+		return m.off > start // a line not yet ended: wait for its end
 	}
 	m.off += int64(used)
 	m.syms = append(m.syms, syms[:min(len(syms), maxPerfMapSyms-len(m.syms))]...)
