@@ -3,11 +3,10 @@ package bpf
 import (
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
-	"strings"
 
 	"github.com/cilium/ebpf"
+	"github.com/probee/probee/internal/procstat"
 	"golang.org/x/sys/unix"
 )
 
@@ -84,24 +83,12 @@ func resume(pid int, start uint64) error {
 	return unix.PidfdSendSignal(fd, unix.SIGCONT, nil, 0)
 }
 
-// userHZ is the unit of /proc/PID/stat's times (USER_HZ, 100 on x86).
-const userHZ = 100
+// userHZ is the unit of /proc/PID/stat's times.
+const userHZ = procstat.UserHZ
 
-// startTicks reads a process's start time from /proc/PID/stat (field 22,
-// in 1/userHZ s since boot).
+// startTicks reads a process's start time from /proc/PID/stat (in
+// 1/userHZ s since boot).
 func startTicks(pid int) (uint64, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, err
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0, fmt.Errorf("/proc/%d/stat: no ')'", pid)
-	}
-	f := strings.Fields(s[i+1:]) // from field 3 (state) on
-	if len(f) < 20 {
-		return 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f)+2)
-	}
-	return strconv.ParseUint(f[19], 10, 64)
+	st, err := procstat.Read("/proc/" + strconv.Itoa(pid) + "/stat")
+	return st.Start, err
 }

@@ -2,6 +2,7 @@ package proctrack
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/probee/probee/internal/container"
@@ -33,7 +34,7 @@ func TestContainers(t *testing.T) {
 	r.tr.OnMmap(execed(10))
 	r.tr.Container(10)
 	cgroup(10, "/") // what a zombie's file says
-	r.proc.write(filepath.Join(r.proc.pidDir(10), "stat"), []byte("10 (a b) Z 1 2 3\n"))
+	r.proc.write(filepath.Join(r.proc.pidDir(10), "stat"), []byte("10 (a b) Z 1"+strings.Repeat(" 0", 18)+"\n"))
 	r.tr.Container(10)
 	r.proc.exit(10)
 	want = container.Info{ID: ctrID, Cgroup: "/system.slice/docker-" + ctrID + ".scope"}

@@ -1,14 +1,12 @@
 package proctrack
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 
 	"github.com/probee/probee/internal/procmaps"
+	"github.com/probee/probee/internal/procstat"
 )
 
 // procFS is the file system processes are read from: /proc and the files
@@ -47,15 +45,8 @@ func (p procFS) readMaps(pid int) (snapshot, error) {
 // or X): what /proc shows of it then (its cgroup is "/") is no longer
 // what it was. A stat file that cannot be read says nothing.
 func (p procFS) zombie(pid int) bool {
-	b, err := os.ReadFile(p.pidPath(pid, "stat"))
-	if err != nil {
-		return false
-	}
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 || i+2 >= len(b) {
-		return false
-	}
-	return b[i+2] == 'Z' || b[i+2] == 'X'
+	st, err := procstat.Read(p.pidPath(pid, "stat"))
+	return err == nil && st.Exited()
 }
 
 // ancestors returns pid and up to n-1 of its living ancestors, parent
@@ -63,28 +54,15 @@ func (p procFS) zombie(pid int) bool {
 // child most likely shared (procmaps.File's kin).
 func (p procFS) ancestors(pid, n int) []int {
 	var out []int
-	for ; pid > 1 && len(out) < n; pid = p.parent(pid) {
+	for pid > 1 && len(out) < n {
 		out = append(out, pid)
+		st, err := procstat.Read(p.pidPath(pid, "stat"))
+		if err != nil {
+			break
+		}
+		pid = st.PPID
 	}
 	return out
-}
-
-// parent returns pid's parent from /proc/PID/stat (0 when unknown).
-func (p procFS) parent(pid int) int {
-	b, err := os.ReadFile(p.pidPath(pid, "stat"))
-	if err != nil {
-		return 0
-	}
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 2 {
-		return 0
-	}
-	ppid, _ := strconv.Atoi(f[1])
-	return ppid
 }
 
 // alive reports whether pid still exists (a zombie does).

@@ -2,35 +2,22 @@ package resolver
 
 import (
 	"bufio"
-	"bytes"
-	"fmt"
 	"os"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/probee/probee/internal/procstat"
 )
 
-// userHZ is the unit of the times in /proc/PID/stat (USER_HZ, 100 on every
-// Linux architecture).
-const userHZ = 100
+// userHZ is the unit of the times in /proc/PID/stat.
+const userHZ = procstat.UserHZ
 
-// procStart returns field 22 of /proc/PID/stat, the process's start time
-// in clock ticks after boot (the fields after the command name, which may
-// hold spaces and parentheses, start at field 3).
+// procStart returns the process's start time from its stat file at path,
+// in clock ticks after boot.
 func procStart(path string) (uint64, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return 0, err
-	}
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0, fmt.Errorf("%s: no command name", path)
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 20 {
-		return 0, fmt.Errorf("%s: %d fields after the command name, want 20", path, len(f))
-	}
-	return strconv.ParseUint(f[19], 10, 64)
+	st, err := procstat.Read(path)
+	return st.Start, err
 }
 
 // procNSpid returns the pid of the process in its own pid namespace: the
