@@ -1,7 +1,6 @@
 package proctrack
 
 import (
-	"errors"
 	"maps"
 	"path/filepath"
 	"slices"
@@ -11,7 +10,6 @@ import (
 	"github.com/probee/probee/bpf"
 	"github.com/probee/probee/internal/fileid"
 	"github.com/probee/probee/internal/procmaps"
-	"github.com/probee/probee/internal/safeelf"
 	"github.com/probee/probee/unwind"
 )
 
@@ -110,7 +108,7 @@ func (d *tables) stop() {
 // file without CFI) in debug lines.
 func (d *tables) tableErrors(errs []error) {
 	for _, err := range errs {
-		if !errors.Is(err, safeelf.ErrBudget) && !errors.Is(err, fileid.ErrTimeout) {
+		if !fileid.PastBudget(err) {
 			d.t.debugf("unwind table: %v", err)
 			continue
 		}

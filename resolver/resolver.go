@@ -2,7 +2,6 @@ package resolver
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -11,7 +10,6 @@ import (
 	"sync"
 
 	"github.com/probee/probee/internal/fileid"
-	"github.com/probee/probee/internal/safeelf"
 	"github.com/probee/probee/probespec"
 )
 
@@ -155,7 +153,7 @@ func (r *Resolver) rootPath(p string) string {
 // internal/safeelf.ErrBudget, or of time: fileid.ErrTimeout) and returns
 // whether err was such; other errors are left to the caller.
 func (r *Resolver) limitWarning(err error) bool {
-	if !errors.Is(err, safeelf.ErrBudget) && !errors.Is(err, fileid.ErrTimeout) {
+	if !fileid.PastBudget(err) {
 		return false
 	}
 	msg := err.Error()

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/probee/probee/internal/safeelf"
 )
 
 // The time budget of one file. A read of a file a process serves itself
@@ -24,6 +26,14 @@ var (
 
 // ErrTimeout is wrapped by the error of a file past its time budget.
 var ErrTimeout = errors.New("past its time budget")
+
+// PastBudget reports whether err says that a file is past one of its
+// budgets: of bytes (internal/safeelf.ErrBudget) or of time (ErrTimeout).
+// Such a file is warned about once; other errors of reading files are
+// the usual ones (a process gone, a file without CFI).
+func PastBudget(err error) bool {
+	return errors.Is(err, safeelf.ErrBudget) || errors.Is(err, ErrTimeout)
+}
 
 var late = struct {
 	sync.Mutex
