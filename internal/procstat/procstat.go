@@ -48,8 +48,11 @@ func Parse(b []byte) (Stat, error) {
 		return Stat{}, fmt.Errorf("no command name")
 	}
 	f := strings.Fields(string(b[i+1:])) // from field 3 (state) on
-	if len(f) < 20 || len(f[0]) != 1 {
+	if len(f) < 20 {
 		return Stat{}, fmt.Errorf("%d fields after the command name, want 20", len(f))
+	}
+	if c := f[0][0]; len(f[0]) != 1 || (c < 'A' || c > 'Z') && (c < 'a' || c > 'z') {
+		return Stat{}, fmt.Errorf("state %q is not a letter", f[0])
 	}
 	ppid, err := strconv.Atoi(f[1])
 	if err != nil {

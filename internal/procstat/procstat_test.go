@@ -42,3 +42,16 @@ func TestReadSelf(t *testing.T) {
 		t.Errorf("missing file: %v", err)
 	}
 }
+
+// Parse never panics, and what it accepts has a state and says so again
+// when printed back in the kernel's form.
+func FuzzParse(f *testing.F) {
+	f.Add([]byte("7 (a) b) S 3 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 4242 19 20\n"))
+	f.Add([]byte("1 (init) S 0 1 1 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 9 0\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		st, err := Parse(b)
+		if err == nil && st.State == 0 {
+			t.Errorf("Parse(%q) = %+v without a state", b, st)
+		}
+	})
+}
