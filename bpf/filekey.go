@@ -55,7 +55,7 @@ func (s *Session) kernelFileKey(path string) (probeeFileKey, error) {
 	if path == "" {
 		return probeeFileKey{}, errors.New("no path opens the file")
 	}
-	f, err := safefile.Open(path)
+	f, err := safefile.OpenNoFollow(path) // a mapped file's path names no link
 	if err != nil {
 		return probeeFileKey{}, err
 	}

@@ -354,8 +354,12 @@ func TestGoByFramePointers(t *testing.T) {
 	}
 	for _, byFP := range []bool{true, false} {
 		r := newRig(t, func(c *Config, _ *fakeKernel) { c.GoByFramePointers = byFP })
-		r.proc.symlink(self, r.proc.root+"/usr/bin/gobin")
-		gobin := r.proc.mappingOf(self, "/usr/bin/gobin", appAt)
+		img, err := os.ReadFile(self)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.proc.write(r.proc.root+"/usr/bin/gobin", img) // a mapped path names no link
+		gobin := r.proc.mappingOf(r.proc.root+"/usr/bin/gobin", "/usr/bin/gobin", appAt)
 		r.proc.process(10, r.proc.root, gobin)
 		r.tr.OnProcessEvent(newProcess(10, 0))
 		want, mods := 1, "[/usr/bin/gobin(fp)]"

@@ -38,12 +38,18 @@ func NewIndex(debugDir string) *Index {
 // Load returns the Object for path, reading each file at most once per run.
 // An object first read at another path is returned with Path set to path.
 func (ix *Index) Load(path string) (*Object, error) {
-	return fileid.Bounded(path, func() (*Object, error) { return ix.load(path) })
+	return fileid.Bounded(path, func() (*Object, error) { return ix.load(path, fileid.Open) })
 }
 
-// load is Load without the time budget.
-func (ix *Index) load(path string) (*Object, error) {
-	id, src, err := fileid.Open(path)
+// loadMapped is Load of the path of a file a process maps
+// (procmaps.File), which names no link: none is followed.
+func (ix *Index) loadMapped(path string) (*Object, error) {
+	return fileid.Bounded(path, func() (*Object, error) { return ix.load(path, fileid.OpenNoFollow) })
+}
+
+// load is Load without the time budget, opening path with open.
+func (ix *Index) load(path string, open func(string) (fileid.ID, *safefile.File, error)) (*Object, error) {
+	id, src, err := open(path)
 	if err != nil {
 		return nil, err
 	}
@@ -73,6 +79,11 @@ func (ix *Index) view(v view, o *Object) *Object {
 // LoadAll loads paths in parallel (one worker per CPU) and returns the
 // objects and errors in the order of paths.
 func (ix *Index) LoadAll(paths []string) ([]*Object, []error) {
+	return ix.loadAll(paths, ix.Load)
+}
+
+// loadAll is LoadAll with load for each path.
+func (ix *Index) loadAll(paths []string, load func(string) (*Object, error)) ([]*Object, []error) {
 	objs := make([]*Object, len(paths))
 	errs := make([]error, len(paths))
 	work := make(chan int)
@@ -83,7 +94,7 @@ func (ix *Index) LoadAll(paths []string) ([]*Object, []error) {
 		go func() {
 			defer wg.Done()
 			for i := range work {
-				objs[i], errs[i] = ix.Load(paths[i])
+				objs[i], errs[i] = load(paths[i])
 			}
 		}()
 	}

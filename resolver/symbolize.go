@@ -187,7 +187,7 @@ func (s *Symbolizer) load(pid int, files []Mapping) []*Object {
 		}
 		paths, idx = append(paths, p), append(idx, i)
 	}
-	objs, errs := s.idx.LoadAll(paths)
+	objs, errs := s.idx.loadAll(paths, s.idx.loadMapped)
 	for _, err := range errs {
 		s.r.limitWarning(err)
 	}

@@ -101,12 +101,12 @@ func (c *Cache) Stats() CacheStats {
 // Get returns the table of the ELF file at path, building it on first use
 // (or loading it from the Store).
 func (c *Cache) Get(path string) (*Table, error) {
-	return fileid.Bounded(path, func() (*Table, error) { return c.get(path) })
+	return fileid.Bounded(path, func() (*Table, error) { return c.get(path, fileid.Open) })
 }
 
-// get is Get without the time budget.
-func (c *Cache) get(path string) (*Table, error) {
-	id, src, err := fileid.Open(path)
+// get is Get without the time budget, opening path with open.
+func (c *Cache) get(path string, open func(string) (fileid.ID, *safefile.File, error)) (*Table, error) {
+	id, src, err := open(path)
 	if err != nil {
 		return nil, fmt.Errorf("unwind table: %w", err)
 	}
@@ -212,8 +212,10 @@ func (c *Cache) Modules(maps []Mapping, file func(Mapping) (string, error)) (mod
 	return mods, errs
 }
 
+// module is the module of mapping m, whose file path opens: a mapped
+// file's path names no link, so none is followed (fileid.OpenNoFollow).
 func (c *Cache) module(m Mapping, path string) (Module, error) {
-	t, err := c.Get(path)
+	t, err := fileid.Bounded(path, func() (*Table, error) { return c.get(path, fileid.OpenNoFollow) })
 	if err != nil {
 		return Module{}, err
 	}

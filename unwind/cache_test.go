@@ -2,6 +2,8 @@ package unwind
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"sync"
@@ -9,6 +11,7 @@ import (
 
 	"github.com/probee/probee/internal/fileid"
 	"github.com/probee/probee/internal/safeelf"
+	"github.com/probee/probee/internal/safefile"
 )
 
 // memStore is a Store in memory that counts its calls.
@@ -89,5 +92,28 @@ func TestCacheBudget(t *testing.T) {
 	}
 	if again, err := c.Get(libc); err != nil || again != a {
 		t.Errorf("the table held: %p, %v", again, err)
+	}
+}
+
+// A mapping's file is opened by a path the kernel printed, which names no
+// link: a link there now (the file swapped for one since) is refused, not
+// followed; Get, for paths probee chose, follows links.
+func TestModulesFollowNoLink(t *testing.T) {
+	libc := systemLib("libc.so.6")
+	if libc == "" {
+		t.Skip("libc.so.6 not found")
+	}
+	link := filepath.Join(t.TempDir(), "libc.so.6")
+	if err := os.Symlink(libc, link); err != nil {
+		t.Fatal(err)
+	}
+	m := Mapping{Start: 0x7f0000000000, End: 0x7f0000100000, Perms: "r-xp", Path: link}
+	c := NewCache()
+	mods, errs := c.Modules([]Mapping{m}, nil)
+	if len(mods) != 0 || len(errs) != 1 || !errors.Is(errs[0], safefile.ErrNotRegular) {
+		t.Errorf("a mapping's path that is a link: %d modules, errors %v; want ErrNotRegular", len(mods), errs)
+	}
+	if _, err := c.Get(link); err != nil {
+		t.Errorf("Get through a link: %v", err)
 	}
 }

@@ -69,7 +69,19 @@ var known = struct {
 // its ID and the opened file, which the caller reads from and closes.
 // Errors are those of the open.
 func Open(path string) (ID, *safefile.File, error) {
-	f, err := safefile.Open(path)
+	return open(path, safefile.Open)
+}
+
+// OpenNoFollow is Open for the path of a file a process maps (as
+// procmaps.File gives it: a path the kernel printed, which names no link):
+// a link in its last component (the file swapped since) is refused
+// (internal/safefile.OpenNoFollow).
+func OpenNoFollow(path string) (ID, *safefile.File, error) {
+	return open(path, safefile.OpenNoFollow)
+}
+
+func open(path string, opener func(string) (*safefile.File, error)) (ID, *safefile.File, error) {
+	f, err := opener(path)
 	if err != nil {
 		return ID{}, nil, err
 	}
