@@ -204,10 +204,7 @@ func (d *Dir) Close() error { return unix.Close(d.fd) }
 // regular file and opens that object for reading.
 func openAt(dirfd int, name, shown string, flags int, resolve uint64) (*File, error) {
 	how := &unix.OpenHow{Flags: uint64(unix.O_PATH | unix.O_CLOEXEC | flags), Resolve: resolve}
-	fd, err := unix.Openat2(dirfd, name, how)
-	if err == unix.ENOSYS {
-		fd, err = legacyOpen(dirfd, name, flags, resolve)
-	}
+	fd, err := unix.Openat2(dirfd, name, how) // 5.6+: every kernel probee runs on
 	if err != nil {
 		if err == unix.ELOOP && flags&unix.O_NOFOLLOW != 0 {
 			err = fmt.Errorf("%w (a symbolic link, not followed)", ErrNotRegular)
@@ -234,15 +231,6 @@ func reopen(fd int, shown string) (*File, error) {
 	info := Info{Dev: st.Dev, Ino: st.Ino, Size: st.Size,
 		Mtime: st.Mtim.Nano(), Ctime: st.Ctim.Nano()}
 	return &File{Info: info, Name: shown, fh: os.NewFile(uintptr(rfd), shown)}, nil
-}
-
-// legacyOpen stands in for openat2 on kernels before 5.6: the same checks
-// but for the resolution flags, which only openat2 has.
-func legacyOpen(dirfd int, name string, flags int, resolve uint64) (int, error) {
-	if resolve&(unix.RESOLVE_IN_ROOT|unix.RESOLVE_BENEATH) != 0 {
-		return -1, unix.ENOSYS
-	}
-	return unix.Openat(dirfd, name, unix.O_PATH|unix.O_CLOEXEC|flags, 0)
 }
 
 func kind(mode uint32) string {
