@@ -96,16 +96,17 @@ func (s *Session) userStackID(pcs []uint64, truncated bool) uint64 {
 		flags = stackTruncated
 		h = mix(h, 1)
 	}
+	node := s.acc.pcs.AddReversed(pcs)
 	for ; ; h++ {
 		if h == 0 {
 			continue
 		}
 		u, ok := s.acc.ustacks[h]
 		if !ok {
-			s.acc.ustacks[h] = userStack{pcs: slices.Clone(pcs), flags: flags, take: s.acc.take}
+			s.acc.ustacks[h] = userStack{node: node, flags: flags, take: s.acc.take}
 			return h
 		}
-		if u.flags == flags && slices.Equal(u.pcs, pcs) {
+		if u.flags == flags && u.node == node {
 			return h
 		}
 	}

@@ -58,12 +58,12 @@ type Count struct {
 	Probe         uint32
 	TGID          int
 	Comm          string
-	User          []uint64 // leaf first; nil when lost (see UserLost)
-	UserTruncated bool     // the walk was cut: a partial stack
-	UserExiting   bool     // cut in an exiting process, whose memory was being unmapped
-	UserInExec    bool     // taken inside execve: no user stack (not the new program's yet)
+	User          Stack // empty when lost (see UserLost)
+	UserTruncated bool  // the walk was cut: a partial stack
+	UserExiting   bool  // cut in an exiting process, whose memory was being unmapped
+	UserInExec    bool  // taken inside execve: no user stack (not the new program's yet)
 	UserLost      bool
-	Kernel        []uint64 // leaf first
+	Kernel        Stack
 	Count         uint64
 	Total, Max    uint64 // measure modes: nanoseconds or the argument's sum and maximum
 }
@@ -182,9 +182,12 @@ func (s *Session) countOf(k countKey, m measureVal, comms map[[16]int8]string) C
 		comms[k.comm] = comm
 	}
 	c := Count{Probe: k.probe, TGID: int(k.tgid), Comm: comm, Count: m.calls,
-		Total: m.total, Max: m.max, Kernel: s.acc.kstacks[k.kstack].pcs}
+		Total: m.total, Max: m.max}
+	if ks, ok := s.acc.kstacks[k.kstack]; ok && k.kstack != 0 {
+		c.Kernel = Stack{s.acc.pcs, ks.node}
+	}
 	if u, ok := s.acc.ustacks[k.ustack]; ok && k.ustack != 0 {
-		c.User, c.UserTruncated = u.pcs, u.flags&stackTruncated != 0
+		c.User, c.UserTruncated = Stack{s.acc.pcs, u.node}, u.flags&stackTruncated != 0
 		c.UserExiting, c.UserInExec = u.flags&stackExiting != 0, u.flags&stackInExec != 0
 	} else {
 		c.UserLost = true
@@ -204,14 +207,14 @@ func commString(c [16]int8) string {
 }
 
 // compareCounts orders counts by probe, process, count (highest first),
-// comm and stacks.
+// comm and stacks (compareStacks: the order stacks were first seen in).
 func compareCounts(a, b *Count) int {
 	if c := cmp.Or(cmp.Compare(a.Probe, b.Probe), cmp.Compare(a.TGID, b.TGID), cmp.Compare(b.Count, a.Count),
 		strings.Compare(a.Comm, b.Comm)); c != 0 {
 		return c
 	}
-	if c := slices.Compare(a.User, b.User); c != 0 {
+	if c := compareStacks(a.User, b.User); c != 0 {
 		return c
 	}
-	return slices.Compare(a.Kernel, b.Kernel)
+	return compareStacks(a.Kernel, b.Kernel)
 }

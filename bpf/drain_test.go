@@ -18,7 +18,7 @@ func benchSession(n int) *Session {
 			pcs[j] = 0x7f0000000000 + uint64(r.IntN(1<<20))
 		}
 		h := uint64(i+1)<<2 | 3
-		s.acc.ustacks[h] = userStack{pcs: pcs}
+		s.acc.ustacks[h] = userStack{node: s.acc.pcs.AddReversed(pcs)}
 		k := countKey{tgid: uint32(r.IntN(5000)), comm: comms[r.IntN(len(comms))], ustack: h}
 		s.acc.counts[k] = uint64(1 + r.IntN(3))
 	}
@@ -55,7 +55,7 @@ func TestAccCountsOrder(t *testing.T) {
 	}
 	again := s.accCounts()
 	for i := range got {
-		if !slices.Equal(got[i].User, again[i].User) || got[i].Comm != again[i].Comm {
+		if !slices.Equal(got[i].User.PCs(), again[i].User.PCs()) || got[i].Comm != again[i].Comm {
 			t.Fatalf("count %d differs between two drains of the same stacks", i)
 		}
 	}

@@ -116,17 +116,17 @@ func TestDWARFRuleCacheByTable(t *testing.T) {
 	}
 	var cut, complete uint64
 	for _, c := range snap.Counts {
-		ok := len(c.User) >= 7 && !c.UserTruncated // leaf c b a main libc_start _start
+		ok := c.User.Len() >= 7 && !c.UserTruncated // leaf c b a main libc_start _start
 		switch {
 		case c.TGID == first && ok:
-			t.Errorf("a complete stack with the wrong table (%d calls): %x", c.Count, c.User)
+			t.Errorf("a complete stack with the wrong table (%d calls): %x", c.Count, c.User.PCs())
 		case c.TGID == first:
 			cut += c.Count
 		case c.TGID == second && ok:
 			complete += c.Count
 		default:
 			t.Errorf("pid %d (first %d, second %d): user stack (%d frames, truncated %v): %x",
-				c.TGID, first, second, len(c.User), c.UserTruncated, c.User)
+				c.TGID, first, second, c.User.Len(), c.UserTruncated, c.User.PCs())
 		}
 	}
 	if cut != 200 || complete != 200 {
@@ -191,10 +191,10 @@ func TestDWARFListChange(t *testing.T) {
 	}
 	got := map[uint32]string{}
 	for _, c := range snap.Counts {
-		got[c.Probe] += fmt.Sprintf("%d frames, truncated %v; ", len(c.User), c.UserTruncated)
-		complete := len(c.User) >= 4 && !c.UserTruncated // ... main libc_start _start
+		got[c.Probe] += fmt.Sprintf("%d frames, truncated %v; ", c.User.Len(), c.UserTruncated)
+		complete := c.User.Len() >= 4 && !c.UserTruncated // ... main libc_start _start
 		if complete != (c.Probe == 4) {
-			t.Errorf("probe %d: user stack of %d frames (truncated %v): %x", c.Probe, len(c.User), c.UserTruncated, c.User)
+			t.Errorf("probe %d: user stack of %d frames (truncated %v): %x", c.Probe, c.User.Len(), c.UserTruncated, c.User.PCs())
 		}
 	}
 	if len(got) != 2 {
@@ -212,8 +212,8 @@ func checkChainStacks(t *testing.T, s *Session, calls uint64) {
 	}
 	var total uint64
 	for _, c := range snap.Counts {
-		if len(c.User) < 7 || c.UserTruncated { // leaf c b a main libc_start _start
-			t.Errorf("user stack (%d frames, truncated %v): %x", len(c.User), c.UserTruncated, c.User)
+		if c.User.Len() < 7 || c.UserTruncated { // leaf c b a main libc_start _start
+			t.Errorf("user stack (%d frames, truncated %v): %x", c.User.Len(), c.UserTruncated, c.User.PCs())
 		}
 		total += c.Count
 	}

@@ -3,6 +3,8 @@ package bpf
 import (
 	"slices"
 	"time"
+
+	"github.com/probee/probee/internal/prefixtree"
 )
 
 // Long runs on a machine that starts processes all the time would keep
@@ -57,6 +59,7 @@ func (s *Session) TakeGone(alive func(tgid int) bool, now time.Time) []Count {
 	s.acc.untaken += len(taken)
 	if s.acc.untaken*8 >= len(s.acc.counts)+len(s.acc.measures) {
 		s.acc.pruneStacks()
+		s.acc.compactPCs()
 		s.acc.untaken = 0
 	}
 	return taken
@@ -128,6 +131,34 @@ func (a *accumulator) pruneStacks() {
 			delete(a.kstacks, h)
 		}
 	}
+}
+
+// minCompact is the number of nodes below which the pcs tree is not
+// compacted.
+const minCompact = 1 << 16
+
+// compactPCs rebuilds the pcs tree from the stacks left once it holds
+// twice the nodes it held after its last compaction: a pruned stack
+// leaves its nodes behind. Counts handed out before keep the old tree.
+func (a *accumulator) compactPCs() {
+	if a.pcs.Len() < 2*a.compact+minCompact {
+		return
+	}
+	t := prefixtree.New[uint64]()
+	var buf []uint64
+	move := func(n prefixtree.Node) prefixtree.Node {
+		buf = a.pcs.AppendReversed(buf[:0], n)
+		return t.AddReversed(buf)
+	}
+	for h, u := range a.ustacks {
+		u.node = move(u.node)
+		a.ustacks[h] = u
+	}
+	for h, k := range a.kstacks {
+		k.node = move(k.node)
+		a.kstacks[h] = k
+	}
+	a.pcs, a.compact = t, t.Len()
 }
 
 // MaxStacks is the size of the counts maps: --max-stacks, or its default.

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/cilium/ebpf"
+
+	"github.com/probee/probee/internal/prefixtree"
 )
 
 // Periodic drains (--interval) keep the kernel maps from filling on long
@@ -32,14 +34,14 @@ type countKey struct {
 }
 
 type userStack struct {
-	pcs   []uint64
-	flags uint32 // the kernel's user_stack.flags (stackTruncated, ...)
-	take  uint32 // accumulator.take when it was last moved from the kernel (fold.go)
+	node  prefixtree.Node // in accumulator.pcs
+	flags uint32          // the kernel's user_stack.flags (stackTruncated, ...)
+	take  uint32          // accumulator.take when it was last moved from the kernel (fold.go)
 }
 
 type kernelStack struct {
-	pcs  []uint64
-	take uint32 // as userStack's
+	node prefixtree.Node // in accumulator.pcs
+	take uint32          // as userStack's
 }
 
 // User stack flags (probee.h).
@@ -55,15 +57,17 @@ type accumulator struct {
 	measures map[countKey]measureVal // measure modes (latency.go)
 	ustacks  map[uint64]userStack
 	kstacks  map[uint64]kernelStack
-	take     uint32            // stack takes so far (takeStacks)
-	procs    map[uint32]int    // processes with counts or measures here: their keys (fold.go)
-	untaken  int               // counts handed over since the last prune of stacks (fold.go)
-	gone     map[uint32]goneAt // processes found gone whose counts are still here (fold.go)
+	pcs      *prefixtree.Tree[uint64] // the pcs of ustacks and kstacks, root first (stacks.go)
+	compact  int                      // pcs.Len() after its last compaction (fold.go)
+	take     uint32                   // stack takes so far (takeStacks)
+	procs    map[uint32]int           // processes with counts or measures here: their keys (fold.go)
+	untaken  int                      // counts handed over since the last prune of stacks (fold.go)
+	gone     map[uint32]goneAt        // processes found gone whose counts are still here (fold.go)
 }
 
 func newAccumulator() accumulator {
 	return accumulator{counts: map[countKey]uint64{}, measures: map[countKey]measureVal{},
-		ustacks: map[uint64]userStack{}, kstacks: map[uint64]kernelStack{},
+		ustacks: map[uint64]userStack{}, kstacks: map[uint64]kernelStack{}, pcs: prefixtree.New[uint64](),
 		procs: map[uint32]int{}, gone: map[uint32]goneAt{}}
 }
 

@@ -39,8 +39,8 @@ func TestManyKernelStacks(t *testing.T) {
 	}
 	distinct := map[string]bool{}
 	for _, c := range snap.Counts {
-		if len(c.Kernel) > 0 {
-			distinct[fmt.Sprint(c.Kernel)] = true
+		if c.Kernel.Len() > 0 {
+			distinct[fmt.Sprint(c.Kernel.PCs())] = true
 		}
 	}
 	t.Logf("%d samples, %d distinct kernel stacks, drops %v", snap.Hits[0], len(distinct), snap.Drops)

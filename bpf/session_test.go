@@ -124,8 +124,8 @@ func TestUprobeEntryStack(t *testing.T) {
 				if c.Probe != 7 {
 					t.Errorf("count for probe %d, want 7", c.Probe)
 				}
-				if len(c.User) < 6 { // leaf c b a main __libc_start_call_main...
-					t.Errorf("user stack has %d frames, want >= 6: %x", len(c.User), c.User)
+				if c.User.Len() < 6 { // leaf c b a main __libc_start_call_main...
+					t.Errorf("user stack has %d frames, want >= 6: %x", c.User.Len(), c.User.PCs())
 				}
 				total += c.Count
 			}

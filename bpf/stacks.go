@@ -1,10 +1,13 @@
 package bpf
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 
 	"github.com/cilium/ebpf"
+
+	"github.com/probee/probee/internal/prefixtree"
 )
 
 // stackBatch is the number of stacks moved per syscall (a deep user
@@ -54,7 +57,7 @@ func takeAll[V any](m *ebpf.Map, put func(uint64, *V)) error {
 func (s *Session) putUser(id uint64, n, flags uint32, pcs []uint64) {
 	u, ok := s.acc.ustacks[id]
 	if !ok {
-		u = userStack{pcs: clonePCs(pcs, n), flags: flags}
+		u = userStack{node: s.acc.pcs.AddReversed(pcs[:min(int(n), len(pcs))]), flags: flags}
 	}
 	u.take = s.acc.take
 	s.acc.ustacks[id] = u
@@ -65,15 +68,75 @@ func (s *Session) putUser(id uint64, n, flags uint32, pcs []uint64) {
 func (s *Session) putKernel(id uint64, n uint32, pcs []uint64) {
 	k, ok := s.acc.kstacks[id]
 	if !ok {
-		k.pcs = clonePCs(pcs, n)
+		k.node = s.acc.pcs.AddReversed(pcs[:min(int(n), len(pcs))])
 	}
 	k.take = s.acc.take
 	s.acc.kstacks[id] = k
 }
 
-// clonePCs copies the first n of pcs (n as the kernel wrote it: bounded).
-func clonePCs(pcs []uint64, n uint32) []uint64 {
-	return append([]uint64(nil), pcs[:min(int(n), len(pcs))]...)
+// Stack is a captured stack: its pcs, leaf first, held in a tree shared
+// by all stacks of a session's drains (package prefixtree: 2M distinct
+// stacks of 46 frames took 760 MB as slices). The zero Stack is empty.
+// Stacks stay valid and readable from any goroutine while the session
+// goes on.
+type Stack struct {
+	t *prefixtree.Tree[uint64]
+	n prefixtree.Node
+}
+
+// StackOf is a Stack of pcs (leaf first) in a tree of its own, for tests
+// and callers that make counts themselves.
+func StackOf(pcs ...uint64) Stack {
+	t := prefixtree.New[uint64]()
+	return Stack{t, t.AddReversed(pcs)}
+}
+
+// AppendPCs appends s's pcs to dst, leaf first.
+func (s Stack) AppendPCs(dst []uint64) []uint64 {
+	if s.t == nil {
+		return dst
+	}
+	return s.t.AppendReversed(dst, s.n)
+}
+
+// PCs is s's pcs, leaf first, in a new slice (nil when empty).
+func (s Stack) PCs() []uint64 { return s.AppendPCs(nil) }
+
+// Len is the number of pcs.
+func (s Stack) Len() int {
+	if s.t == nil {
+		return 0
+	}
+	return s.t.Depth(s.n)
+}
+
+// Empty says whether s has no pcs.
+func (s Stack) Empty() bool { return s.n == prefixtree.Root }
+
+// compareStacks orders stacks of one tree by when they were first seen
+// (their nodes), and stacks of two trees by their pcs, leaf first, as
+// slices.Compare would. Comparing pcs walks two paths of the tree, one
+// cache miss a pc: sorting 2M counts that way took 20 s, and every
+// output sorts its own way.
+func compareStacks(a, b Stack) int {
+	if a.t == b.t || a.Empty() || b.Empty() {
+		return cmp.Compare(a.n, b.n)
+	}
+	for a != b {
+		switch {
+		case a.Empty() && b.Empty():
+			return 0 // equal, in two trees
+		case a.Empty():
+			return -1
+		case b.Empty():
+			return 1
+		}
+		if c := cmp.Compare(a.t.Value(a.n), b.t.Value(b.n)); c != 0 {
+			return c
+		}
+		a.n, b.n = a.t.Parent(a.n), b.t.Parent(b.n)
+	}
+	return 0
 }
 
 // copyKernel copies kernel stack id to Go unless it is there already (a

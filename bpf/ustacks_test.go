@@ -117,9 +117,9 @@ func TestTakeStacks(t *testing.T) {
 		t.Fatalf("%d counts, want 3", len(snap.Counts))
 	}
 	for _, c := range snap.Counts {
-		if !slices.Equal(c.User, want[c.Probe]) || c.UserLost || c.UserTruncated != (c.Probe == 2) || len(c.Kernel) != 2 {
+		if !slices.Equal(c.User.PCs(), want[c.Probe]) || c.UserLost || c.UserTruncated != (c.Probe == 2) || c.Kernel.Len() != 2 {
 			t.Errorf("probe %d: user %d pcs (lost %v, truncated %v), kernel %v; want %d pcs", c.Probe,
-				len(c.User), c.UserLost, c.UserTruncated, c.Kernel, len(want[c.Probe]))
+				c.User.Len(), c.UserLost, c.UserTruncated, c.Kernel.PCs(), len(want[c.Probe]))
 		}
 	}
 	if n := len(s.acc.ustacks) + len(s.acc.kstacks) + len(s.acc.counts); n != 0 {

@@ -106,7 +106,7 @@ func checkVDSOStacks(t *testing.T, snap *Snapshot, deferred []DeferredStack, mod
 		}
 	}
 	for _, c := range snap.Counts {
-		add(c.User, c.UserTruncated, c.Count)
+		add(c.User.PCs(), c.UserTruncated, c.Count)
 	}
 	for _, d := range deferred {
 		frames, stop := unwind.UnwindFrom(d.Regs, d.Exact, d.Stack, mods, 256)

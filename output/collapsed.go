@@ -30,11 +30,11 @@ type sampleID struct {
 	probe, comm  string
 	pid          int
 	container    container.Info
-	user, kernel stackID
+	user, kernel Stack
 }
 
 func idOfSample(s *Sample) sampleID {
-	id := sampleID{probe: s.Probe, comm: s.Comm, container: s.Container, user: idOf(s.User), kernel: idOf(s.Kernel)}
+	id := sampleID{probe: s.Probe, comm: s.Comm, container: s.Container, user: s.User, kernel: s.Kernel}
 	if s.Comm == "" {
 		id.pid = s.PID
 	}
@@ -70,7 +70,8 @@ func (fn *frameNames) name(f *Frame, kernel bool) string {
 // sampleFrames renders one sample's frames root..leaf.
 func sampleFrames(s *Sample, names *frameNames) []node {
 	opts := names.opts
-	frames := make([]node, 0, 3+len(s.User)+len(s.Kernel))
+	user, kernel := s.User.Frames(), s.Kernel.Frames()
+	frames := make([]node, 0, 3+len(user)+len(kernel))
 	if opts.WithProbe {
 		frames = append(frames, node{Sanitize(s.Probe), kindMeta})
 	}
@@ -78,7 +79,7 @@ func sampleFrames(s *Sample, names *frameNames) []node {
 		frames = append(frames, node{Sanitize(g), kindMeta})
 	}
 	frames = append(frames, node{commName(s), kindMeta})
-	for _, f := range s.User {
+	for _, f := range user {
 		k := kindUser
 		if f.Kernel {
 			k = kindKernel
@@ -87,7 +88,7 @@ func sampleFrames(s *Sample, names *frameNames) []node {
 		}
 		frames = append(frames, node{names.name(f, false), k})
 	}
-	for _, f := range s.Kernel {
+	for _, f := range kernel {
 		frames = append(frames, node{names.name(f, true), kindKernel})
 	}
 	return frames

@@ -61,9 +61,9 @@ func TestWriteCollapsedGolden(t *testing.T) {
 
 func TestWriteCollapsedMergesAndSorts(t *testing.T) {
 	p := &Profile{Kind: KindHits, Probes: []string{"p"}, Samples: []Sample{
-		{Probe: "p", Comm: "z", PID: 1, User: []*Frame{{Name: "b"}}, Count: 1},
-		{Probe: "p", Comm: "a", PID: 1, User: []*Frame{{Name: "b"}}, Count: 2},
-		{Probe: "p", Comm: "z", PID: 2, User: []*Frame{{Name: "b"}}, Count: 3},
+		{Probe: "p", Comm: "z", PID: 1, User: StackOf(&Frame{Name: "b"}), Count: 1},
+		{Probe: "p", Comm: "a", PID: 1, User: StackOf(&Frame{Name: "b"}), Count: 2},
+		{Probe: "p", Comm: "z", PID: 2, User: StackOf(&Frame{Name: "b"}), Count: 3},
 		{Probe: "p", Comm: "a", PID: 1, Count: 4},
 	}}
 	var buf bytes.Buffer

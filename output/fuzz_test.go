@@ -15,8 +15,8 @@ func FuzzWriters(f *testing.F) {
 	f.Add("", "", "", "")
 	f.Fuzz(func(t *testing.T, name, label, comm, file string) {
 		p := &Profile{Kind: KindHits, Probes: []string{label, "other"}, Samples: []Sample{
-			{Probe: label, Comm: comm, PID: 1, Count: 3, User: []*Frame{{Name: name, File: file, Line: 1}, {Name: "leaf"}},
-				Kernel: []*Frame{{Name: name}}},
+			{Probe: label, Comm: comm, PID: 1, Count: 3, User: StackOf(&Frame{Name: name, File: file, Line: 1}, &Frame{Name: "leaf"}),
+				Kernel: StackOf(&Frame{Name: name})},
 		}}
 		var svg, folded bytes.Buffer
 		if err := WriteSVG(&svg, p, Options{WithProbe: true, Lines: true}); err != nil {

@@ -1,6 +1,9 @@
 package output
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 // Equal frames intern to one pointer; frames differing in any field do not.
 func TestFramesIntern(t *testing.T) {
@@ -24,42 +27,29 @@ func TestFramesIntern(t *testing.T) {
 	}
 }
 
-// Stacks of the same interned frames share one slice; stacks differing in
-// a frame or its place do not; an empty stack is nil.
+// Stacks of the same interned frames are one Stack; stacks differing in a
+// frame or its place are not; an empty stack is the zero Stack.
 func TestFramesStack(t *testing.T) {
 	var fs Frames
 	a, b := fs.Intern(Frame{Name: "a"}), fs.Intern(Frame{Name: "b"})
 	buf := []*Frame{a, b}
 	s := fs.Stack(buf)
 	buf[0] = b // the caller's buffer is reused: the stack must not change
-	if s[0] != a || s[1] != b {
-		t.Fatalf("stack = %v, want a copy of [a b]", s)
+	if got := s.Frames(); !slices.Equal(got, []*Frame{a, b}) || s.Len() != 2 || s.Leaf() != b {
+		t.Fatalf("stack = %v, want a copy of [a b]", got)
 	}
-	if again := fs.Stack([]*Frame{a, b}); idOf(again) != idOf(s) {
+	if again := fs.Stack([]*Frame{a, b}); again != s {
 		t.Errorf("equal stacks interned apart")
 	}
 	for _, other := range [][]*Frame{{b, a}, {a}, {a, b, b}} {
-		if idOf(fs.Stack(other)) == idOf(s) {
+		if fs.Stack(other) == s {
 			t.Errorf("%v interned as [a b]", other)
 		}
 	}
-	if fs.Stack(nil) != nil || fs.Stack([]*Frame{}) != nil {
-		t.Errorf("an empty stack is not nil")
+	if fs.Stack(nil) != (Stack{}) || fs.Stack([]*Frame{}) != (Stack{}) || !StackOf().Empty() {
+		t.Errorf("an empty stack is not the zero Stack")
 	}
-}
-
-// A stack whose key another stack holds moves on to the next key, and is
-// found there again.
-func TestFramesStackKeyTaken(t *testing.T) {
-	var fs Frames
-	a := []*Frame{fs.Intern(Frame{Name: "a"})}
-	b := []*Frame{fs.Intern(Frame{Name: "b"})}
-	fs.stacks = map[uint64][]*Frame{stackKey(b): a}
-	got := fs.Stack(b)
-	if len(got) != 1 || got[0] != b[0] {
-		t.Fatalf("Stack(b) = %v, want b's frames", got)
-	}
-	if again := fs.Stack(b); &again[0] != &got[0] {
-		t.Error("Stack(b) made a second copy")
+	if StackOf(a, b) == s || !slices.Equal(StackOf(a, b).Frames(), s.Frames()) {
+		t.Errorf("StackOf: a stack of its own with the same frames")
 	}
 }

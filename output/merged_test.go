@@ -61,7 +61,7 @@ func TestMerged(t *testing.T) {
 			for i, w := range tt.want {
 				g := got[i]
 				if g.Probe != w.Probe || g.Comm != w.Comm || g.PID != w.PID || g.Count != w.Count ||
-					g.Value != w.Value || idOf(g.User) != idOf(w.User) {
+					g.Value != w.Value || g.User != w.User {
 					t.Errorf("sample %d = %+v, want %+v", i, g, w)
 				}
 			}

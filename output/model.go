@@ -43,13 +43,13 @@ type Frame struct {
 // Stacks are ordered root first (outermost caller) to leaf (where the event
 // fired). Inline frames follow the physical frame they were inlined into.
 type Sample struct {
-	Probe  string   // probe label: the spec as given on the command line
-	PID    int      // process (tgid)
-	Comm   string   // process name
-	User   []*Frame // user stack, root..leaf
-	Kernel []*Frame // kernel stack, root..leaf (above the user stack)
-	Count  uint64   // hits or samples; calls for KindLatency and KindWeight
-	Value  uint64   // KindLatency: nanoseconds; KindWeight: the argument's sum
+	Probe  string // probe label: the spec as given on the command line
+	PID    int    // process (tgid)
+	Comm   string // process name
+	User   Stack  // user stack, root..leaf
+	Kernel Stack  // kernel stack, root..leaf (above the user stack)
+	Count  uint64 // hits or samples; calls for KindLatency and KindWeight
+	Value  uint64 // KindLatency: nanoseconds; KindWeight: the argument's sum
 	// Container is where the process ran (--group-by container); zero
 	// when not asked for. When set, collapsed stacks and flamegraphs get
 	// its frame ("[container ID]", else "[cgroup PATH]") above comm, and

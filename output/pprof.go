@@ -56,7 +56,7 @@ type pprofBuilder struct {
 	functions map[funcKey]*profile.Function
 	locations map[locKey]*profile.Location
 	samples   map[string]*profile.Sample
-	stacks    map[[2]stackID][]*profile.Location // by user and kernel stack
+	stacks    map[[2]Stack][]*profile.Location // by user and kernel stack
 	scratch   []byte
 }
 
@@ -95,7 +95,7 @@ func newPprofBuilder(p *Profile) *pprofBuilder {
 	}
 	return &pprofBuilder{p: p, prof: prof, mappings: map[mapKey]*profile.Mapping{},
 		functions: map[funcKey]*profile.Function{}, locations: map[locKey]*profile.Location{},
-		samples: map[string]*profile.Sample{}, stacks: map[[2]stackID][]*profile.Location{}}
+		samples: map[string]*profile.Sample{}, stacks: map[[2]Stack][]*profile.Location{}}
 }
 
 // sortedSamples orders sample indexes by probe, comm, pid and stack, so the
@@ -173,15 +173,15 @@ func (b *pprofBuilder) add(s *Sample) {
 // locationsOf are the Locations of s's stacks, leaf first; samples sharing
 // their stacks (Frames.Stack) share them.
 func (b *pprofBuilder) locationsOf(s *Sample) []*profile.Location {
-	id := [2]stackID{idOf(s.User), idOf(s.Kernel)}
+	id := [2]Stack{s.User, s.Kernel}
 	if locs, ok := b.stacks[id]; ok {
 		return locs
 	}
 	var locs []*profile.Location
-	for _, g := range slices.Backward(groupFrames(s.Kernel, true)) {
+	for _, g := range slices.Backward(groupFrames(s.Kernel.Frames(), true)) {
 		locs = append(locs, b.location(g))
 	}
-	for _, g := range slices.Backward(groupFrames(s.User, false)) {
+	for _, g := range slices.Backward(groupFrames(s.User.Frames(), false)) {
 		locs = append(locs, b.location(g))
 	}
 	b.stacks[id] = locs

@@ -127,7 +127,7 @@ func TestPprofContents(t *testing.T) {
 
 func TestPprofSamples(t *testing.T) {
 	p := &Profile{Kind: KindSamples, PeriodNanos: 10_000_000, Probes: []string{"cpu"},
-		Samples: []Sample{{Probe: "cpu", PID: 1, Comm: "x", User: []*Frame{{Name: "f"}}, Count: 7}}}
+		Samples: []Sample{{Probe: "cpu", PID: 1, Comm: "x", User: StackOf(&Frame{Name: "f"}), Count: 7}}}
 	prof := writePprof(t, p)
 	if len(prof.SampleType) != 2 || prof.SampleType[1].Type != "cpu" || prof.SampleType[1].Unit != "nanoseconds" {
 		t.Fatalf("sample types %v, want samples/count cpu/nanoseconds", prof.SampleType)
@@ -152,7 +152,7 @@ func TestPprofTime(t *testing.T) {
 		{start, 15 * time.Second, start.UnixNano(), 15e9},
 	} {
 		p := &Profile{Kind: KindHits, Probes: []string{"a"}, Start: tc.start, Duration: tc.dur,
-			Samples: []Sample{{Probe: "a", Comm: "x", User: []*Frame{{Name: "f"}}, Count: 1}}}
+			Samples: []Sample{{Probe: "a", Comm: "x", User: StackOf(&Frame{Name: "f"}), Count: 1}}}
 		prof := writePprof(t, p)
 		if prof.TimeNanos != tc.time || prof.DurationNanos != tc.ns {
 			t.Errorf("start %v: time %d duration %d, want %d %d", tc.start, prof.TimeNanos, prof.DurationNanos, tc.time, tc.ns)

@@ -24,6 +24,7 @@ type stackTree struct {
 	big   map[childKey]uint32
 	byRef map[frameNameKey]uint32 // a frame's name id
 	opts  Options
+	buf   []*Frame // a sample's stack (sampleNode)
 }
 
 // treeNode is one frame reached by one path. Children are a list (first,
@@ -92,10 +93,12 @@ func (t *stackTree) sampleNode(s *Sample) uint32 {
 		n = t.child(n, t.nameID(Sanitize(g)), kindMeta)
 	}
 	n = t.child(n, t.nameID(commName(s)), kindMeta)
-	for _, f := range s.User {
+	t.buf = s.User.Append(t.buf[:0])
+	for _, f := range t.buf {
 		n = t.child(n, t.frameID(f, false), userKind(f))
 	}
-	for _, f := range s.Kernel {
+	t.buf = s.Kernel.Append(t.buf[:0])
+	for _, f := range t.buf {
 		n = t.child(n, t.frameID(f, true), kindKernel)
 	}
 	return n

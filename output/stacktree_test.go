@@ -56,7 +56,7 @@ func TestStackTreeMatchesJoinedLines(t *testing.T) {
 				kernel = []*Frame{frames[r.IntN(len(frames))]}
 			}
 			p.Samples = append(p.Samples, Sample{Probe: p.Probes[r.IntN(2)], Comm: names[r.IntN(3)],
-				PID: r.IntN(3), User: fs.Stack(user), Kernel: kernel, Count: uint64(r.IntN(3))})
+				PID: r.IntN(3), User: fs.Stack(user), Kernel: fs.Stack(kernel), Count: uint64(r.IntN(3))})
 		}
 		for _, opts := range []Options{{WithProbe: true}, {}} {
 			var buf bytes.Buffer

@@ -22,10 +22,10 @@ func syntheticProfile(n, depth int) *Profile {
 				Address: 0x400000 + uint64(j<<12+k<<4), File: "app.c", Line: 100*j + k})
 		}
 		s := Sample{Probe: probes[i%len(probes)], PID: 1000 + i%5, Comm: fmt.Sprintf("worker-%d", i%5),
-			User: user, Count: uint64(1 + rng.IntN(1000)*rng.IntN(3))}
+			User: fs.Stack(user), Count: uint64(1 + rng.IntN(1000)*rng.IntN(3))}
 		if i%4 == 0 {
-			s.Kernel = []*Frame{fs.Intern(Frame{Name: "entry_SYSCALL_64"}),
-				fs.Intern(Frame{Name: fmt.Sprintf("ksys_%d", rng.IntN(6))})}
+			s.Kernel = fs.Stack([]*Frame{fs.Intern(Frame{Name: "entry_SYSCALL_64"}),
+				fs.Intern(Frame{Name: fmt.Sprintf("ksys_%d", rng.IntN(6))})})
 		}
 		p.Samples = append(p.Samples, s)
 	}

@@ -57,9 +57,9 @@ func sampleKey(b []byte, s *output.Sample) []byte {
 		b = append(append(b, str...), 0)
 	}
 	b = binary.AppendVarint(b, int64(s.PID))
-	for _, stack := range [][]*output.Frame{s.User, s.Kernel} {
+	for _, stack := range []output.Stack{s.User, s.Kernel} {
 		b = append(b, 1)
-		for _, f := range stack {
+		for _, f := range stack.Frames() {
 			if f.Inline {
 				continue // depends on --no-inline, not on the stack
 			}

@@ -22,14 +22,14 @@ func stack(names ...string) []*output.Frame {
 }
 
 func sample(probe string, pid int, count uint64, frames ...string) output.Sample {
-	return output.Sample{Probe: probe, PID: pid, Comm: "app", User: stack(frames...), Count: count}
+	return output.Sample{Probe: probe, PID: pid, Comm: "app", User: output.StackOf(stack(frames...)...), Count: count}
 }
 
 // summary renders a profile's samples as "probe pid leaf count" lines, sorted.
 func summary(p *output.Profile) []string {
 	var out []string
 	for _, s := range p.Samples {
-		out = append(out, fmt.Sprintf("%s %d %s %d/%d", s.Probe, s.PID, s.User[len(s.User)-1].Name, s.Count, s.Value))
+		out = append(out, fmt.Sprintf("%s %d %s %d/%d", s.Probe, s.PID, s.User.Leaf().Name, s.Count, s.Value))
 	}
 	slices.Sort(out)
 	return out
@@ -42,7 +42,7 @@ func TestDelta(t *testing.T) {
 		{Kind: output.KindHits, Samples: []output.Sample{sample("a", 1, 8, "main", "f"), sample("b", 1, 2, "main", "g"), sample("a", 2, 1, "main", "f")}},
 		// Symbolized differently (same addresses), and two samples of one stack.
 		{Kind: output.KindHits, Samples: []output.Sample{
-			{Probe: "a", PID: 1, Comm: "app", User: renamed(stack("main", "f")), Count: 9},
+			{Probe: "a", PID: 1, Comm: "app", User: output.StackOf(renamed(stack("main", "f"))...), Count: 9},
 			sample("b", 1, 3, "main", "g"), sample("b", 1, 1, "main", "g"), sample("a", 2, 1, "main", "f")}},
 		{Kind: output.KindHits, Samples: []output.Sample{sample("a", 1, 9, "main", "f")}},
 	}

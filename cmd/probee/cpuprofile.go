@@ -41,14 +41,16 @@ func init() {
 }
 
 // heapProfileEnv names a file to which probee writes a Go heap profile
-// when tracing stops, before the outputs are made (what the run held).
+// when tracing stops, before the outputs are made (what the run held),
+// and another, its name ending in stage, at later stages of the finish.
 const heapProfileEnv = "PROBEE_HEAPPROFILE"
 
-func writeHeapProfile() {
+func writeHeapProfile(stage string) {
 	path := os.Getenv(heapProfileEnv)
 	if path == "" {
 		return
 	}
+	path += stage
 	runtime.GC() // the profile's in-use figures are as of the last collection
 	if f, err := os.Create(path); err == nil {
 		pprof.Lookup("heap").WriteTo(f, 0)

@@ -14,7 +14,7 @@ import (
 // drops on stderr and writes the outputs. It runs on every way out of wait.
 func (t *tracer) finish(stdout io.Writer) error {
 	defer stopCPUProfile()
-	writeHeapProfile()
+	writeHeapProfile("")
 	if err := t.sess.Detach(); err != nil {
 		t.status.warnf("detach: %v", err)
 	}
@@ -35,6 +35,7 @@ func (t *tracer) finish(stdout io.Writer) error {
 	stacked := t.stackedCalls(snap)
 	prof := t.profile(snap)
 	snap.Counts = nil // the profile holds what they said (2M counts: 240 MB)
+	writeHeapProfile(".profile")
 	t.report(snap)
 	if prof.Kind == output.KindLatency || prof.Kind == output.KindWeight {
 		t.reportMeasures(snap, stacked, prof.Kind, prof.ValueUnit)

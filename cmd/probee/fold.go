@@ -96,6 +96,6 @@ func (t *tracer) sample(sf *stackFrames, labels []string, c *bpf.Count) output.S
 		// Zero without --group-by container.
 		Container: t.procs.Container(c.TGID),
 	}
-	c.User, c.Kernel = nil, nil
+	c.User, c.Kernel = bpf.Stack{}, bpf.Stack{}
 	return s
 }

@@ -28,7 +28,7 @@ type stackFrames struct {
 }
 
 // user is c's user stack, root first, behind the marker its state calls for.
-func (sf *stackFrames) user(c *bpf.Count) []*output.Frame {
+func (sf *stackFrames) user(c *bpf.Count) output.Stack {
 	marker := func(name string) *output.Frame { return sf.fs.Intern(output.Frame{Name: name}) }
 	switch {
 	case c.UserLost:
@@ -43,7 +43,7 @@ func (sf *stackFrames) user(c *bpf.Count) []*output.Frame {
 	case c.UserTruncated:
 		out = append(out, marker("[truncated]"))
 	}
-	sf.pcs = appendLookupPCs(sf.pcs[:0], c.User)
+	sf.pcs = lookupPCs(c.User.AppendPCs(sf.pcs[:0]))
 	sf.refs = sf.sym.AppendFrameRefs(sf.refs[:0], c.TGID, c.Comm, sf.pcs)
 	if sf.byRef == nil {
 		sf.byRef = map[*resolver.Frame]*output.Frame{}
@@ -69,10 +69,10 @@ func prefetch(sym *resolver.Symbolizer, counts []bpf.Count) {
 	sym.Prefetch(func(yield func(resolver.Stack) bool) {
 		for i := range counts {
 			c := &counts[i]
-			if c.UserLost || c.UserInExec || len(c.User) == 0 {
+			if c.UserLost || c.UserInExec || c.User.Empty() {
 				continue
 			}
-			pcs = appendLookupPCs(pcs[:0], c.User)
+			pcs = lookupPCs(c.User.AppendPCs(pcs[:0]))
 			if !yield(resolver.Stack{PID: c.TGID, Comm: c.Comm, PCs: pcs}) {
 				return
 			}
@@ -80,12 +80,12 @@ func prefetch(sym *resolver.Symbolizer, counts []bpf.Count) {
 	})
 }
 
-// kernel is the kernel stack pcs (leaf first), root first.
-func (sf *stackFrames) kernel(pcs []uint64) []*output.Frame {
-	if len(pcs) == 0 {
-		return nil
+// kernel is the kernel stack k, root first.
+func (sf *stackFrames) kernel(k bpf.Stack) output.Stack {
+	sf.pcs = lookupPCs(k.AppendPCs(sf.pcs[:0]))
+	if len(sf.pcs) == 0 {
+		return output.Stack{}
 	}
-	sf.pcs = appendLookupPCs(sf.pcs[:0], pcs)
 	sf.res = sf.sym.AppendKernelFrames(sf.res[:0], sf.pcs)
 	res := resolver.TrimBPFFrames(sf.res)
 	out := sf.out[:0]
@@ -107,17 +107,16 @@ func outputFrame(f *resolver.Frame, kernel bool) output.Frame {
 	}
 }
 
-// appendLookupPCs appends captured pcs (leaf first) as addresses to
-// symbolize: every frame but the first is a return address, so pc-1 lies
+// lookupPCs turns captured pcs (leaf first) into addresses to symbolize,
+// in place: every frame but the first is a return address, so pc-1 lies
 // in the call instruction (the next instruction may belong to another
 // function or line). Kernel stacks from bpf_get_stack are all return
 // addresses but the leaf.
-func appendLookupPCs(dst, pcs []uint64) []uint64 {
+func lookupPCs(pcs []uint64) []uint64 {
 	for i, pc := range pcs {
 		if i > 0 && pc > 0 {
-			pc--
+			pcs[i] = pc - 1
 		}
-		dst = append(dst, pc)
 	}
-	return dst
+	return pcs
 }
