@@ -25,9 +25,12 @@ have node     || need="$need nodejs"
 # /usr/bin/python3.11).
 [ -e /usr/include/x86_64-linux-gnu/sys/sdt.h ] || [ -e /usr/include/sys/sdt.h ] || need="$need systemtap-sdt-dev"
 [ -x /usr/bin/python3.11 ] || need="$need python3.11"
-# make vmtest boots Debian's kernel under qemu (as root, or where qemu is).
+# make vmtest boots Debian's kernel under qemu (as root, or where qemu is);
+# the e2e tests run real containers with podman (as root: crun, overlay
+# storage, no registry needed).
 if [ "$(id -u)" = 0 ]; then
 	have qemu-system-x86_64 || need="$need qemu-system-x86"
+	have podman             || need="$need podman"
 fi
 if [ "$1" = bench ]; then
 	have bpftrace || need="$need bpftrace"
