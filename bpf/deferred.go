@@ -78,43 +78,13 @@ func (s *Session) AddStack(d DeferredStack, user []uint64, truncated bool) {
 	}
 	s.dmu.Lock()
 	defer s.dmu.Unlock()
-	id := s.userStackID(user, truncated)
-	s.copyKernel(d.KStack)
-	s.acc.addCount(countKey{probe: d.Probe, tgid: uint32(d.TGID), comm: comm, ustack: id, kstack: d.KStack}, 1)
-}
-
-// userStackID is the accumulator's key for a user stack, added if new: a
-// content hash (seeded apart from the kernel's, whose stacks are copied in
-// by key), moved on where another stack holds it.
-func (s *Session) userStackID(pcs []uint64, truncated bool) uint64 {
-	h := uint64(0x9e3779b97f4a7c15)
-	for _, pc := range pcs {
-		h = mix(h, pc)
-	}
-	var flags uint32
+	k := countKey{probe: d.Probe, tgid: uint32(d.TGID), comm: s.acc.commID(comm), user: s.acc.pcs.AddReversed(user)}
 	if truncated {
-		flags = stackTruncated
-		h = mix(h, 1)
+		k.flags = stackTruncated
 	}
-	node := s.acc.pcs.AddReversed(pcs)
-	for ; ; h++ {
-		if h == 0 {
-			continue
-		}
-		u, ok := s.acc.ustacks[h]
-		if !ok {
-			s.acc.ustacks[h] = userStack{node: node, flags: flags, take: s.acc.take}
-			return h
-		}
-		if u.flags == flags && u.node == node {
-			return h
-		}
+	s.copyKernel(d.KStack)
+	if ks, ok := s.acc.kstacks[d.KStack]; ok && d.KStack != 0 {
+		k.kernel = ks.node
 	}
-}
-
-// mix is the kernel side's stack hash step (fpstack.h).
-func mix(h, v uint64) uint64 {
-	h ^= v
-	h *= 0x100000001b3
-	return h ^ h>>29
+	s.acc.addCount(k, 1)
 }

@@ -138,6 +138,10 @@ func (s *Session) readCounts() ([]Count, error) {
 	if err := s.takeStacks(); err != nil {
 		return nil, err
 	}
+	s.acc.resolve()
+	// The last read: the stacks are read from now on, the hashes unused.
+	s.acc.pcs.Freeze()
+	s.acc.ustacks, s.acc.kstacks = nil, nil
 	return s.accCounts(), nil
 }
 
@@ -160,12 +164,11 @@ func (s *Session) Drained(nprobes int) (*Snapshot, error) {
 // accCounts are the counts in Go, sorted. Call with dmu held.
 func (s *Session) accCounts() []Count {
 	out := make([]Count, 0, len(s.acc.counts)+len(s.acc.measures))
-	comms := map[[16]int8]string{} // one string per comm, not per count
 	for k, n := range s.acc.counts {
-		out = append(out, s.countOf(k, measureVal{calls: n}, comms))
+		out = append(out, s.acc.countOf(k, measureVal{calls: n}))
 	}
 	for k, m := range s.acc.measures {
-		out = append(out, s.countOf(k, m, comms))
+		out = append(out, s.acc.countOf(k, m))
 	}
 	// Not a stable sort: the input comes in map order anyway, and keys that
 	// differ only in what compareCounts does not compare are rare.
@@ -173,25 +176,16 @@ func (s *Session) accCounts() []Count {
 	return out
 }
 
-// countOf is the Count of key k with its stacks; comms holds the comm
-// strings made so far.
-func (s *Session) countOf(k countKey, m measureVal, comms map[[16]int8]string) Count {
-	comm, ok := comms[k.comm]
-	if !ok {
-		comm = commString(k.comm)
-		comms[k.comm] = comm
-	}
-	c := Count{Probe: k.probe, TGID: int(k.tgid), Comm: comm, Count: m.calls,
-		Total: m.total, Max: m.max}
-	if ks, ok := s.acc.kstacks[k.kstack]; ok && k.kstack != 0 {
-		c.Kernel = Stack{s.acc.pcs, ks.node}
-	}
-	if u, ok := s.acc.ustacks[k.ustack]; ok && k.ustack != 0 {
-		c.User, c.UserTruncated = Stack{s.acc.pcs, u.node}, u.flags&stackTruncated != 0
-		c.UserExiting, c.UserInExec = u.flags&stackExiting != 0, u.flags&stackInExec != 0
-	} else {
+// countOf is the Count of key k with its stacks.
+func (a *accumulator) countOf(k countKey, m measureVal) Count {
+	c := Count{Probe: k.probe, TGID: int(k.tgid), Comm: a.comms[k.comm], Count: m.calls,
+		Total: m.total, Max: m.max, Kernel: Stack{a.pcs, k.kernel}}
+	if k.flags&stackLost != 0 {
 		c.UserLost = true
+		return c
 	}
+	c.User, c.UserTruncated = Stack{a.pcs, k.user}, k.flags&stackTruncated != 0
+	c.UserExiting, c.UserInExec = k.flags&stackExiting != 0, k.flags&stackInExec != 0
 	return c
 }
 

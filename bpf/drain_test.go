@@ -12,14 +12,13 @@ func benchSession(n int) *Session {
 	r := rand.New(rand.NewPCG(1, 2))
 	comms := [][16]int8{{'l', 's'}, {'g', 'i', 't'}, {'s', 'h'}}
 	s := &Session{acc: newAccumulator()}
-	for i := range n {
+	for range n {
 		pcs := make([]uint64, 8+r.IntN(8))
 		for j := range pcs {
 			pcs[j] = 0x7f0000000000 + uint64(r.IntN(1<<20))
 		}
-		h := uint64(i+1)<<2 | 3
-		s.acc.ustacks[h] = userStack{node: s.acc.pcs.AddReversed(pcs)}
-		k := countKey{tgid: uint32(r.IntN(5000)), comm: comms[r.IntN(len(comms))], ustack: h}
+		k := countKey{tgid: uint32(r.IntN(5000)), comm: s.acc.commID(comms[r.IntN(len(comms))]),
+			user: s.acc.pcs.AddReversed(pcs)}
 		s.acc.counts[k] = uint64(1 + r.IntN(3))
 	}
 	return s

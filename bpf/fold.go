@@ -11,16 +11,10 @@ import (
 // every process's counts and stacks here until the end: a 10-minute
 // system-wide run with 350 new processes a second grew by ~25 MB a minute.
 // TakeGone hands the counts of processes gone for a while to the caller
-// (which symbolizes and merges them) and drops the stacks no count
-// references any more, so the accumulator holds the processes that run.
-//
-// A stack may be dropped only if no count can still name it. Counts in Go
-// are looked at; counts still in the kernel's maps are not, but each of
-// them was counted either after the last take (its stack is then in a
-// kernel stack map: an event whose stack was moved to Go stores it again)
-// or between the last switch and the last take (its stack was moved by
-// that take). So a stack is dropped only when no count in Go names it and
-// the last take did not move it (its stamp is older).
+// (which symbolizes and merges them), so the accumulator holds the
+// processes that run. Their stacks' nodes stay in the pcs tree until it
+// is compacted (compactPCs); the hashes of stacks go by age anyway
+// (accumulator.go).
 
 // goneAt is when a process was first found gone: the take then, and the
 // time.
@@ -52,16 +46,7 @@ func (s *Session) TakeGone(alive func(tgid int) bool, now time.Time) []Count {
 		return nil
 	}
 	taken := s.takeCountsOf(ready)
-	// A prune looks at every count and stack: it waits until the counts
-	// taken since the last are an eighth of those left (a long-lived
-	// process with 2M counts beside children that exit would otherwise
-	// hold the drain lock for that look every second).
-	s.acc.untaken += len(taken)
-	if s.acc.untaken*8 >= len(s.acc.counts)+len(s.acc.measures) {
-		s.acc.pruneStacks()
-		s.acc.compactPCs()
-		s.acc.untaken = 0
-	}
+	s.acc.compactPCs()
 	return taken
 }
 
@@ -90,16 +75,15 @@ func (a *accumulator) goneReady(alive func(tgid int) bool, now time.Time) map[ui
 // accumulator, as sorted Counts. Call with s.dmu held.
 func (s *Session) takeCountsOf(tgids map[uint32]bool) []Count {
 	var out []Count
-	comms := map[[16]int8]string{}
 	for k, n := range s.acc.counts {
 		if tgids[k.tgid] {
-			out = append(out, s.countOf(k, measureVal{calls: n}, comms))
+			out = append(out, s.acc.countOf(k, measureVal{calls: n}))
 			delete(s.acc.counts, k)
 		}
 	}
 	for k, m := range s.acc.measures {
 		if tgids[k.tgid] {
-			out = append(out, s.countOf(k, m, comms))
+			out = append(out, s.acc.countOf(k, m))
 			delete(s.acc.measures, k)
 		}
 	}
@@ -111,45 +95,33 @@ func (s *Session) takeCountsOf(tgids map[uint32]bool) []Count {
 	return out
 }
 
-// pruneStacks frees the stacks that no count in Go names and the last
-// take did not move (see above).
-func (a *accumulator) pruneStacks() {
-	users, kernels := map[uint64]bool{}, map[uint64]bool{}
-	for k := range a.counts {
-		users[k.ustack], kernels[k.kstack] = true, true
-	}
-	for k := range a.measures {
-		users[k.ustack], kernels[k.kstack] = true, true
-	}
-	for h, u := range a.ustacks {
-		if u.take < a.take && !users[h] {
-			delete(a.ustacks, h)
-		}
-	}
-	for h, k := range a.kstacks {
-		if k.take < a.take && !kernels[h] {
-			delete(a.kstacks, h)
-		}
-	}
-}
-
 // minCompact is the number of nodes below which the pcs tree is not
 // compacted.
 const minCompact = 1 << 16
 
-// compactPCs rebuilds the pcs tree from the stacks left once it holds
-// twice the nodes it held after its last compaction: a pruned stack
-// leaves its nodes behind. Counts handed out before keep the old tree.
+// compactPCs rebuilds the pcs tree from the stacks that counts and
+// recent hashes name, once it holds twice the nodes it held after its
+// last compaction: the stacks of counts handed over leave their nodes
+// behind. Counts handed out before keep the old tree. The check is one
+// comparison, the rebuild one walk of every stack left.
 func (a *accumulator) compactPCs() {
 	if a.pcs.Len() < 2*a.compact+minCompact {
 		return
 	}
 	t := prefixtree.New[uint64]()
+	moved := map[prefixtree.Node]prefixtree.Node{prefixtree.Root: prefixtree.Root}
 	var buf []uint64
 	move := func(n prefixtree.Node) prefixtree.Node {
-		buf = a.pcs.AppendReversed(buf[:0], n)
-		return t.AddReversed(buf)
+		m, ok := moved[n]
+		if !ok {
+			buf = a.pcs.AppendReversed(buf[:0], n)
+			m = t.AddReversed(buf)
+			moved[n] = m
+		}
+		return m
 	}
+	a.counts = remapKeys(a.counts, move)
+	a.measures = remapKeys(a.measures, move)
 	for h, u := range a.ustacks {
 		u.node = move(u.node)
 		a.ustacks[h] = u
@@ -159,6 +131,16 @@ func (a *accumulator) compactPCs() {
 		a.kstacks[h] = k
 	}
 	a.pcs, a.compact = t, t.Len()
+}
+
+// remapKeys is m with its keys' stacks moved.
+func remapKeys[V any](m map[countKey]V, move func(prefixtree.Node) prefixtree.Node) map[countKey]V {
+	out := make(map[countKey]V, len(m))
+	for k, v := range m {
+		k.user, k.kernel = move(k.user), move(k.kernel)
+		out[k] = v
+	}
+	return out
 }
 
 // MaxStacks is the size of the counts maps: --max-stacks, or its default.

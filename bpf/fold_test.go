@@ -8,21 +8,16 @@ import (
 )
 
 // TakeGone hands over the counts of a process gone for goneTakes takes and
-// goneGrace, with their stacks, and frees the stacks nothing names any
-// more unless the last take moved them; a running process keeps its
-// counts, and stacks it shares stay.
+// goneGrace, with their stacks; a running process keeps its counts.
 func TestTakeGone(t *testing.T) {
 	s := &Session{acc: newAccumulator()}
 	a := &s.acc
 	a.take = 5
-	a.ustacks[0x11] = userStack{node: a.pcs.AddReversed([]uint64{1, 2}), take: 4}     // pid 1's
-	a.ustacks[0x22] = userStack{node: a.pcs.AddReversed([]uint64{3, 4}), take: 4}     // pid 2's
-	a.ustacks[0x33] = userStack{node: a.pcs.AddReversed([]uint64{5}), take: 7}        // named by no count yet: moved by take 7, the last at the hand-over
-	a.kstacks[0x77] = kernelStack{node: a.pcs.AddReversed([]uint64{0xffff}), take: 3} // both pids'
-	a.kstacks[0x88] = kernelStack{node: a.pcs.AddReversed([]uint64{0xfffe}), take: 3} // pid 2's
-	a.addCount(countKey{tgid: 1, ustack: 0x11, kstack: 0x77}, 3)
-	a.addCount(countKey{tgid: 2, ustack: 0x22, kstack: 0x77}, 4)
-	a.addCount(countKey{tgid: 2, ustack: 0x22, kstack: 0x88}, 1)
+	u1, u2 := a.pcs.AddReversed([]uint64{1, 2}), a.pcs.AddReversed([]uint64{3, 4})
+	k1, k2 := a.pcs.AddReversed([]uint64{0xffff}), a.pcs.AddReversed([]uint64{0xfffe})
+	a.addCount(countKey{tgid: 1, user: u1, kernel: k1}, 3)
+	a.addCount(countKey{tgid: 2, user: u2, kernel: k1}, 4)
+	a.addCount(countKey{tgid: 2, user: u2, kernel: k2}, 1)
 	alive := func(tgid int) bool { return tgid == 1 }
 	t0 := time.Unix(1000, 0)
 	steps := []struct {
@@ -48,55 +43,103 @@ func TestTakeGone(t *testing.T) {
 			}
 		}
 	}
-	if len(a.counts) != 1 || a.counts[countKey{tgid: 1, ustack: 0x11, kstack: 0x77}] != 3 {
+	if len(a.counts) != 1 || a.counts[countKey{tgid: 1, user: u1, kernel: k1}] != 3 {
 		t.Errorf("counts left %v, want pid 1's", a.counts)
-	}
-	for _, h := range []uint64{0x11, 0x33} {
-		if _, ok := a.ustacks[h]; !ok {
-			t.Errorf("user stack %#x freed", h)
-		}
-	}
-	if _, ok := a.ustacks[0x22]; ok {
-		t.Error("pid 2's user stack kept")
-	}
-	if _, ok := a.kstacks[0x77]; !ok {
-		t.Error("the shared kernel stack freed")
-	}
-	if _, ok := a.kstacks[0x88]; ok {
-		t.Error("pid 2's kernel stack kept")
 	}
 	if len(a.gone) != 0 || len(a.procs) != 1 || a.procs[1] != 1 {
 		t.Errorf("gone %v, procs %v after the hand-over; want none, pid 1's one key", a.gone, a.procs)
 	}
 }
 
-// compactPCs rebuilds the pcs tree from the stacks left: they read the
-// same pcs, the nodes of pruned stacks are gone, and a Stack handed out
-// before still reads its pcs from the old tree.
+// Counts drained from the kernel find their stacks by hash once the take
+// after them has moved the stacks; a hash is kept for the last two takes
+// and keepHashes, then dropped; a hash that names no stack is a lost user
+// stack (no kernel stack).
+func TestResolveAndPruneHashes(t *testing.T) {
+	s := &Session{acc: newAccumulator()}
+	a := &s.acc
+	t0 := time.Unix(1000, 0)
+	take := func(at time.Duration) {
+		a.take++
+		a.takeAt = t0.Add(at).Unix()
+	}
+	take(0)
+	s.putUser(0x11, 2, stackTruncated, []uint64{1, 2})
+	s.putKernel(0x77, 1, []uint64{0xffff})
+	a.pending = append(a.pending,
+		pendingCount{key: rawKey{tgid: 1, comm: [16]int8{'l', 's'}, ustack: 0x11, kstack: 0x77}, val: measureVal{calls: 2}},
+		pendingCount{key: rawKey{tgid: 1, ustack: 0x12, kstack: 0x78}, val: measureVal{calls: 1}},
+		pendingCount{key: rawKey{tgid: 1, ustack: 0x11}, val: measureVal{calls: 1, total: 50, max: 40}, measure: true})
+	a.resolve()
+	got := s.accCounts()
+	if len(got) != 3 || len(a.pending) != 0 {
+		t.Fatalf("%d counts, %d pending; want 3 and none", len(got), len(a.pending))
+	}
+	var found, lost, measured bool
+	for _, c := range got {
+		switch {
+		case c.UserLost:
+			lost = c.Kernel.Empty() && c.User.Empty()
+		case c.Total == 50:
+			measured = c.Max == 40 && slices.Equal(c.User.PCs(), []uint64{1, 2}) && c.Kernel.Empty()
+		default:
+			found = c.Comm == "ls" && c.UserTruncated && slices.Equal(c.User.PCs(), []uint64{1, 2}) &&
+				slices.Equal(c.Kernel.PCs(), []uint64{0xffff}) && c.Count == 2
+		}
+	}
+	if !found || !lost || !measured {
+		t.Errorf("counts %+v: resolved %v, lost %v, measure %v", got, found, lost, measured)
+	}
+	steps := []struct {
+		at   time.Duration
+		kept bool
+	}{
+		{1 * time.Second, true},   // one take since
+		{5 * time.Second, true},   // two takes, but within keepHashes
+		{12 * time.Second, false}, // two takes and past keepHashes
+	}
+	for i, st := range steps {
+		take(st.at)
+		a.pruneHashes(t0.Add(st.at))
+		_, u := a.ustacks[0x11]
+		_, k := a.kstacks[0x77]
+		if u != st.kept || k != st.kept {
+			t.Errorf("step %d: user hash kept %v, kernel %v; want %v", i, u, k, st.kept)
+		}
+	}
+}
+
+// compactPCs rebuilds the pcs tree from the stacks that counts and hashes
+// name: they read the same pcs, the nodes of stacks handed over are gone,
+// and a Stack handed out before still reads its pcs from the old tree.
 func TestCompactPCs(t *testing.T) {
 	a := newAccumulator()
 	stack := func(i uint64) []uint64 { return []uint64{i, i + 1, 0x400000} }
+	kernel := a.pcs.AddReversed([]uint64{0xffff1, 0xffff2})
 	for i := range uint64(minCompact) {
-		a.ustacks[i] = userStack{node: a.pcs.AddReversed(stack(i))}
+		a.addCount(countKey{tgid: uint32(i), user: a.pcs.AddReversed(stack(i)), kernel: kernel}, 1)
 	}
-	a.kstacks[1] = kernelStack{node: a.pcs.AddReversed([]uint64{0xffff1, 0xffff2})}
-	before := Stack{a.pcs, a.ustacks[7].node}
-	for i := range uint64(minCompact) {
-		if i%100 != 7 {
-			delete(a.ustacks, i)
+	a.ustacks[1] = userStack{node: a.pcs.AddReversed(stack(1))}
+	before := Stack{a.pcs, a.pcs.AddReversed(stack(7))}
+	for k := range a.counts {
+		if k.tgid%100 != 7 {
+			delete(a.counts, k)
 		}
 	}
 	a.compactPCs()
-	if n := a.pcs.Len(); n > 4*len(a.ustacks)+3 {
-		t.Errorf("%d nodes for %d user stacks left", n, len(a.ustacks))
+	if n := a.pcs.Len(); n > 4*len(a.counts)+10 {
+		t.Errorf("%d nodes for %d counts left", n, len(a.counts))
 	}
-	for h, u := range a.ustacks {
-		if got := (Stack{a.pcs, u.node}).PCs(); !slices.Equal(got, stack(h)) {
-			t.Fatalf("stack %d reads %x after compaction", h, got)
+	for k := range a.counts {
+		if got := (Stack{a.pcs, k.user}).PCs(); !slices.Equal(got, stack(uint64(k.tgid))) {
+			t.Fatalf("count of %d reads %x after compaction", k.tgid, got)
+		}
+		if got := (Stack{a.pcs, k.kernel}).PCs(); !slices.Equal(got, []uint64{0xffff1, 0xffff2}) {
+			t.Errorf("kernel stack reads %x", got)
 		}
 	}
-	if got := (Stack{a.pcs, a.kstacks[1].node}).PCs(); !slices.Equal(got, []uint64{0xffff1, 0xffff2}) {
-		t.Errorf("kernel stack reads %x", got)
+	if got := (Stack{a.pcs, a.ustacks[1].node}).PCs(); !slices.Equal(got, stack(1)) {
+		t.Errorf("a recent hash's stack reads %x", got)
 	}
 	if got := before.PCs(); !slices.Equal(got, stack(7)) {
 		t.Errorf("a stack handed out before reads %x", got)

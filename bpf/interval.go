@@ -6,8 +6,6 @@ import (
 	"time"
 
 	"github.com/cilium/ebpf"
-
-	"github.com/probee/probee/internal/prefixtree"
 )
 
 // Periodic drains (--interval) keep the kernel maps from filling on long
@@ -24,61 +22,6 @@ import (
 // map-in-map); under heavy uprobe load on this kernel that wait took
 // minutes. The gate's busy counters make the wait as long as the slowest
 // event in flight: microseconds.
-
-// countKey is an aggregated count's key (probeeCountKey without padding).
-type countKey struct {
-	probe, tgid uint32
-	comm        [16]int8
-	ustack      uint64 // content hash of the user stack, 0: lost
-	kstack      uint64 // content hash of the kernel stack, 0: none
-}
-
-type userStack struct {
-	node  prefixtree.Node // in accumulator.pcs
-	flags uint32          // the kernel's user_stack.flags (stackTruncated, ...)
-	take  uint32          // accumulator.take when it was last moved from the kernel (fold.go)
-}
-
-type kernelStack struct {
-	node prefixtree.Node // in accumulator.pcs
-	take uint32          // as userStack's
-}
-
-// User stack flags (probee.h).
-const (
-	stackTruncated = 1
-	stackExiting   = 2
-	stackInExec    = 4
-)
-
-// accumulator holds what has been drained from the kernel so far.
-type accumulator struct {
-	counts   map[countKey]uint64
-	measures map[countKey]measureVal // measure modes (latency.go)
-	ustacks  map[uint64]userStack
-	kstacks  map[uint64]kernelStack
-	pcs      *prefixtree.Tree[uint64] // the pcs of ustacks and kstacks, root first (stacks.go)
-	compact  int                      // pcs.Len() after its last compaction (fold.go)
-	take     uint32                   // stack takes so far (takeStacks)
-	procs    map[uint32]int           // processes with counts or measures here: their keys (fold.go)
-	untaken  int                      // counts handed over since the last prune of stacks (fold.go)
-	gone     map[uint32]goneAt        // processes found gone whose counts are still here (fold.go)
-}
-
-func newAccumulator() accumulator {
-	return accumulator{counts: map[countKey]uint64{}, measures: map[countKey]measureVal{},
-		ustacks: map[uint64]userStack{}, kstacks: map[uint64]kernelStack{}, pcs: prefixtree.New[uint64](),
-		procs: map[uint32]int{}, gone: map[uint32]goneAt{}}
-}
-
-// addCount adds n events to count k.
-func (a *accumulator) addCount(k countKey, n uint64) {
-	v, ok := a.counts[k]
-	if !ok {
-		a.procs[k.tgid]++
-	}
-	a.counts[k] = v + n
-}
 
 // DrainStats describes the periodic drains of a session.
 type DrainStats struct {
@@ -125,7 +68,10 @@ func (s *Session) DrainInterval() error {
 	moved, err = s.drainMeasures(s.measuresMap(old))
 	s.stats.Moved += moved
 	// The counts moved name stacks whatever became of the measures.
-	return errors.Join(err, s.takeStacks())
+	err = errors.Join(err, s.takeStacks())
+	s.acc.resolve()
+	s.acc.pruneHashes(time.Now())
+	return err
 }
 
 // DrainDue reports whether the keys added to a kernel map since the last
@@ -193,12 +139,8 @@ const drainBatch = 4096
 // stacks they reference follow: takeStacks).
 func (s *Session) takeCounts(keys []probeeCountKey, vals []uint64) (moved uint64) {
 	for i, key := range keys {
-		s.acc.addCount(countKeyOf(key), vals[i])
+		s.acc.pending = append(s.acc.pending, pendingCount{key: rawKeyOf(key), val: measureVal{calls: vals[i]}})
 		moved += vals[i]
 	}
 	return moved
-}
-
-func countKeyOf(key probeeCountKey) countKey {
-	return countKey{probe: key.Probe, tgid: key.Tgid, comm: key.Comm, ustack: key.Ustack, kstack: key.Kstack}
 }

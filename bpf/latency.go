@@ -111,13 +111,8 @@ func (s *Session) drainMeasures(m *ebpf.Map) (moved uint64, err error) {
 	for {
 		n, err := m.BatchLookupAndDelete(&cursor, keys, vals, nil)
 		for i, key := range keys[:n] {
-			k := countKeyOf(key)
-			v, ok := s.acc.measures[k]
 			w := vals[i]
-			if !ok {
-				s.acc.procs[k.tgid]++
-			}
-			s.acc.measures[k] = measureVal{v.calls + w.Calls, v.total + w.Total, max(v.max, w.Max)}
+			s.acc.pending = append(s.acc.pending, pendingCount{rawKeyOf(key), measureVal{w.Calls, w.Total, w.Max}, true})
 			moved += w.Calls
 		}
 		if errors.Is(err, ebpf.ErrKeyNotExist) {

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/cilium/ebpf"
 
@@ -24,6 +25,7 @@ const stackBatch = 256
 // frees a stack whose count was lost. Call with s.dmu held.
 func (s *Session) takeStacks() error {
 	s.acc.take++
+	s.acc.takeAt = time.Now().Unix()
 	return errors.Join(
 		takeAll(s.objs.UstacksShort, func(k uint64, v *probeeUstackShort) { s.putUser(k, v.Len, v.Flags, v.Pcs[:]) }),
 		takeAll(s.objs.UstacksMid, func(k uint64, v *probeeUstackMid) { s.putUser(k, v.Len, v.Flags, v.Pcs[:]) }),
@@ -59,7 +61,7 @@ func (s *Session) putUser(id uint64, n, flags uint32, pcs []uint64) {
 	if !ok {
 		u = userStack{node: s.acc.pcs.AddReversed(pcs[:min(int(n), len(pcs))]), flags: flags}
 	}
-	u.take = s.acc.take
+	u.take, u.at = s.acc.take, s.acc.takeAt
 	s.acc.ustacks[id] = u
 }
 
@@ -70,7 +72,7 @@ func (s *Session) putKernel(id uint64, n uint32, pcs []uint64) {
 	if !ok {
 		k.node = s.acc.pcs.AddReversed(pcs[:min(int(n), len(pcs))])
 	}
-	k.take = s.acc.take
+	k.take, k.at = s.acc.take, s.acc.takeAt
 	s.acc.kstacks[id] = k
 }
 

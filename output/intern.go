@@ -33,6 +33,14 @@ func (fs *Frames) Intern(f Frame) *Frame {
 // Len is the number of distinct frames interned.
 func (fs *Frames) Len() int { return len(fs.m) }
 
+// Freeze makes the stacks cheaper to hold once no more are added (see
+// prefixtree.Tree.Freeze): a profile's, once it is made.
+func (fs *Frames) Freeze() {
+	if fs.stacks != nil {
+		fs.stacks.Freeze()
+	}
+}
+
 // Stack returns the one Stack of frames (root first). Samples with equal
 // stacks then share one Stack, which the writers merge by identity before
 // rendering any name (sampleID): a system-wide run counts the stacks of

@@ -82,20 +82,22 @@ func (t *tracer) mergeCounts(counts []bpf.Count) {
 	}
 }
 
-// sample symbolizes c into a Sample, through sf, and drops its stacks
-// (the Sample holds them as frames).
+// sample symbolizes c into a Sample, through sf.
 func (t *tracer) sample(sf *stackFrames, labels []string, c *bpf.Count) output.Sample {
-	s := output.Sample{
+	return t.sampleOf(labels, c, [2]output.Stack{sf.user(c), sf.kernel(c.Kernel)})
+}
+
+// sampleOf is the Sample of c with its stacks symbolized (user, kernel).
+func (t *tracer) sampleOf(labels []string, c *bpf.Count, stacks [2]output.Stack) output.Sample {
+	return output.Sample{
 		Probe:  labels[c.Probe],
 		PID:    c.TGID,
 		Comm:   c.Comm,
-		User:   sf.user(c),
-		Kernel: sf.kernel(c.Kernel),
+		User:   stacks[0],
+		Kernel: stacks[1],
 		Count:  c.Count,
 		Value:  c.Total,
 		// Zero without --group-by container.
 		Container: t.procs.Container(c.TGID),
 	}
-	c.User, c.Kernel = bpf.Stack{}, bpf.Stack{}
-	return s
 }

@@ -60,6 +60,18 @@ func (sf *stackFrames) user(c *bpf.Count) output.Stack {
 	return sf.fs.Stack(out)
 }
 
+// stacks symbolizes the stacks of counts (user, kernel) and drops the
+// counts' own (see tracer.profile).
+func (sf *stackFrames) stacks(counts []bpf.Count) [][2]output.Stack {
+	out := make([][2]output.Stack, len(counts))
+	for i := range counts {
+		c := &counts[i]
+		out[i] = [2]output.Stack{sf.user(c), sf.kernel(c.Kernel)}
+		c.User, c.Kernel = bpf.Stack{}, bpf.Stack{}
+	}
+	return out
+}
+
 // prefetch symbolizes the user stacks of counts object by object
 // (resolver.Symbolizer.Prefetch): the final profile, and the processes
 // merged during the run (fold.go), hold one object's DWARF at a time.

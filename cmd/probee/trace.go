@@ -85,7 +85,9 @@ func trace(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 	if err := t.track(); err != nil {
 		return err
 	}
-	if err := t.attachAll(ctx); err != nil {
+	err = t.attachAll(ctx)
+	tightenGC()
+	if err != nil {
 		if ctx.Err() == nil {
 			return err
 		}

@@ -110,3 +110,39 @@ func BenchmarkAdd(b *testing.B) {
 		}
 	}
 }
+
+// A frozen tree reads as before and costs less; adding to it finds the
+// sequences it holds (big fanouts included) and adds new ones.
+func TestFreeze(t *testing.T) {
+	tr := New[uint64]()
+	var seqs [][]uint64
+	var nodes []Node
+	for i := range uint64(3 * chunkSize) {
+		seq := []uint64{i % 3, i % 40, i} // root fanout 3, then 40 (big), then 1
+		seqs, nodes = append(seqs, seq), append(nodes, tr.Add(seq))
+	}
+	before, n := tr.Bytes(), tr.Len()
+	tr.Freeze()
+	if tr.Bytes() >= before*2/3 {
+		t.Errorf("frozen: %d bytes, %d before", tr.Bytes(), before)
+	}
+	for i, seq := range seqs {
+		if got := tr.Append(nil, nodes[i]); !slices.Equal(got, seq) {
+			t.Fatalf("frozen: node %d reads %v, want %v", nodes[i], got, seq)
+		}
+	}
+	for i, seq := range seqs {
+		if got := tr.Add(seq); got != nodes[i] {
+			t.Fatalf("after a freeze, Add(%v) = %d, want %d", seq, got, nodes[i])
+		}
+	}
+	if tr.Len() != n {
+		t.Errorf("%d nodes after adding what the tree held, want %d", tr.Len(), n)
+	}
+	if m := tr.Add([]uint64{1, 5, 1 << 40}); tr.Len() != n+1 || tr.Parent(m) != tr.Add([]uint64{1, 5}) {
+		t.Errorf("a new sequence after a freeze: %d nodes, want %d", tr.Len(), n+1)
+	}
+	if len(tr.big) == 0 {
+		t.Error("no big fanout indexed after thawing")
+	}
+}
