@@ -21,25 +21,54 @@ type containers struct {
 // read reads pid's container; an error for a process gone, or a zombie:
 // an exited process's cgroup file shows the root cgroup, not the one it
 // ran in (short-lived host processes were labeled "/", and a container's
-// would be too).
+// would be too). Its state is read after the file: a process reaped
+// between the two reads may have been a zombie when the file was read.
 func (c *containers) read(pid int) (container.Info, error) {
 	info, err := container.Read(c.proc.pidPath(pid, "cgroup"))
-	if err == nil && c.proc.zombie(pid) {
-		err = fmt.Errorf("pid %d has exited", pid)
+	if err != nil {
+		return container.Info{}, fmt.Errorf("read the container of pid %d: %w", pid, err)
 	}
-	return info, err
+	if !c.proc.running(pid) {
+		return container.Info{}, fmt.Errorf("pid %d has exited", pid)
+	}
+	return info, nil
 }
 
-// seen reads pid's container; a process already gone (a short-lived
-// forked child) is in its parent's.
+// seen reads pid's container; a process that no longer runs (a
+// short-lived child gone, or a zombie, before its notice) is in its
+// kin's (ofKin).
 func (c *containers) seen(pid, ppid int) {
 	info, err := c.read(pid)
+	if err != nil {
+		info = c.ofKin(ppid)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if err != nil {
-		info = c.of[ppid]
-	}
 	c.of[pid] = info
+}
+
+// ofKin is the container of the nearest of ppid and its ancestors (the
+// kin whose root a short-lived process's files are read from) that still
+// runs, read now, or, for one that no longer does, as recorded when it
+// ran: a container's shell that never hit a probe gives its short-lived
+// children its container. Zero when none is known, never a zombie's "/".
+func (c *containers) ofKin(ppid int) container.Info {
+	for _, pid := range c.proc.ancestors(ppid, kinDepth) {
+		if info, err := c.read(pid); err == nil {
+			return info
+		}
+		if info := c.recorded(pid); info != (container.Info{}) {
+			return info
+		}
+	}
+	return container.Info{}
+}
+
+// recorded is what is known of pid's container.
+func (c *containers) recorded(pid int) container.Info {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.of[pid]
 }
 
 // exec reads pid's container again after an exec, if pid was seen.

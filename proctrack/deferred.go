@@ -180,7 +180,7 @@ func (f *finisher) modules(d bpf.DeferredStack) imageModules {
 		// after this stack).
 		maps = f.t.sym.Mappings(d.PPID, d.Comm, pcs)
 	}
-	mods, errs := f.t.tables.modules(d.TGID, maps, f.t.proc.ancestors(d.PPID, 3)...)
+	mods, errs := f.t.tables.modules(d.TGID, maps, f.t.proc.ancestors(d.PPID, kinDepth)...)
 	f.t.tables.tableErrors(errs)
 	if stuck := stuckModule(d.Regs.RIP, maps, mods); len(stuck) > 0 {
 		if err := f.t.k.SetFileModules(stuck); err != nil {

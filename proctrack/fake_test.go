@@ -240,6 +240,15 @@ func (f *fakeProc) process(pid int, root string, maps ...Mapping) {
 	f.t.Helper()
 	f.symlink(root, filepath.Join(f.pidDir(pid), "root"))
 	f.setMaps(pid, maps...)
+	f.stat(pid, 'S', 1)
+}
+
+// stat writes /proc/PID/stat: pid in state (S runs, Z is a zombie), child
+// of ppid.
+func (f *fakeProc) stat(pid int, state byte, ppid int) {
+	f.t.Helper()
+	line := fmt.Sprintf("%d (a b) %c %d%s\n", pid, state, ppid, strings.Repeat(" 0", 18))
+	f.write(filepath.Join(f.pidDir(pid), "stat"), []byte(line))
 }
 
 // setMaps rewrites /proc/PID/maps.

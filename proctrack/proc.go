@@ -41,13 +41,18 @@ func (p procFS) readMaps(pid int) (snapshot, error) {
 	return snapshot{ms, comm}, nil
 }
 
-// zombie reports whether pid has exited and waits to be reaped (state Z,
-// or X): what /proc shows of it then (its cgroup is "/") is no longer
-// what it was. A stat file that cannot be read says nothing.
-func (p procFS) zombie(pid int) bool {
+// running reports whether pid runs: its stat file reads and shows neither
+// Z nor X. Read after another file of pid, it says whether that file was
+// the running process's: a zombie's shows what it is no longer (its
+// cgroup is "/"), and one reaped meanwhile may have been a zombie's.
+func (p procFS) running(pid int) bool {
 	st, err := procstat.Read(p.pidPath(pid, "stat"))
-	return err == nil && st.Exited()
+	return err == nil && !st.Exited()
 }
+
+// kinDepth is how many of a short-lived process's ancestors are its kin
+// (ancestors): tried for its files' root and for its container.
+const kinDepth = 3
 
 // ancestors returns pid and up to n-1 of its living ancestors, parent
 // first, stopping below init: the processes whose root a short-lived

@@ -166,3 +166,52 @@ func TestPodmanGroupBy(t *testing.T) {
 		}
 	}
 }
+
+// --group-by container, system-wide, a podman container whose shell runs
+// ctrapp 3 times 200 times (each run a few milliseconds, gone or a
+// zombie before probee reads its cgroup; the shell itself never hits the
+// probe), a uprobe on the image layer's library: every hit is under the
+// container's frame, taken from the short-lived process's living parent
+// (the shell) as its files' root is. The shell lives 1 s after its last
+// run, as a container's main process outlives its children. Before, 216
+// of 600 hits had no container frame (a child gone before its notice
+// took its parent's recorded container, none for a shell never seen).
+func TestPodmanGroupByShortLived(t *testing.T) {
+	needPodman(t)
+	e := newCtrEnv(t)
+	installShell(t, e)
+	install(t, "/bin/sleep", filepath.Join(e.root, "bin/sleep"))
+	image := podmanImage(t, e.root)
+	label := filepath.Join(podmanLayer(t, image), e.host, "libctr.so") + ":box_leaf"
+	b := start(t, "", "--uprobe", label, "--group-by", "container", "-d", "60s")
+	b.waitFor(t, "attached", 20*time.Second)
+	const runs, calls = 200, 3
+	loop := fmt.Sprintf(`i=0; while [ $i -lt %d ]; do %s %d; i=$((i+1)); done; /bin/sleep 1`, runs, e.app(), calls)
+	id := podmanRun(t, image, "/bin/sh", "-c", loop)
+	time.Sleep(200 * time.Millisecond)
+	b.cmd.Process.Signal(syscall.SIGINT)
+	b.wait(t, 30*time.Second)
+	if b.code != 0 {
+		t.Fatalf("exit %d", b.code)
+	}
+	framed, others := containerHits(folded(t, b.cmd.Stdout.(*bytes.Buffer).String()), label, id)
+	t.Logf("container %s: %d hits under [container %s], %d not", id, framed, id[:12], total(others))
+	if framed != runs*calls || len(others) != 0 {
+		t.Errorf("%d hits under [container %s], want %d; not under it:\n%s", framed, id[:12], runs*calls, foldedLines(others))
+	}
+}
+
+// containerHits counts the hits of label under container id's frame and
+// returns the other stacks of label.
+func containerHits(stacks map[string]uint64, label, id string) (framed uint64, others map[string]uint64) {
+	others = map[string]uint64{}
+	for s, n := range stacks {
+		switch {
+		case strings.HasPrefix(s, label+";[container "+id[:12]+"];ctrapp;"):
+			framed += n
+		case strings.HasPrefix(s, label+";"):
+			others[s] += n
+		}
+	}
+	return framed, others
+}
