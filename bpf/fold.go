@@ -35,8 +35,7 @@ const (
 
 // TakeGone removes from the counts drained so far those of the processes
 // alive reports gone, once they have been gone for goneTakes drains and
-// goneGrace, and returns them (sorted, with their stacks); the stacks no
-// count names any more are freed. Drained snapshots (and so --push, which
+// goneGrace, and returns them (sorted, with their stacks). Drained snapshots (and so --push, which
 // sends their differences) never see those counts again, nor Drain.
 func (s *Session) TakeGone(alive func(tgid int) bool, now time.Time) []Count {
 	s.dmu.Lock()

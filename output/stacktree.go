@@ -24,7 +24,8 @@ type stackTree struct {
 	big   map[childKey]uint32
 	byRef map[frameNameKey]uint32 // a frame's name id
 	opts  Options
-	buf   []*Frame // a sample's stack (sampleNode)
+	buf   []*Frame // a sample's kernel stack (sampleNode)
+	memo  frameMemo
 }
 
 // treeNode is one frame reached by one path. Children are a list (first,
@@ -93,10 +94,7 @@ func (t *stackTree) sampleNode(s *Sample) uint32 {
 		n = t.child(n, t.nameID(Sanitize(g)), kindMeta)
 	}
 	n = t.child(n, t.nameID(commName(s)), kindMeta)
-	t.buf = s.User.Append(t.buf[:0])
-	for _, f := range t.buf {
-		n = t.child(n, t.frameID(f, false), userKind(f))
-	}
+	n = t.userNode(n, s.User)
 	t.buf = s.Kernel.Append(t.buf[:0])
 	for _, f := range t.buf {
 		n = t.child(n, t.frameID(f, true), kindKernel)
