@@ -133,6 +133,10 @@ func hostileProbee(t *testing.T, args ...string) hostileRun {
 	ctx, cancel := context.WithTimeout(context.Background(), hostileD+hostileSlack)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, probee, full...)
+	// Past the bound, SIGQUIT: the Go runtime prints every goroutine's
+	// stack on stderr (logged below: where it hung), then SIGKILL.
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGQUIT) }
+	cmd.WaitDelay = 5 * time.Second
 	isolateMounts(cmd)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
