@@ -12,13 +12,13 @@ import (
 // EventType is the kind of a process notice from the kernel.
 type EventType uint32
 
-// Process notices.
+// Process notices (enum event_type in probee.h).
 const (
-	EventNewProcess EventType = 1 // first event seen from a tgid
-	EventExit       EventType = 2 // a tgid that produced events exited
+	EventNewProcess = EventType(probeeEventTypeEVENT_NEW_PROCESS) // first event seen from a tgid
+	EventExit       = EventType(probeeEventTypeEVENT_EXIT)        // a tgid that produced events exited
 	// EventGate: a traced command reached its entry point and is stopped
 	// until Continue (its unwind tables can be loaded first).
-	EventGate EventType = 3
+	EventGate = EventType(probeeEventTypeEVENT_GATE)
 )
 
 // ProcessEvent is one notice from the kernel's ring buffer.
