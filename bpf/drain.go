@@ -30,7 +30,7 @@ const (
 	dropMax                  = DropCause(probeeDropCauseDROP_MAX)
 )
 
-// dropNames describes each cause, by DropCause (TestDropNames checks
+// dropNames describes each cause, by DropCause (TestEnumTables checks
 // that every cause has one).
 var dropNames = [dropMax]string{
 	"counts map full (raise --max-stacks)",
