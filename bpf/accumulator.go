@@ -60,11 +60,12 @@ type kernelStack struct {
 	at   int64
 }
 
-// User stack flags (probee.h), and stackLost: the stack's hash named none.
+// User stack flags (enum stack_flag in probee.h), and stackLost: the
+// stack's hash named none.
 const (
-	stackTruncated = 1
-	stackExiting   = 2
-	stackInExec    = 4
+	stackTruncated = uint32(probeeStackFlagSTACK_TRUNCATED)
+	stackExiting   = uint32(probeeStackFlagSTACK_EXITING)
+	stackInExec    = uint32(probeeStackFlagSTACK_IN_EXEC)
 	stackLost      = 1 << 16
 )
 

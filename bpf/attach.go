@@ -111,12 +111,12 @@ func groupTargets(targets []UprobeTarget) [][]UprobeTarget {
 	return groups
 }
 
-// Cookie bits above the probe id (probee.h, latency_maps.h).
+// Cookie bits above the probe id (enum cookie_bit in probee.h: bits 32+).
 const (
-	cookieEntry     = 1 << 32 // at a function's first instruction, or a RET: the return address at [rsp]
-	cookieGo        = 2 << 32 // a Go function
-	cookieRetInsn   = 4 << 32 // a RET instruction
-	cookieSizeShift = 40      // bits 40-63: a Go function's size, when it fits
+	cookieEntry     = uint64(probeeCookieBitCOOKIE_ENTRY) << 32    // at a function's first instruction, or a RET: the return address at [rsp]
+	cookieGo        = uint64(probeeCookieBitCOOKIE_GO) << 32       // a Go function
+	cookieRetInsn   = uint64(probeeCookieBitCOOKIE_RET_INSN) << 32 // a RET instruction
+	cookieSizeShift = int(probeeCookieBitCOOKIE_SIZE_SHIFT)        // bits 40-63: a Go function's size, when it fits
 )
 
 func cookie(probe uint32, t UprobeTarget) uint64 {

@@ -9,27 +9,30 @@ import (
 	"github.com/cilium/ebpf"
 )
 
-// DropCause is why an event or part of it was lost (mirrors probee.h).
+// DropCause is why an event or part of it was lost (enum drop_cause in
+// probee.h, the index of the drops map).
 type DropCause int
 
 // Drop causes.
 const (
-	DropCountsFull DropCause = iota
-	DropUserStackFull
-	DropUserStackCollision
-	DropKernelStackError
-	DropKernelStackCollision
-	DropEventLost
-	DropNoTables  // DWARF: stack taken before the process's tables were loaded
-	DropUnknownPC // DWARF: stack cut at a pc in no known mapping
-	DropCountsSwitch
-	DropKernelStackFull
-	DropDeferLost // a stack to finish in user space did not fit its ring (counted as partial)
-	DropCut       // DWARF: stack cut where its unwind rules could not be followed
-	dropMax
+	DropCountsFull           = DropCause(probeeDropCauseDROP_COUNTS_FULL)
+	DropUserStackFull        = DropCause(probeeDropCauseDROP_USTACK_FULL)
+	DropUserStackCollision   = DropCause(probeeDropCauseDROP_USTACK_COLLISION)
+	DropKernelStackError     = DropCause(probeeDropCauseDROP_KSTACK_ERROR)
+	DropKernelStackCollision = DropCause(probeeDropCauseDROP_KSTACK_COLLISION)
+	DropEventLost            = DropCause(probeeDropCauseDROP_EVENT_LOST)
+	DropNoTables             = DropCause(probeeDropCauseDROP_NO_TABLES)  // DWARF: stack taken before the process's tables were loaded
+	DropUnknownPC            = DropCause(probeeDropCauseDROP_UNKNOWN_PC) // DWARF: stack cut at a pc in no known mapping
+	DropCountsSwitch         = DropCause(probeeDropCauseDROP_COUNTS_SWITCH)
+	DropKernelStackFull      = DropCause(probeeDropCauseDROP_KSTACK_FULL)
+	DropDeferLost            = DropCause(probeeDropCauseDROP_DEFER_LOST) // a stack to finish in user space did not fit its ring (counted as partial)
+	DropCut                  = DropCause(probeeDropCauseDROP_CUT)        // DWARF: stack cut where its unwind rules could not be followed
+	dropMax                  = DropCause(probeeDropCauseDROP_MAX)
 )
 
-var dropNames = [...]string{
+// dropNames describes each cause, by DropCause (TestEnumTables checks
+// that every cause has one).
+var dropNames = [dropMax]string{
 	"counts map full (raise --max-stacks)",
 	"user stack map full (raise --max-stacks)",
 	"user stack hash collision",

@@ -1,9 +1,9 @@
 package bpf
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
+	"unsafe"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/ringbuf"
@@ -12,13 +12,13 @@ import (
 // EventType is the kind of a process notice from the kernel.
 type EventType uint32
 
-// Process notices.
+// Process notices (enum event_type in probee.h).
 const (
-	EventNewProcess EventType = 1 // first event seen from a tgid
-	EventExit       EventType = 2 // a tgid that produced events exited
+	EventNewProcess = EventType(probeeEventTypeEVENT_NEW_PROCESS) // first event seen from a tgid
+	EventExit       = EventType(probeeEventTypeEVENT_EXIT)        // a tgid that produced events exited
 	// EventGate: a traced command reached its entry point and is stopped
 	// until Continue (its unwind tables can be loaded first).
-	EventGate EventType = 3
+	EventGate = EventType(probeeEventTypeEVENT_GATE)
 )
 
 // ProcessEvent is one notice from the kernel's ring buffer.
@@ -37,17 +37,21 @@ type ProcessEvent struct {
 // the reader goroutine to finish.
 func (s *Session) Events(handle func(ProcessEvent)) (stop func(), err error) {
 	return readRing(s.objs.Events, "event", func(b []byte) {
-		if len(b) < 24 {
-			return
+		if e, ok := decodeEvent(b); ok {
+			handle(e)
 		}
-		handle(ProcessEvent{
-			Type: EventType(binary.NativeEndian.Uint32(b[0:])),
-			TGID: int(binary.NativeEndian.Uint32(b[4:])),
-			PID:  int(binary.NativeEndian.Uint32(b[8:])),
-			PPID: int(binary.NativeEndian.Uint32(b[12:])),
-			When: binary.NativeEndian.Uint64(b[16:]),
-		})
 	})
+}
+
+// decodeEvent decodes one struct event (probee.h) through its generated
+// type; false when b is short.
+func decodeEvent(b []byte) (ProcessEvent, bool) {
+	var e probeeEvent
+	if len(b) < int(unsafe.Sizeof(e)) {
+		return ProcessEvent{}, false
+	}
+	copy(unsafe.Slice((*byte)(unsafe.Pointer(&e)), unsafe.Sizeof(e)), b)
+	return ProcessEvent{Type: EventType(e.Type), TGID: int(e.Tgid), PID: int(e.Pid), PPID: int(e.Ppid), When: e.When}, true
 }
 
 // readRing reads the records of ring buffer m and calls handle with each,

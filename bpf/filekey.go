@@ -47,7 +47,15 @@ func (s *Session) fileKey(m unwind.Module) (probeeFileKey, bool) {
 
 // vdsoKey files the vDSO's table: vma.h gives a vDSO mapping this key
 // (VDSO_KEY_DEV in probee.h; a kernel dev_t has 32 bits, so no file has it).
-var vdsoKey = probeeFileKey{Dev: ^uint64(0)}
+var vdsoKey = probeeFileKey{Dev: vdsoKeyDev()}
+
+// vdsoKeyDev is VDSO_KEY_DEV, the enumerator -1, as the u64 it converts
+// to in C: every bit set. clang 14's BTF keeps an enumerator's 32 bits
+// without their sign, so they are sign-extended here.
+func vdsoKeyDev() uint64 {
+	v := probeeVdsoKeyVDSO_KEY_DEV
+	return uint64(int64(int32(v)))
+}
 
 // kernelFileKey maps the file at path and returns the key the unwinder
 // finds that mapping's table by.

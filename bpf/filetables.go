@@ -16,13 +16,13 @@ import (
 // They are written alongside the per-process mapping arrays, which still
 // serve kernels without bpf_find_vma (and come first where they exist).
 
-// maxFileSegs is FILE_SEGS in probee.h.
-const maxFileSegs = 4
+// maxFileSegs is the number of segments a file table holds.
+const maxFileSegs = uint32(probeeLimitFILE_SEGS)
 
-// unwind_mapping.flags (probee.h).
+// unwind_mapping.flags (enum mapping_flag in probee.h).
 const (
-	mappingTable = 1 // MAPPING_TABLE
-	mappingGo    = 2 // MAPPING_GO
+	mappingTable = uint32(probeeMappingFlagMAPPING_TABLE)
+	mappingGo    = uint32(probeeMappingFlagMAPPING_GO)
 )
 
 // kernelDev turns the "major:minor" of /proc/PID/maps (hex) into the

@@ -5,14 +5,14 @@
 #ifndef PROBEE_FPSTACK_H
 #define PROBEE_FPSTACK_H
 
-// MAX_STACK_SWITCHES is how often a frame-pointer walk may step down the
+// MAX_STACK_SWITCHES (enum walk_depth in probee.h; unwind.MaxStackSwitches
+// in Go) is how often a frame-pointer walk may step down the
 // address space, to a frame on another stack: Go runs the runtime's work on
 // the thread's system stack (systemstack, cgo calls), whose frames point
 // back to the goroutine's stack wherever the two lie (goroutine stacks are
 // in Go's heap, the main thread's below its environment). Past it, a saved
 // rbp that is not above its frame cuts the walk: a loop of frames (garbage
 // where code keeps no frame pointer) turns back down at least once a turn.
-#define MAX_STACK_SWITCHES 2
 
 // user_pc reports whether v can be a user-space return address (canonical,
 // above the null page): a frame-pointer walk through code built without

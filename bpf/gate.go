@@ -11,23 +11,24 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Layout of struct counts_gate (probee.h): active at 0, then one 64-byte
-// slot per CPU (modulo countsSlots) holding busy[2] and added[6].
+// Layout of struct counts_gate (probee.h), taken from its generated Go
+// type: active at 0, then one 64-byte slot per CPU (modulo countsSlots)
+// holding busy[2] and added[6].
 const (
-	countsSlots  = 64
-	gateSlotsOff = 64
-	gateSlotSize = 64
-	gateAddedOff = 16 // in a slot
-	gateSize     = gateSlotsOff + countsSlots*gateSlotSize
+	countsSlots  = len(probeeCountsGate{}.Slots)
+	gateSlotsOff = int(unsafe.Offsetof(probeeCountsGate{}.Slots))
+	gateSlotSize = int(unsafe.Sizeof(probeeCountsGate{}.Slots[0]))
+	gateAddedOff = int(unsafe.Offsetof(probeeCountsGate{}.Slots[0].Added)) // in a slot
+	gateSize     = int(unsafe.Sizeof(probeeCountsGate{}))
 )
 
 // The maps whose keys the programs count as they add them (enum
 // added_kind in probee.h).
 const (
-	addedCounts = iota
-	addedKstacks
-	addedUstacks // one per depth class, in the order of ustackClasses
-	addedKinds   = addedUstacks + len(ustackClasses)
+	addedCounts  = int(probeeAddedKindADDED_COUNTS)
+	addedKstacks = int(probeeAddedKindADDED_KSTACKS)
+	addedUstacks = int(probeeAddedKindADDED_USTACKS) // one per depth class, in the order of ustackClasses
+	addedKinds   = int(probeeAddedKindADDED_KINDS)
 )
 
 // countsGate is user space's side of the counts gate: the map's memory,
@@ -43,7 +44,7 @@ type countsGate struct {
 }
 
 func openCountsGate(m *ebpf.Map) (*countsGate, error) {
-	if m.ValueSize() != gateSize {
+	if int(m.ValueSize()) != gateSize {
 		return nil, fmt.Errorf("counts gate: value size %d, want %d (probee.h and gate.go disagree)", m.ValueSize(), gateSize)
 	}
 	page := os.Getpagesize()

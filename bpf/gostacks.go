@@ -6,9 +6,9 @@ import (
 	"github.com/probee/probee/unwind"
 )
 
-// maxGoStacks is go_stacks' size in unwind_state.h: the distinct Go
+// maxGoStacks is go_stacks' size (MAX_GO_STACKS): the distinct Go
 // binaries a session walks on from runtime.morestack.
-const maxGoStacks = 256
+const maxGoStacks = uint32(probeeLimitMAX_GO_STACKS)
 
 // goStacks gives each distinct unwind.GoStack its element of go_stacks,
 // which MAPPING_GO mappings index (unwind.h's go_switch_step). Guarded by

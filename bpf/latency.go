@@ -16,11 +16,11 @@ import (
 // MeasureMode says what function probes (uprobes, kprobes) count.
 type MeasureMode uint32
 
-// Measure modes (enum measure_mode in latency_maps.h).
+// Measure modes (enum measure_kind in probee.h).
 const (
-	MeasureCount   MeasureMode = iota // hits per stack (the default)
-	MeasureLatency                    // time from entry to return per entry stack
-	MeasureWeight                     // the sum of an integer argument per stack
+	MeasureCount   = MeasureMode(probeeMeasureKindMEASURE_COUNT)   // hits per stack (the default)
+	MeasureLatency = MeasureMode(probeeMeasureKindMEASURE_LATENCY) // time from entry to return per entry stack
+	MeasureWeight  = MeasureMode(probeeMeasureKindMEASURE_WEIGHT)  // the sum of an integer argument per stack
 )
 
 // Measure configures a measure mode.
@@ -37,11 +37,11 @@ type Measure struct {
 }
 
 // Depth of the per-thread stacks of calls in flight (LAT_DEPTH).
-const LatencyDepth = 32
+const LatencyDepth = int(probeeLimitLAT_DEPTH)
 
 // HistBuckets is the number of log2 buckets (HIST_BUCKETS): bucket i
 // holds the values in [2^i, 2^(i+1)), bucket 0 also 0.
-const HistBuckets = 64
+const HistBuckets = int(probeeLimitHIST_BUCKETS)
 
 // ProbeMeasure is what one probe's calls added up to, every call included
 // (MinLatency only filters the stacks), and what happened to the calls
@@ -154,11 +154,11 @@ func (p *ProbeMeasure) add(c probeeProbeMeasure) {
 		p.Hist[i] += c.Hist[i]
 		p.HistSum[i] += c.Hsum[i]
 	}
-	p.Unwound += c.Stats[0]
-	p.Exited += c.Stats[1]
-	p.Unmatched += c.Stats[2]
-	p.TooDeep += c.Stats[3]
-	p.NoRoom += c.Stats[4]
+	p.Unwound += c.Stats[probeeLatUntimedLAT_UNWOUND]
+	p.Exited += c.Stats[probeeLatUntimedLAT_EXITED]
+	p.Unmatched += c.Stats[probeeLatUntimedLAT_UNMATCHED]
+	p.TooDeep += c.Stats[probeeLatUntimedLAT_TOO_DEEP]
+	p.NoRoom += c.Stats[probeeLatUntimedLAT_NO_ROOM]
 }
 
 // countInFlight adds the calls still on some thread's stack to out.

@@ -5,34 +5,17 @@
 #ifndef PROBEE_LATENCY_MAPS_H
 #define PROBEE_LATENCY_MAPS_H
 
-// Cookie bits 32+ beside COOKIE_ENTRY (probee.h).
-#define COOKIE_GO 2       // a Go function: ABIInternal registers, paired by goroutine
-#define COOKIE_RET_INSN 4 // on a RET instruction: rsp still points at the return address
-#define COOKIE_SIZE_SHIFT 40 // bits 40-63: a Go function's size (0: unknown)
+// Cookie bits (COOKIE_GO, ...), LAT_DEPTH, HIST_BUCKETS, enum
+// measure_kind and enum lat_untimed are in probee.h.
 
 // Go's runtime (runtime2.go, stable since Go 1.4): g.stack.lo at 0,
 // g.stack.hi at 8, g.sched.pc at 64.
 #define G_SCHED_PC 64
 
-#define LAT_DEPTH 32 // calls in flight per thread or goroutine; a power of two
-#define HIST_BUCKETS 64
-
-enum measure_mode { MEASURE_COUNT = 0, MEASURE_LATENCY = 1, MEASURE_WEIGHT = 2 };
-
 // Set by the loader before load (rodata).
 const volatile __u32 measure_mode = MEASURE_COUNT;
 const volatile __u32 weight_arg = 0;  // MEASURE_WEIGHT: the argument (0-5)
 const volatile __u64 min_latency = 0; // MEASURE_LATENCY: shorter calls get no stack
-
-// What happened to calls that were not timed, per probe.
-enum lat_stat {
-	LAT_UNWOUND = 0,   // never returned: an outer frame returned or was entered again
-	LAT_EXITED = 1,    // the thread exited with the call in flight
-	LAT_UNMATCHED = 2, // a return without its entry
-	LAT_TOO_DEEP = 3,  // entered with LAT_DEPTH calls in flight
-	LAT_NO_ROOM = 4,   // lat_stacks full
-	LAT_STAT_MAX = 5,
-};
 
 // The measure of one stack.
 struct measure {

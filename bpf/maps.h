@@ -75,14 +75,13 @@ struct {
 } kstacks SEC(".maps");
 
 // tgids to trace when filter_pids is set; children are added at fork.
-// The value is 1, PID_ANNOUNCED once the tgid is in seen.
-#define PID_ANNOUNCED 2
-// PID_EXITED: the process's last thread began to exit. Its own exiting
-// threads still pass the filter (exit_mm, unmapping its memory, comes
-// after the exit tracepoint on kernels from 6.16: those samples are
-// [exiting]); a process that takes the pid later does not, until its
-// entry goes with the task (probee_free) or a traced parent forks it.
-#define PID_EXITED 4
+// The value is PID_TRACED, with PID_ANNOUNCED once the tgid is in seen
+// and PID_EXITED once its last thread began to exit (enum pid_flag).
+// Its own exiting threads still pass the filter (exit_mm, unmapping its
+// memory, comes after the exit tracepoint on kernels from 6.16: those
+// samples are [exiting]); a process that takes the pid later does not,
+// until its entry goes with the task (probee_free) or a traced parent
+// forks it.
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 65536);

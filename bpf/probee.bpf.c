@@ -489,7 +489,7 @@ SEC("tp_btf/sched_process_fork")
 int BPF_PROG(probee_fork, struct task_struct *parent, struct task_struct *child)
 {
 	__u32 ptgid = parent->tgid, ctgid = child->tgid;
-	__u8 one = 1;
+	__u8 one = PID_TRACED;
 
 	if (!filter_pids || ptgid == ctgid) // no filter, or a new thread
 		return 0;
@@ -568,3 +568,6 @@ int BPF_PROG(probee_exit, struct task_struct *task)
 #include "stopgate.h"
 #include "filekey.h"
 #include "kprobe.h"
+
+// Force the shared enums into BTF for bpf2go -type (struct probee_enums).
+const struct probee_enums *unused_enums __attribute__((unused));

@@ -2,15 +2,86 @@
 #ifndef PROBEE_H
 #define PROBEE_H
 
-#define MAX_STACK 127   // kernel stacks (the kernel's perf_event_max_stack default)
-#define MAX_USTACK 256  // user stacks; a power of two (indexes are masked)
-#define MAX_PROBES 1024
+// Every value user space shares with the programs is an enumerator here:
+// bpf2go -type (bpf/gen.go) emits each enum as Go constants, e.g.
+// probeeLimitMAX_USTACK, which the bpf package uses, so the two sides
+// cannot drift; bpf/consts_test.go compares the copies of the packages
+// that must not import bpf (unwind, output) with the object's BTF. A new
+// shared enum goes in struct probee_enums below and in gen.go's -type
+// list. What user space never sees stays a #define in the header that
+// uses it. Enumerators are ints, as the #defines were.
 
-#define COOKIE_ENTRY 1 // bit 32 of the cookie: probe at a function's first instruction
+// Sizes: elements of an array or a map.
+enum limit {
+	MAX_STACK = 127,       // kernel stacks (the kernel's perf_event_max_stack default)
+	MAX_USTACK = 256,      // user stacks; a power of two (indexes are masked)
+	USTACK_SHORT_PCS = 48, // pcs of a short user stack (enum ustack_class)
+	USTACK_MID_PCS = 112,  // pcs of a mid-depth one
+	MAX_PROBES = 1024,
+	MAX_MAPPINGS = 256,    // executable mappings per process; a power of two
+	FILE_SEGS = 4,         // executable segments per file with their own offset-to-vaddr delta
+	COUNTS_SLOTS = 64,     // counts gate slots; a power of two; CPUs beyond it share slots
+	LAT_DEPTH = 32,        // calls in flight per thread or goroutine; a power of two
+	HIST_BUCKETS = 64,     // log2 buckets of a probe's histogram
+	SHARD_SHIFT = 16,      // a table storage shard holds 1 << SHARD_SHIFT u32s (unwind_state.h)
+	MAX_RULES = 1 << 14,   // distinct unwind rules (unwind_rules)
+	MAX_GO_STACKS = 256,   // Go binaries whose stacks that grow are followed (go_stacks)
+};
 
-#define STACK_TRUNCATED 1
-#define STACK_EXITING 2 // a walk cut in an exiting task (its memory is being unmapped): not partial
-#define STACK_IN_EXEC 4 // taken inside execve: no user stack (old registers, maybe new memory)
+// Depths of the DWARF walk (unwind.h), in frames.
+enum walk_depth {
+	STEP_FRAMES = 8,     // frames per tail-called step program
+	MAX_TAIL_CALLS = 32, // the kernel allows 33 (32 before 5.17)
+	INLINE_FRAMES = 24,  // the no-bpf_loop inline path (verifier-bound)
+	MAX_STACK_SWITCHES = 2, // steps of a frame-pointer walk down to another stack (fpstack.h)
+};
+
+// Bits 32+ of a probe's BPF cookie (bits 0-31: the probe id).
+enum cookie_bit {
+	COOKIE_ENTRY = 1,      // at a function's first instruction, or a RET: the return address at [rsp]
+	COOKIE_GO = 2,         // a Go function: ABIInternal registers, paired by goroutine (latency.h)
+	COOKIE_RET_INSN = 4,   // on a RET instruction: rsp still points at the return address
+	COOKIE_SIZE_SHIFT = 40, // bits 40-63 (of the cookie): a Go function's size (0: unknown)
+};
+
+// How user stacks are walked (rodata unwind_mode).
+enum unwind_strategy { UNWIND_FP = 0, UNWIND_DWARF = 1 };
+
+// Indexes in the kprobe-typed prog array of step programs (uprobe and
+// kprobe programs share it: both are BPF_PROG_TYPE_KPROBE with no
+// expected attach type).
+enum step_index { STEP_UPROBE = 0, STEP_KPROBE = 1 };
+
+// Elements of maps_gen (unwind_state.h).
+enum maps_gen_index { MAPS_GEN_USER = 0, MAPS_GEN_BPF = 1 };
+
+// What function probes count (rodata measure_mode, latency.h).
+enum measure_kind { MEASURE_COUNT = 0, MEASURE_LATENCY = 1, MEASURE_WEIGHT = 2 };
+
+// What happened to calls that were not timed, per probe
+// (probe_measure.stats).
+enum lat_untimed {
+	LAT_UNWOUND = 0,   // never returned: an outer frame returned or was entered again
+	LAT_EXITED = 1,    // the thread exited with the call in flight
+	LAT_UNMATCHED = 2, // a return without its entry
+	LAT_TOO_DEEP = 3,  // entered with LAT_DEPTH calls in flight
+	LAT_NO_ROOM = 4,   // lat_stacks full
+	LAT_STAT_MAX = 5,
+};
+
+// user_stack.flags.
+enum stack_flag {
+	STACK_TRUNCATED = 1,
+	STACK_EXITING = 2, // a walk cut in an exiting task (its memory is being unmapped): not partial
+	STACK_IN_EXEC = 4, // taken inside execve: no user stack (old registers, maybe new memory)
+};
+
+// The value of a tgid in the pids filter map (maps.h).
+enum pid_flag {
+	PID_TRACED = 1,    // user space adds a tgid with this value, a traced parent its children
+	PID_ANNOUNCED = 2, // the tgid is in seen
+	PID_EXITED = 4,    // the process's last thread began to exit (probee.bpf.c)
+};
 
 enum drop_cause {
 	DROP_COUNTS_FULL = 0,     // counts map full
@@ -54,7 +125,6 @@ struct hold_key {
 // The counts gate (--interval): which counts map events go to, and per CPU
 // slot how many events are using each map right now. One 64-byte line per
 // slot; user space maps it and reads it with atomics.
-#define COUNTS_SLOTS 64 // a power of two; CPUs beyond it share slots
 // Keys the programs added to the kernel maps, counted in each slot (user
 // space sums the slots, bpf/gate.go): a drain comes early when the maps
 // fill faster than --interval empties them. By enum added_kind.
@@ -92,8 +162,6 @@ struct user_stack {
 // an element is the value, its 8-byte key and ~80 bytes of the kernel's).
 // The class is the low two bits of a stored stack's key (USTACK_*), the
 // rest its hash. Same header as user_stack.
-#define USTACK_SHORT_PCS 48
-#define USTACK_MID_PCS 112
 enum ustack_class { USTACK_SHORT = 1, USTACK_MID = 2, USTACK_DEEP = 3 };
 struct ustack_short {
 	__u64 hash;
@@ -119,9 +187,11 @@ struct kernel_stack {
 };
 
 // Unwind tables (layout in unwind/doc.go, storage in bpf/doc.go).
-#define MAX_MAPPINGS 256 // executable mappings per process; a power of two
-#define MAPPING_TABLE 1  // unwind_mapping.flags: the file has a DWARF table
-#define MAPPING_GO 2     // unwind_mapping.flags: a Go binary (no table); entries_off indexes go_stacks
+// unwind_mapping.flags and file_table.flags; 0 means walk frame pointers.
+enum mapping_flag {
+	MAPPING_TABLE = 1, // the file has a DWARF table
+	MAPPING_GO = 2,    // a Go binary (no table); entries_off indexes go_stacks
+};
 
 // Where the walk of a Go binary goes on from runtime.morestack (see
 // unwind.GoStack): at the return address ret (an ELF virtual address) the
@@ -175,9 +245,8 @@ struct file_key {
 
 // The file_tables key of the vDSO (no file; dev_t is 32 bits, so no file
 // has this device): vdsoKey in filetables.go.
-#define VDSO_KEY_DEV 0xffffffffffffffffULL
-
-#define FILE_SEGS 4 // executable segments per file with their own offset-to-vaddr delta
+// An enumerator is an int: -1 converts to the u64 of every bit set.
+enum vdso_key { VDSO_KEY_DEV = -1 };
 
 // File offsets [off, end) of one executable segment: ELF vaddr = offset + delta.
 struct file_seg {
@@ -229,6 +298,30 @@ struct proc_info {
 	__u32 n;
 	__u32 pad;
 	struct unwind_mapping maps[MAX_MAPPINGS];
+};
+
+// One field of each enum user space reads, so that they are in the BTF
+// bpf2go -type reads (enums of constants only are not): probee.bpf.c
+// declares an unused pointer to it.
+struct probee_enums {
+	enum limit limit;
+	enum walk_depth walk_depth;
+	enum cookie_bit cookie_bit;
+	enum unwind_strategy unwind_strategy;
+	enum step_index step_index;
+	enum maps_gen_index maps_gen_index;
+	enum measure_kind measure_kind;
+	enum lat_untimed lat_untimed;
+	enum stack_flag stack_flag;
+	enum pid_flag pid_flag;
+	enum drop_cause drop_cause;
+	enum event_type event_type;
+	enum added_kind added_kind;
+	enum ustack_class ustack_class;
+	enum mapping_flag mapping_flag;
+	enum cfa_type cfa_type;
+	enum rbp_type rbp_type;
+	enum vdso_key vdso_key;
 };
 
 #endif

@@ -13,6 +13,39 @@ import (
 	"github.com/cilium/ebpf"
 )
 
+type probeeAddedKind uint32
+
+const (
+	probeeAddedKindADDED_COUNTS  probeeAddedKind = 0
+	probeeAddedKindADDED_KSTACKS probeeAddedKind = 1
+	probeeAddedKindADDED_USTACKS probeeAddedKind = 2
+	probeeAddedKindADDED_KINDS   probeeAddedKind = 5
+)
+
+type probeeCfaType uint32
+
+const (
+	probeeCfaTypeCFA_NONE        probeeCfaType = 0
+	probeeCfaTypeCFA_RSP         probeeCfaType = 1
+	probeeCfaTypeCFA_RBP         probeeCfaType = 2
+	probeeCfaTypeCFA_PLT         probeeCfaType = 3
+	probeeCfaTypeCFA_SIGNAL      probeeCfaType = 4
+	probeeCfaTypeCFA_UNSUPPORTED probeeCfaType = 5
+	probeeCfaTypeCFA_END         probeeCfaType = 6
+	probeeCfaTypeCFA_RSP_RET_RDI probeeCfaType = 7
+	probeeCfaTypeCFA_RBX         probeeCfaType = 8
+	probeeCfaTypeCFA_REG         probeeCfaType = 9
+)
+
+type probeeCookieBit uint32
+
+const (
+	probeeCookieBitCOOKIE_ENTRY      probeeCookieBit = 1
+	probeeCookieBitCOOKIE_GO         probeeCookieBit = 2
+	probeeCookieBitCOOKIE_RET_INSN   probeeCookieBit = 4
+	probeeCookieBitCOOKIE_SIZE_SHIFT probeeCookieBit = 40
+)
+
 type probeeCountKey struct {
 	_      structs.HostLayout
 	Probe  uint32
@@ -49,6 +82,24 @@ type probeeDeferredStack struct {
 	Tail  [30720]uint8
 }
 
+type probeeDropCause uint32
+
+const (
+	probeeDropCauseDROP_COUNTS_FULL      probeeDropCause = 0
+	probeeDropCauseDROP_USTACK_FULL      probeeDropCause = 1
+	probeeDropCauseDROP_USTACK_COLLISION probeeDropCause = 2
+	probeeDropCauseDROP_KSTACK_ERROR     probeeDropCause = 3
+	probeeDropCauseDROP_KSTACK_COLLISION probeeDropCause = 4
+	probeeDropCauseDROP_EVENT_LOST       probeeDropCause = 5
+	probeeDropCauseDROP_NO_TABLES        probeeDropCause = 6
+	probeeDropCauseDROP_UNKNOWN_PC       probeeDropCause = 7
+	probeeDropCauseDROP_COUNTS_SWITCH    probeeDropCause = 8
+	probeeDropCauseDROP_KSTACK_FULL      probeeDropCause = 9
+	probeeDropCauseDROP_DEFER_LOST       probeeDropCause = 10
+	probeeDropCauseDROP_CUT              probeeDropCause = 11
+	probeeDropCauseDROP_MAX              probeeDropCause = 12
+)
+
 type probeeEvent struct {
 	_    structs.HostLayout
 	Type uint32
@@ -57,6 +108,14 @@ type probeeEvent struct {
 	Ppid uint32
 	When uint64
 }
+
+type probeeEventType uint32
+
+const (
+	probeeEventTypeEVENT_NEW_PROCESS probeeEventType = 1
+	probeeEventTypeEVENT_EXIT        probeeEventType = 2
+	probeeEventTypeEVENT_GATE        probeeEventType = 3
+)
 
 type probeeFileKey struct {
 	_   structs.HostLayout
@@ -140,12 +199,71 @@ type probeeLatStack struct {
 	}
 }
 
+type probeeLatUntimed uint32
+
+const (
+	probeeLatUntimedLAT_UNWOUND   probeeLatUntimed = 0
+	probeeLatUntimedLAT_EXITED    probeeLatUntimed = 1
+	probeeLatUntimedLAT_UNMATCHED probeeLatUntimed = 2
+	probeeLatUntimedLAT_TOO_DEEP  probeeLatUntimed = 3
+	probeeLatUntimedLAT_NO_ROOM   probeeLatUntimed = 4
+	probeeLatUntimedLAT_STAT_MAX  probeeLatUntimed = 5
+)
+
+type probeeLimit uint32
+
+const (
+	probeeLimitMAX_STACK        probeeLimit = 127
+	probeeLimitMAX_USTACK       probeeLimit = 256
+	probeeLimitUSTACK_SHORT_PCS probeeLimit = 48
+	probeeLimitUSTACK_MID_PCS   probeeLimit = 112
+	probeeLimitMAX_PROBES       probeeLimit = 1024
+	probeeLimitMAX_MAPPINGS     probeeLimit = 256
+	probeeLimitFILE_SEGS        probeeLimit = 4
+	probeeLimitCOUNTS_SLOTS     probeeLimit = 64
+	probeeLimitLAT_DEPTH        probeeLimit = 32
+	probeeLimitHIST_BUCKETS     probeeLimit = 64
+	probeeLimitSHARD_SHIFT      probeeLimit = 16
+	probeeLimitMAX_RULES        probeeLimit = 16384
+	probeeLimitMAX_GO_STACKS    probeeLimit = 256
+)
+
+type probeeMappingFlag uint32
+
+const (
+	probeeMappingFlagMAPPING_TABLE probeeMappingFlag = 1
+	probeeMappingFlagMAPPING_GO    probeeMappingFlag = 2
+)
+
+type probeeMapsGenIndex uint32
+
+const (
+	probeeMapsGenIndexMAPS_GEN_USER probeeMapsGenIndex = 0
+	probeeMapsGenIndexMAPS_GEN_BPF  probeeMapsGenIndex = 1
+)
+
 type probeeMeasure struct {
 	_     structs.HostLayout
 	Calls uint64
 	Total uint64
 	Max   uint64
 }
+
+type probeeMeasureKind uint32
+
+const (
+	probeeMeasureKindMEASURE_COUNT   probeeMeasureKind = 0
+	probeeMeasureKindMEASURE_LATENCY probeeMeasureKind = 1
+	probeeMeasureKindMEASURE_WEIGHT  probeeMeasureKind = 2
+)
+
+type probeePidFlag uint32
+
+const (
+	probeePidFlagPID_TRACED    probeePidFlag = 1
+	probeePidFlagPID_ANNOUNCED probeePidFlag = 2
+	probeePidFlagPID_EXITED    probeePidFlag = 4
+)
 
 type probeeProbeMeasure struct {
 	_     structs.HostLayout
@@ -189,11 +307,34 @@ type probeePtRegs struct {
 	Ss      uint64
 }
 
+type probeeRbpType uint32
+
+const (
+	probeeRbpTypeRBP_SAME      probeeRbpType = 0
+	probeeRbpTypeRBP_OFFSET    probeeRbpType = 1
+	probeeRbpTypeRBP_UNDEFINED probeeRbpType = 2
+)
+
 type probeeRuleCacheSlot struct {
 	_   structs.HostLayout
 	Key uint64
 	Val uint64
 }
+
+type probeeStackFlag uint32
+
+const (
+	probeeStackFlagSTACK_TRUNCATED probeeStackFlag = 1
+	probeeStackFlagSTACK_EXITING   probeeStackFlag = 2
+	probeeStackFlagSTACK_IN_EXEC   probeeStackFlag = 4
+)
+
+type probeeStepIndex uint32
+
+const (
+	probeeStepIndexSTEP_UPROBE probeeStepIndex = 0
+	probeeStepIndexSTEP_KPROBE probeeStepIndex = 1
+)
 
 type probeeUnwindMapping struct {
 	_          structs.HostLayout
@@ -265,6 +406,13 @@ type probeeUnwindState struct {
 	St  probeeUserStack
 }
 
+type probeeUnwindStrategy uint32
+
+const (
+	probeeUnwindStrategyUNWIND_FP    probeeUnwindStrategy = 0
+	probeeUnwindStrategyUNWIND_DWARF probeeUnwindStrategy = 1
+)
+
 type probeeUserStack struct {
 	_     structs.HostLayout
 	Hash  uint64
@@ -272,6 +420,14 @@ type probeeUserStack struct {
 	Flags uint32
 	Pcs   [256]uint64
 }
+
+type probeeUstackClass uint32
+
+const (
+	probeeUstackClassUSTACK_SHORT probeeUstackClass = 1
+	probeeUstackClassUSTACK_MID   probeeUstackClass = 2
+	probeeUstackClassUSTACK_DEEP  probeeUstackClass = 3
+)
 
 type probeeUstackMid struct {
 	_     structs.HostLayout
@@ -288,6 +444,21 @@ type probeeUstackShort struct {
 	Flags uint32
 	Pcs   [48]uint64
 }
+
+type probeeVdsoKey uint32
+
+const (
+	probeeVdsoKeyVDSO_KEY_DEV probeeVdsoKey = 4294967295
+)
+
+type probeeWalkDepth uint32
+
+const (
+	probeeWalkDepthSTEP_FRAMES        probeeWalkDepth = 8
+	probeeWalkDepthMAX_TAIL_CALLS     probeeWalkDepth = 32
+	probeeWalkDepthINLINE_FRAMES      probeeWalkDepth = 24
+	probeeWalkDepthMAX_STACK_SWITCHES probeeWalkDepth = 2
+)
 
 // Names of all BPF objects in the ELF.
 //
@@ -369,6 +540,7 @@ const (
 	probeeVarMeasureMode            = "measure_mode"
 	probeeVarMinLatency             = "min_latency"
 	probeeVarSampleProbe            = "sample_probe"
+	probeeVarUnusedEnums            = "unused_enums"
 	probeeVarUnusedEvent            = "unused_event"
 	probeeVarUnusedHoldKey          = "unused_hold_key"
 	probeeVarUnusedLatStack         = "unused_lat_stack"
@@ -508,6 +680,7 @@ type probeeVariableSpecs struct {
 	MeasureMode        *ebpf.VariableSpec `ebpf:"measure_mode"`
 	MinLatency         *ebpf.VariableSpec `ebpf:"min_latency"`
 	SampleProbe        *ebpf.VariableSpec `ebpf:"sample_probe"`
+	UnusedEnums        *ebpf.VariableSpec `ebpf:"unused_enums"`
 	UnusedEvent        *ebpf.VariableSpec `ebpf:"unused_event"`
 	UnusedHoldKey      *ebpf.VariableSpec `ebpf:"unused_hold_key"`
 	UnusedLatStack     *ebpf.VariableSpec `ebpf:"unused_lat_stack"`
@@ -639,6 +812,7 @@ type probeeVariables struct {
 	MeasureMode        *ebpf.Variable `ebpf:"measure_mode"`
 	MinLatency         *ebpf.Variable `ebpf:"min_latency"`
 	SampleProbe        *ebpf.Variable `ebpf:"sample_probe"`
+	UnusedEnums        *ebpf.Variable `ebpf:"unused_enums"`
 	UnusedEvent        *ebpf.Variable `ebpf:"unused_event"`
 	UnusedHoldKey      *ebpf.Variable `ebpf:"unused_hold_key"`
 	UnusedLatStack     *ebpf.Variable `ebpf:"unused_lat_stack"`

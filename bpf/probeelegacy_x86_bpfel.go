@@ -376,6 +376,7 @@ const (
 	probeeLegacyVarMeasureMode            = "measure_mode"
 	probeeLegacyVarMinLatency             = "min_latency"
 	probeeLegacyVarSampleProbe            = "sample_probe"
+	probeeLegacyVarUnusedEnums            = "unused_enums"
 	probeeLegacyVarUnusedEvent            = "unused_event"
 	probeeLegacyVarUnusedHoldKey          = "unused_hold_key"
 	probeeLegacyVarUnusedLatStack         = "unused_lat_stack"
@@ -515,6 +516,7 @@ type probeeLegacyVariableSpecs struct {
 	MeasureMode        *ebpf.VariableSpec `ebpf:"measure_mode"`
 	MinLatency         *ebpf.VariableSpec `ebpf:"min_latency"`
 	SampleProbe        *ebpf.VariableSpec `ebpf:"sample_probe"`
+	UnusedEnums        *ebpf.VariableSpec `ebpf:"unused_enums"`
 	UnusedEvent        *ebpf.VariableSpec `ebpf:"unused_event"`
 	UnusedHoldKey      *ebpf.VariableSpec `ebpf:"unused_hold_key"`
 	UnusedLatStack     *ebpf.VariableSpec `ebpf:"unused_lat_stack"`
@@ -646,6 +648,7 @@ type probeeLegacyVariables struct {
 	MeasureMode        *ebpf.Variable `ebpf:"measure_mode"`
 	MinLatency         *ebpf.Variable `ebpf:"min_latency"`
 	SampleProbe        *ebpf.Variable `ebpf:"sample_probe"`
+	UnusedEnums        *ebpf.Variable `ebpf:"unused_enums"`
 	UnusedEvent        *ebpf.Variable `ebpf:"unused_event"`
 	UnusedHoldKey      *ebpf.Variable `ebpf:"unused_hold_key"`
 	UnusedLatStack     *ebpf.Variable `ebpf:"unused_lat_stack"`

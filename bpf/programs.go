@@ -29,8 +29,8 @@ type stepSlot struct {
 
 // recorders are the programs loaded on first use, by name.
 var recorders = map[string]stepSlot{
-	"probee_uprobe":       {"probee_step_uprobe", "steps_kprobe", 0}, // STEP_UPROBE
-	"probee_kprobe":       {"probee_step_kprobe", "steps_kprobe", 1}, // STEP_KPROBE
+	"probee_uprobe":       {"probee_step_uprobe", "steps_kprobe", uint32(probeeStepIndexSTEP_UPROBE)},
+	"probee_kprobe":       {"probee_step_kprobe", "steps_kprobe", uint32(probeeStepIndexSTEP_KPROBE)},
 	"probee_uprobe_multi": {"probee_step_uprobe_multi", "steps_multi", 0},
 	"probee_kprobe_multi": {"probee_step_kprobe_multi", "steps_kmulti", 0},
 	"probee_tracepoint":   {"probee_step_tracepoint", "steps_tp", 0},

@@ -86,7 +86,7 @@ type Session struct {
 }
 
 // MaxProbes is the number of probe ids a session can count.
-const MaxProbes = 1024
+const MaxProbes = int(probeeLimitMAX_PROBES)
 
 // ErrPermission means the caller lacks the capabilities to load BPF.
 var ErrPermission = errors.New("needs root (CAP_BPF, CAP_PERFMON and CAP_SYS_ADMIN) to load BPF programs: run probee as root or with sudo")
@@ -172,7 +172,7 @@ func configure(spec *ebpf.CollectionSpec, opts Options) error {
 		}
 	}
 	if opts.DWARF {
-		vars["unwind_mode"] = 1
+		vars["unwind_mode"] = uint32(probeeUnwindStrategyUNWIND_DWARF)
 	}
 	if opts.NoTailCalls {
 		vars["use_tail_calls"] = 0
@@ -249,10 +249,10 @@ func HaveBPFLoop() bool { return haveLoop() }
 
 // Depths of the DWARF walk (frames).
 const (
-	MaxUserStack     = 256 // MAX_USTACK in probee.h
-	StepFrames       = 8   // STEP_FRAMES: frames per tail-called step program
-	MaxTailCalls     = 32  // MAX_TAIL_CALLS
-	InlineLoopFrames = 24  // INLINE_FRAMES: the inline path without bpf_loop
+	MaxUserStack     = int(probeeLimitMAX_USTACK)
+	StepFrames       = int(probeeWalkDepthSTEP_FRAMES) // frames per tail-called step program
+	MaxTailCalls     = int(probeeWalkDepthMAX_TAIL_CALLS)
+	InlineLoopFrames = int(probeeWalkDepthINLINE_FRAMES) // the inline path without bpf_loop
 )
 
 // InlineDepth is how deep the inline (no tail call) DWARF path walks here.
@@ -303,8 +303,7 @@ func (s *Session) attachTracing(prog string) (link.Link, error) {
 
 // AddPID adds a tgid to the in-kernel filter (with Options.FilterPIDs).
 func (s *Session) AddPID(pid int) error {
-	one := uint8(1)
-	if err := s.objs.Pids.Put(uint32(pid), one); err != nil {
+	if err := s.objs.Pids.Put(uint32(pid), uint8(probeePidFlagPID_TRACED)); err != nil {
 		return fmt.Errorf("add pid %d to the filter: %w", pid, err)
 	}
 	return nil

@@ -14,7 +14,7 @@ import (
 // The table storage (unwind_shards in unwind_state.h): one u32 space, in shards
 // created as tables need them; see doc.go.
 const (
-	shardShift = 16 // SHARD_SHIFT in unwind_state.h
+	shardShift = int(probeeLimitSHARD_SHIFT)
 	shardU32s  = 1 << shardShift
 	// ShardBytes is the kernel memory of one storage shard: what the
 	// storage holds beyond the tables' own bytes is less than one shard.
@@ -24,8 +24,8 @@ const (
 	DefaultTableBudget = 256 << 20
 	// MaxTableBudget is the most the u32 element offsets address.
 	MaxTableBudget = 16 << 30
-	maxRules       = 1 << 14
-	maxMappings    = 256 // MAX_MAPPINGS in probee.h
+	maxRules       = int(probeeLimitMAX_RULES)    // unwind_rules' size
+	maxMappings    = int(probeeLimitMAX_MAPPINGS) // per process
 )
 
 // tableLoc is where one binary's table lives in the table storage.
@@ -114,7 +114,7 @@ func (s *Session) SetProcessModules(pid int, mods []unwind.Module) error {
 // that no walk keeps what it found before.
 func (s *Session) listWritten() error {
 	s.tables.listsWritten++
-	if err := s.objs.MapsGen.Put(uint32(0), s.tables.listsWritten); err != nil {
+	if err := s.objs.MapsGen.Put(uint32(probeeMapsGenIndexMAPS_GEN_USER), s.tables.listsWritten); err != nil {
 		return fmt.Errorf("count the mapping lists written: %w", err)
 	}
 	return nil

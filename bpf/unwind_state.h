@@ -4,9 +4,8 @@
 #ifndef PROBEE_UNWIND_STATE_H
 #define PROBEE_UNWIND_STATE_H
 
-#define STEP_FRAMES 8    // frames per tail-called step program
-#define MAX_TAIL_CALLS 32 // the kernel allows 33 (32 before 5.17)
-#define INLINE_FRAMES 24 // the no-bpf_loop inline path (verifier-bound)
+// STEP_FRAMES, MAX_TAIL_CALLS, INLINE_FRAMES, SHARD_SHIFT, enum
+// unwind_strategy, enum step_index and enum maps_gen_index are in probee.h.
 
 // Per-CPU state slots, one per context kind.
 enum unwind_slot {
@@ -17,12 +16,6 @@ enum unwind_slot {
 	SLOT_PERF = 4,
 	SLOT_MAX = 5,
 };
-
-// Indexes in the kprobe-typed prog array (uprobe and kprobe programs share
-// it: both are BPF_PROG_TYPE_KPROBE with no expected attach type).
-enum { STEP_UPROBE = 0, STEP_KPROBE = 1 };
-
-enum unwind_mode { UNWIND_FP = 0, UNWIND_DWARF = 1 };
 
 // Set by the loader before load (rodata).
 const volatile __u32 unwind_mode = UNWIND_FP;
@@ -126,7 +119,6 @@ struct {
 // MAPS_GEN_USER after each list it writes, the programs that delete one
 // (exec, exit) raise MAPS_GEN_BPF, atomically (two elements, so that
 // neither writer overwrites the other's count).
-enum { MAPS_GEN_USER = 0, MAPS_GEN_BPF = 1 };
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 2);
@@ -137,7 +129,7 @@ struct {
 // The GoStack of each Go binary loaded (MAPPING_GO mappings index it).
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 256);
+	__uint(max_entries, MAX_GO_STACKS);
 	__type(key, __u32);
 	__type(value, struct go_stack);
 } go_stacks SEC(".maps");
@@ -153,7 +145,6 @@ struct {
 // their size, and a shard is mmapable, its elements in order, which the
 // loader writes with one copy (libLLVM's 3.3 MB in ~1 ms) rather than a
 // batch update of its elements (89 ms).
-#define SHARD_SHIFT 16
 #define SHARD_U32S (1 << SHARD_SHIFT) // 256 KiB per shard
 #define CHUNK_SHIFT 4
 #define CHUNK_U32S (1 << CHUNK_SHIFT)
@@ -178,7 +169,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1 << 14);
+	__uint(max_entries, MAX_RULES);
 	__type(key, __u32);
 	__type(value, struct unwind_rule);
 } unwind_rules SEC(".maps");

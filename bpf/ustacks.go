@@ -23,8 +23,8 @@ type ustackClass struct {
 // ustackClasses are the depth classes, shortest first (the order of the
 // programs' added counters).
 var ustackClasses = [...]ustackClass{
-	{name: "ustacks_short", pcs: 48, prealloc: 1},
-	{name: "ustacks_mid", pcs: 112, prealloc: 2},
+	{name: "ustacks_short", pcs: int(probeeLimitUSTACK_SHORT_PCS), prealloc: 1},
+	{name: "ustacks_mid", pcs: int(probeeLimitUSTACK_MID_PCS), prealloc: 2},
 	{name: "ustacks", pcs: MaxUserStack, prealloc: 4},
 }
 

@@ -6,7 +6,8 @@ import (
 	"strings"
 )
 
-// HistBuckets is the number of buckets of a Histogram.
+// HistBuckets is the number of buckets of a Histogram: HIST_BUCKETS in
+// bpf/probee.h, which bpf's TestSharedConstants compares.
 const HistBuckets = 64
 
 // Histogram is a log2 histogram as the kernel keeps it: bucket i counts

@@ -243,4 +243,4 @@ func (f *finisher) finish(d bpf.DeferredStack, im imageModules) {
 }
 
 // maxStackFrames is the kernel's user stack depth (MAX_USTACK).
-const maxStackFrames = 256
+const maxStackFrames = bpf.MaxUserStack

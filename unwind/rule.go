@@ -5,7 +5,9 @@ import (
 	"math"
 )
 
-// CFAType says how to compute the canonical frame address (the caller's rsp).
+// CFAType says how to compute the canonical frame address (the caller's
+// rsp): enum cfa_type in bpf/probee.h, which bpf's TestUnwindRuleKinds
+// compares with these constants.
 type CFAType uint8
 
 const (
@@ -64,7 +66,8 @@ const (
 	RDI = 5
 )
 
-// RBPType says how to recover the caller's rbp.
+// RBPType says how to recover the caller's rbp (enum rbp_type in
+// bpf/probee.h, compared as CFAType is).
 type RBPType uint8
 
 const (

@@ -108,8 +108,9 @@ type unwinder struct {
 }
 
 // MaxStackSwitches is how often a frame-pointer walk may step down to
-// another stack (bpf/fpstack.h's MAX_STACK_SWITCHES: Go's g0 stack leads
-// back to the goroutine's, below it); a loop still turns down once per turn.
+// another stack (MAX_STACK_SWITCHES in bpf/probee.h, which the bpf
+// package's TestSharedConstants compares: Go's g0 stack leads back to the
+// goroutine's, below it); a loop still turns down once per turn.
 const MaxStackSwitches = 2
 
 // step moves regs to the caller's frame; done reports the end of the walk.
