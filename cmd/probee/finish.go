@@ -49,9 +49,9 @@ func (t *tracer) finish(stdout io.Writer) error {
 // profile symbolizes snap's counts into a Profile, after the samples of
 // the processes merged during the run (fold.go). It symbolizes every
 // count's stacks first, and drops them (stacks): at the end of a run the
-// counts are the last reference to the tree of pcs (285 MB for 2M
-// distinct stacks), which the collector then takes back while the
-// samples are made.
+// counts are the last reference to the tree of pcs (144 MB for 2M
+// distinct stacks), which is handed back before the samples are made.
+// The profile's tree of frames is frozen once made (read from then on).
 func (t *tracer) profile(snap *bpf.Snapshot) *output.Profile {
 	prof := &output.Profile{Kind: output.KindHits, Drops: map[string]uint64{}}
 	if t.cfg.sample && len(t.cfg.probes) == 0 {
