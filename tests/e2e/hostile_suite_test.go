@@ -134,6 +134,9 @@ func hostileProbee(t *testing.T, args ...string) hostileRun {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, probee, full...)
 	isolateMounts(cmd)
+	// A command a dying probee left stopped holds the output pipes open:
+	// stop reading them soon after probee exits, rather than hang.
+	cmd.WaitDelay = 5 * time.Second
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()
