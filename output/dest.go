@@ -5,9 +5,13 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/user"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // destKind is what an -o destination receives.
@@ -46,7 +50,9 @@ const extHelp = "use .folded, .collapsed, .svg, .pb.gz or a directory ending in 
 // (case-insensitive). None may repeat, none may be a symbolic link (a
 // link another user planted would have probee write where they chose),
 // and each must be writable: its directory, or for a directory to be
-// created its nearest existing ancestor, takes a new file. That directory
+// created its nearest existing ancestor, takes a new file. An existing
+// destination directory must be owned by root or the effective uid and,
+// when world-writable, be sticky (checkExistingDir). That directory
 // is held open to the end of the run. Nothing is created (a probe file is
 // created and removed). The error names the -o argument and the fix.
 func Plan(args []string) (*Dests, error) {
@@ -174,11 +180,47 @@ func (d *dest) open() error {
 		return err
 	}
 	d.dir = dir
-	if err := d.checkWritable(); err != nil {
+	err = d.checkExistingDir()
+	if err == nil {
+		err = d.checkWritable()
+	}
+	if err != nil {
 		dir.close()
 		return err
 	}
 	return nil
+}
+
+// checkExistingDir refuses an existing destination directory that another
+// user could change under probee: one owned by neither root nor probee's
+// effective uid (whoever planted /tmp/out could swap probee's files
+// there), or one anyone may write in without the sticky bit.
+func (d *dest) checkExistingDir() error {
+	if d.kind != destDir || len(d.mkdirs) > 0 {
+		return nil // a file goes into the directory named with it; a new directory is probee's
+	}
+	uid, mode, err := d.dir.stat()
+	if err != nil {
+		return fmt.Errorf("-o %s: %w", d.arg, err)
+	}
+	if uid != 0 && int(uid) != os.Geteuid() {
+		return fmt.Errorf("-o %s: the directory %s is owned by %s, not by root or by probee's user: "+
+			"its owner could swap probee's files there; choose another path or remove it", d.arg, d.path, userName(uid))
+	}
+	if mode&(unix.S_IWOTH|unix.S_ISVTX) == unix.S_IWOTH {
+		return fmt.Errorf("-o %s: the directory %s is world-writable without the sticky bit (mode %04o): "+
+			"any user could swap probee's files there; choose another path or remove it", d.arg, d.path, mode)
+	}
+	return nil
+}
+
+// userName is "uid N (NAME)", or "uid N" when N has no name.
+func userName(uid uint32) string {
+	s := strconv.FormatUint(uint64(uid), 10)
+	if u, err := user.LookupId(s); err == nil {
+		return "uid " + s + " (" + u.Username + ")"
+	}
+	return "uid " + s
 }
 
 // openDir opens the directory a file goes into, or a destination

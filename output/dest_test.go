@@ -160,3 +160,59 @@ func TestPlanPlantedParent(t *testing.T) {
 		}
 	}
 }
+
+// An existing destination directory that another user owns, or that any
+// user may write in without the sticky bit, is refused: they could swap
+// probee's files there (issue 44, requirement 5). A file goes into the
+// directory named with it, and a new directory is probee's own.
+func TestPlanExistingDirOwner(t *testing.T) {
+	const nobody, mine = 65534, -1
+	tests := []struct {
+		name  string
+		owner int         // uid, or mine (the effective uid)
+		mode  os.FileMode // of the existing directory
+		dest  string      // under it: "" for the directory itself
+		want  string      // substring of the error, "" for none
+	}{
+		{"nobody's", nobody, 0o777, "", "the directory DIR is owned by uid 65534 (nobody), not by root or by probee's user: " +
+			"its owner could swap probee's files there; choose another path or remove it"},
+		{"nobody's private", nobody, 0o755, "", "is owned by uid 65534"},
+		{"nobody's sticky", nobody, os.ModeSticky | 0o777, "", "is owned by uid 65534"},
+		{"nobody's, a file in it", nobody, 0o777, "y.svg", ""},
+		{"nobody's, a new directory in it", nobody, 0o777, "new/", ""},
+		{"world-writable", mine, 0o777, "", "the directory DIR is world-writable without the sticky bit (mode 0777): " +
+			"any user could swap probee's files there; choose another path or remove it"},
+		{"group and world-writable", mine, 0o773, "", "without the sticky bit (mode 0773)"},
+		{"world-writable and sticky", mine, os.ModeSticky | 0o777, "", ""},
+		{"mine", mine, 0o755, "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.owner != mine && os.Geteuid() != 0 {
+				t.Skip("needs root to give a directory to uid 65534")
+			}
+			dir := filepath.Join(t.TempDir(), "out")
+			if err := os.Mkdir(dir, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chmod(dir, tt.mode); err != nil {
+				t.Fatal(err)
+			}
+			if tt.owner != mine {
+				if err := os.Chown(dir, tt.owner, tt.owner); err != nil {
+					t.Fatal(err)
+				}
+			}
+			arg := dir + "/" + tt.dest
+			ds, err := Plan([]string{arg})
+			ds.Close()
+			want := strings.ReplaceAll(tt.want, "DIR", dir)
+			if tt.want == "" && err != nil || tt.want != "" && (err == nil || !strings.Contains(err.Error(), want)) {
+				t.Errorf("Plan(%s): %v, want %q", arg, err, want)
+			}
+			if err != nil && !strings.HasPrefix(err.Error(), "-o "+arg+": ") {
+				t.Errorf("error %q does not start with the -o argument", err)
+			}
+		})
+	}
+}

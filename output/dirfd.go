@@ -71,13 +71,13 @@ func (d *dirFD) rmdir(name string) error { return unix.Unlinkat(d.fd, name, unix
 // mkdir creates the directory name in d, 0755 (never world-writable).
 func (d *dirFD) mkdir(name string) error { return unix.Mkdirat(d.fd, name, 0o755) }
 
-// owner is the uid owning the directory.
-func (d *dirFD) owner() (uint32, error) {
+// stat is the directory's owner and mode bits (permissions, sticky).
+func (d *dirFD) stat() (uid, mode uint32, err error) {
 	var st unix.Stat_t
 	if err := unix.Fstat(d.fd, &st); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	return st.Uid, nil
+	return st.Uid, st.Mode &^ unix.S_IFMT, nil
 }
 
 func (d *dirFD) join(name string) string {

@@ -156,7 +156,7 @@ func (tx *txn) mkdirs() (*dirFD, error) {
 // checkOwner refuses a directory that another user made while probee
 // ran, where probee was to create it.
 func (tx *txn) checkOwner(dir *dirFD) error {
-	uid, err := dir.owner()
+	uid, _, err := dir.stat()
 	if err != nil {
 		return tx.errorf(dir.path, err)
 	}

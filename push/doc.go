@@ -7,7 +7,8 @@
 //     Delta turns successive cumulative profiles into the counts that are
 //     new since the last one, so each interval is pushed once.
 //   - Pusher: one pprof per probe and interval (written by
-//     output.WritePprof; there is no second encoder), a bounded queue, a
+//     output.WritePprof; there is no second encoder), a queue bounded in
+//     profiles and in encoded bytes (oldest dropped first), a
 //     sender that retries with exponential backoff, counts of what was sent,
 //     retried and dropped (profiles and the events in them, per probe), and
 //     Close, which flushes what waits within a timeout.

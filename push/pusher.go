@@ -12,11 +12,14 @@ import (
 
 // Config configures a Pusher.
 type Config struct {
-	Target  Target
-	Labels  []Label // on every series: service_name, hostname, --label pairs
-	Queue   int     // profiles that may wait while one is being sent (at least 1)
-	Backoff Backoff
-	Client  *http.Client // nil: one with a 10s timeout per request
+	Target Target
+	Labels []Label // on every series: service_name, hostname, --label pairs
+	Queue  int     // profiles that may wait while one is being sent (at least 1)
+	// QueueBytes bounds the encoded size of the profiles waiting together
+	// (0: DefaultQueueBytes); the newest one waits even when it is larger.
+	QueueBytes int64
+	Backoff    Backoff
+	Client     *http.Client // nil: one with a 10s timeout per request
 	// Logf reports the backend going down and coming back (nil: silent).
 	Logf func(format string, args ...any)
 	// after waits between attempts (nil: time.After); tests record the waits.
@@ -26,6 +29,11 @@ type Config struct {
 // Backoff is the wait between attempts: Initial, doubled after every failed
 // attempt up to Max; a success starts again at Initial.
 type Backoff struct{ Initial, Max time.Duration }
+
+// DefaultQueueBytes is the default bound of the waiting profiles' encoded
+// size: a system-wide run's profile of an interval can take megabytes, and
+// a count of profiles alone would let a down backend cost gigabytes.
+const DefaultQueueBytes = 64 << 20
 
 // DefaultBackoff waits 250ms, 500ms, 1s, ... 8s between attempts.
 var DefaultBackoff = Backoff{Initial: 250 * time.Millisecond, Max: 8 * time.Second}
@@ -39,9 +47,11 @@ type item struct {
 }
 
 // Pusher sends interval profiles to a backend from its own goroutine. Push
-// never blocks on the network: when the queue is full the oldest waiting
-// profile is dropped (and counted), so memory stays bounded while the
-// backend is down and the newest data wins. The profile being sent is not
+// never blocks on the network: when the queue holds Queue profiles, or the
+// next one would take the waiting profiles past QueueBytes, the oldest
+// waiting ones are dropped (and counted), so memory stays bounded while
+// the backend is down (QueueBytes, or the newest profile when it alone is
+// larger, plus the one being sent) and the newest data wins. The profile being sent is not
 // in the queue: it is retried, with backoff, until it is delivered,
 // rejected, or Close's timeout runs out.
 type Pusher struct {
@@ -57,6 +67,7 @@ type Pusher struct {
 	mu      sync.Mutex
 	wake    chan struct{} // a token when the queue gets an item or closes
 	queue   []*item
+	queued  int64 // bytes of the bodies in queue
 	closing bool
 	stats   Stats
 	failing bool // the last attempt failed
@@ -66,6 +77,9 @@ type Pusher struct {
 func New(cfg Config) (*Pusher, error) {
 	if cfg.Queue < 1 {
 		return nil, errors.New("push queue: want at least 1 profile")
+	}
+	if cfg.QueueBytes <= 0 {
+		cfg.QueueBytes = DefaultQueueBytes
 	}
 	if cfg.Backoff.Initial <= 0 || cfg.Backoff.Max < cfg.Backoff.Initial {
 		cfg.Backoff = DefaultBackoff
@@ -103,14 +117,31 @@ func (p *Pusher) Push(cum *output.Profile, start, end time.Time) {
 	}
 }
 
-// enqueue adds it, dropping the oldest waiting profile when full. Call with mu held.
+// enqueue adds it, dropping the oldest waiting profiles while the queue is
+// full or would be past its bytes with it. Call with mu held.
 func (p *Pusher) enqueue(it *item) {
-	if len(p.queue) >= p.cfg.Queue {
-		p.stats.drop(p.queue[0], DropQueueFull)
-		p.queue = p.queue[1:]
+	for len(p.queue) > 0 {
+		reason := DropQueueFull
+		if len(p.queue) < p.cfg.Queue {
+			if p.queued+int64(len(it.body)) <= p.cfg.QueueBytes {
+				break
+			}
+			reason = DropQueueBytes
+		}
+		p.stats.drop(p.pop(), reason)
 	}
 	p.queue = append(p.queue, it)
+	p.queued += int64(len(it.body))
 	p.signal()
+}
+
+// pop takes the oldest waiting profile. Call with mu held, the queue not empty.
+func (p *Pusher) pop() *item {
+	it := p.queue[0]
+	p.queue[0] = nil // let its body go
+	p.queue = p.queue[1:]
+	p.queued -= int64(len(it.body))
+	return it
 }
 
 func (p *Pusher) signal() {
@@ -143,6 +174,6 @@ func (p *Pusher) Close(timeout time.Duration) Stats {
 	for _, it := range p.queue {
 		p.stats.drop(it, DropUnsent)
 	}
-	p.queue = nil
+	p.queue, p.queued = nil, 0
 	return p.stats.clone()
 }

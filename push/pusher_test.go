@@ -1,6 +1,8 @@
 package push
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"slices"
 	"testing"
@@ -247,5 +249,74 @@ func TestPushCloseFlushes(t *testing.T) {
 func TestNewRejectsEmptyQueue(t *testing.T) {
 	if _, err := New(Config{Queue: 0}); err == nil {
 		t.Error("queue 0 accepted")
+	}
+}
+
+// newSilent is a backend that takes requests and never answers, as a
+// server that hangs while a system-wide run pushes every interval.
+func newSilent(t *testing.T) *fakeBackend {
+	f := &fakeBackend{t: t, backend: Pyroscope}
+	gone := make(chan struct{})
+	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		f.attempts = append(f.attempts, time.Now())
+		f.mu.Unlock()
+		select {
+		case <-r.Context().Done():
+		case <-gone:
+		}
+	}))
+	t.Cleanup(func() { close(gone); f.srv.Close() })
+	return f
+}
+
+// While the backend never answers, the profiles waiting take at most
+// QueueBytes (the newest alone when it is larger): the oldest are dropped
+// past it, counted as DropQueueBytes, whatever Queue allows.
+func TestPushQueueBytes(t *testing.T) {
+	one, err := encode(hits(sample("a", 1, 5, "main", "f")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := int64(len(one.body)) // each interval's profile: one stack, within a few bytes
+	for _, tc := range []struct {
+		name    string
+		bytes   int64
+		waiting int // of the 9 pushed after the one being sent
+	}{
+		{"3.5 profiles", size*7/2 + 1, 3},
+		{"half a profile: the newest waits", size / 2, 1},
+		{"default", 0, 9},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newSilent(t)
+			p := newPusher(t, f, 100, func(c *Config) { c.QueueBytes = tc.bytes })
+			cum, _ := pushN(p, 1, 0) // being sent, never answered
+			waitFor(t, func() bool { return len(f.attemptTimes()) > 0 })
+			pushN(p, 9, cum) // 1..9 new hits
+			p.mu.Lock()
+			var waiting, bytes, events int64
+			for _, it := range p.queue {
+				waiting, bytes, events = waiting+1, bytes+int64(len(it.body)), events+int64(it.events)
+			}
+			queued, limit := p.queued, p.cfg.QueueBytes
+			dropped := p.stats.probe("a").Dropped[DropQueueBytes]
+			p.mu.Unlock()
+			if queued != bytes || waiting > 1 && bytes > limit {
+				t.Errorf("%d profiles wait, %d bytes (counted %d); want at most %d bytes", waiting, bytes, queued, limit)
+			}
+			wantDropped := 9 - tc.waiting
+			// the newest wait: 9, 8, ... new hits; the oldest were dropped
+			wantEvents := (9*10 - (9-tc.waiting)*(10-tc.waiting)) / 2
+			if waiting != int64(tc.waiting) || events != int64(wantEvents) || dropped.Profiles != wantDropped ||
+				dropped.Events != uint64((9-tc.waiting)*(10-tc.waiting)/2) {
+				t.Errorf("%d profiles wait (%d hits), %+v dropped; want the newest %d (%d hits) and %d dropped",
+					waiting, events, dropped, tc.waiting, wantEvents, wantDropped)
+			}
+			st := p.Close(50 * time.Millisecond)
+			if d := st.Probes["a"].Dropped; d[DropQueueBytes] != dropped || d[DropUnsent].Profiles != 1+tc.waiting || st.Sent().Profiles != 0 {
+				t.Errorf("after Close: %+v, want %d unsent", d, 1+tc.waiting)
+			}
+		})
 	}
 }

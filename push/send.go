@@ -2,6 +2,8 @@ package push
 
 import (
 	"errors"
+
+	"github.com/probee/probee/internal/safeelf"
 )
 
 // run sends queued profiles one at a time until Close.
@@ -26,8 +28,7 @@ func (p *Pusher) next() *item {
 			return nil
 		}
 		if len(p.queue) > 0 {
-			it := p.queue[0]
-			p.queue = p.queue[1:]
+			it := p.pop()
 			p.mu.Unlock()
 			return it
 		}
@@ -86,7 +87,7 @@ func (p *Pusher) settle(it *item, err error) bool {
 	}
 	p.stats.Retries++
 	if !p.failing {
-		p.logf("push: %v (retrying, up to every %v; new profiles wait in a queue of %d)", err, p.cfg.Backoff.Max, p.cfg.Queue)
+		p.logf("push: %v (retrying, up to every %v; new profiles wait in a queue of %d, %s)", err, p.cfg.Backoff.Max, p.cfg.Queue, safeelf.Size(uint64(p.cfg.QueueBytes)))
 	}
 	p.failing = true
 	return false

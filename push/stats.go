@@ -7,10 +7,11 @@ import (
 
 // Reasons a profile was dropped.
 const (
-	DropQueueFull = "queue full"                  // the oldest waiting profile made room for a new one
-	DropRejected  = "rejected by the backend"     // a 4xx answer other than 429: retrying cannot help
-	DropUnsent    = "not sent before the timeout" // still waiting when Close's flush timeout ran out
-	DropEncode    = "could not be encoded"
+	DropQueueFull  = "queue full"                   // the oldest waiting profile made room for a new one
+	DropQueueBytes = "queue over its size in bytes" // the oldest waiting profiles made room in bytes for a new one
+	DropRejected   = "rejected by the backend"      // a 4xx answer other than 429: retrying cannot help
+	DropUnsent     = "not sent before the timeout"  // still waiting when Close's flush timeout ran out
+	DropEncode     = "could not be encoded"
 )
 
 // Tally is a number of profiles and the events they hold: hits, samples,

@@ -97,6 +97,9 @@ Fleet (push per-probe delta profiles to a profiling server while tracing):
   --push-interval D   one profile per probe every D, and at the end (default 15s)
   --push-queue N      profiles that wait while the server is down or slow (default 64);
                       past N the oldest is dropped, counted and reported
+  --push-queue-bytes SIZE
+                      bound of their encoded size (default 64M): past it the oldest
+                      are dropped, counted and reported
   --push-flush-timeout D
                       at the end, how long to keep sending what waits (default 10s)
   --service-name NAME label service_name (default: CMD's name, else the host name)

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/probee/probee/internal/safeelf"
 	"github.com/probee/probee/output"
 	"github.com/probee/probee/push"
 )
@@ -25,14 +26,14 @@ func (t *tracer) startPush() error {
 	labels := append([]push.Label{{Name: push.LabelService, Value: t.serviceName(host)},
 		{Name: push.LabelHost, Value: host}}, pa.labels...)
 	p, err := push.New(push.Config{Target: pa.target, Labels: labels, Queue: pa.queue,
-		Backoff: push.DefaultBackoff, Logf: t.status.warnf})
+		QueueBytes: int64(pa.queueBytes), Backoff: push.DefaultBackoff, Logf: t.status.warnf})
 	if err != nil {
 		return err
 	}
 	t.sym.SetInline(!t.cfg.noInline)
 	t.push = &pushState{p: p, last: time.Now()}
-	t.status.infof("pushing to %s %s every %v (queue %d profiles), service_name %s",
-		pa.target.Backend, pa.target.URL.Redacted(), pa.interval, pa.queue, labels[0].Value)
+	t.status.infof("pushing to %s %s every %v (queue %d profiles, %s), service_name %s",
+		pa.target.Backend, pa.target.URL.Redacted(), pa.interval, pa.queue, safeelf.Size(pa.queueBytes), labels[0].Value)
 	return nil
 }
 
@@ -110,7 +111,7 @@ func (t *tracer) reportPush(st push.Stats) {
 	t.status.infof("push: %s sent (%d %s), %d retries", plural(sent.Profiles, "profile"), sent.Events, unit, st.Retries)
 	for _, label := range st.ProbeLabels() {
 		ps := st.Probes[label]
-		for _, reason := range []string{push.DropQueueFull, push.DropRejected, push.DropUnsent, push.DropEncode} {
+		for _, reason := range []string{push.DropQueueFull, push.DropQueueBytes, push.DropRejected, push.DropUnsent, push.DropEncode} {
 			if d := ps.Dropped[reason]; d.Profiles > 0 {
 				t.status.warnf("push: dropped %s of %s (%d %s): %s", plural(d.Profiles, "profile"), label, d.Events, unit, reason)
 			}

@@ -22,6 +22,7 @@ type pushArgs struct {
 	url, backend  string
 	interval      time.Duration // --push-interval (default 15s)
 	queue         int           // --push-queue: profiles that may wait (default 64)
+	queueBytes    uint64        // --push-queue-bytes: their encoded size (default 64 MiB)
 	flushTimeout  time.Duration // --push-flush-timeout: the final flush's bound (default 10s)
 	basicAuth     string
 	token, tenant string
@@ -33,6 +34,7 @@ type pushArgs struct {
 
 func addPushFlags(fs *flag.FlagSet, pa *pushArgs) {
 	pa.interval, pa.queue, pa.flushTimeout = 15*time.Second, 64, 10*time.Second
+	pa.queueBytes = push.DefaultQueueBytes
 	str := func(name string, dst *string) {
 		fs.Func(name, "", func(s string) error { pa.given = append(pa.given, "--"+name); *dst = s; return nil })
 	}
@@ -66,6 +68,12 @@ func addPushFlags(fs *flag.FlagSet, pa *pushArgs) {
 		}
 		pa.queue = n
 		return nil
+	})
+	fs.Func("push-queue-bytes", "", func(s string) error {
+		pa.given = append(pa.given, "--push-queue-bytes")
+		n, err := parseByteSize(s, 1<<40)
+		pa.queueBytes = n
+		return err
 	})
 	fs.Func("label", "", func(s string) error {
 		pa.given = append(pa.given, "--label")

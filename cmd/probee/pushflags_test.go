@@ -30,6 +30,9 @@ func TestPushUsageErrors(t *testing.T) {
 		{[]string{"--push", "pyroscope://h", "--push-interval", "soon"}, `invalid value "soon" for --push-interval`},
 		{[]string{"--push", "pyroscope://h", "--push-queue", "0"}, `invalid value "0" for --push-queue: want a number of profiles, at least 1`},
 		{[]string{"--push", "pyroscope://h", "--push-queue", "x"}, `invalid value "x" for --push-queue`},
+		{[]string{"--push", "pyroscope://h", "--push-queue-bytes", "0"}, `invalid value "0" for --push-queue-bytes: want a size such as 512M`},
+		{[]string{"--push", "pyroscope://h", "--push-queue-bytes", "2048G"}, `invalid value "2048G" for --push-queue-bytes: more than 1024G`},
+		{[]string{"--push-queue-bytes", "8M"}, "--push-queue-bytes needs --push URL"},
 		{[]string{"--push", "pyroscope://h", "--push-flush-timeout", "0s"}, "--push-flush-timeout 0s: want a positive duration"},
 		{[]string{"--push", "pyroscope://h", "--interval", "0"}, "--push needs periodic drains"},
 		{[]string{"--push", "pyroscope://h", "--service-name", ""}, "--service-name: want a non-empty name"},
@@ -65,13 +68,14 @@ func TestPushArgs(t *testing.T) {
 		labels   int
 		interval time.Duration
 		queue    int
+		bytes    uint64 // --push-queue-bytes
 	}{
-		{[]string{"--push", "pyroscope://127.0.0.1:4040"}, nil, push.Pyroscope, "http://127.0.0.1:4040", push.Auth{}, "", 0, 15 * time.Second, 64},
-		{[]string{"--push", "https://h/x/", "--push-backend", "parca", "--push-interval", "1s", "--push-queue", "1", "--label", "a=1", "--label", "b=2"},
-			nil, push.Parca, "https://h/x", push.Auth{}, "", 2, time.Second, 1},
-		{[]string{"--push", "parca://h"}, map[string]string{envToken: "tok", envTenant: "org"}, push.Parca, "http://h", push.Auth{Token: "tok"}, "org", 0, 15 * time.Second, 64},
-		{[]string{"--push", "parca://h", "--push-tenant", "mine"}, map[string]string{envBasicAuth: "u:p:w", envTenant: "org"}, push.Parca, "http://h", push.Auth{User: "u", Password: "p:w"}, "mine", 0, 15 * time.Second, 64},
-		{[]string{"--push", "parca://h", "--push-basic-auth", "a:b"}, map[string]string{envBasicAuth: "u:p"}, push.Parca, "http://h", push.Auth{User: "a", Password: "b"}, "", 0, 15 * time.Second, 64},
+		{[]string{"--push", "pyroscope://127.0.0.1:4040"}, nil, push.Pyroscope, "http://127.0.0.1:4040", push.Auth{}, "", 0, 15 * time.Second, 64, 64 << 20},
+		{[]string{"--push", "https://h/x/", "--push-backend", "parca", "--push-interval", "1s", "--push-queue", "1", "--push-queue-bytes", "8M", "--label", "a=1", "--label", "b=2"},
+			nil, push.Parca, "https://h/x", push.Auth{}, "", 2, time.Second, 1, 8 << 20},
+		{[]string{"--push", "parca://h"}, map[string]string{envToken: "tok", envTenant: "org"}, push.Parca, "http://h", push.Auth{Token: "tok"}, "org", 0, 15 * time.Second, 64, 64 << 20},
+		{[]string{"--push", "parca://h", "--push-tenant", "mine"}, map[string]string{envBasicAuth: "u:p:w", envTenant: "org"}, push.Parca, "http://h", push.Auth{User: "u", Password: "p:w"}, "mine", 0, 15 * time.Second, 64, 64 << 20},
+		{[]string{"--push", "parca://h", "--push-basic-auth", "a:b"}, map[string]string{envBasicAuth: "u:p"}, push.Parca, "http://h", push.Auth{User: "a", Password: "b"}, "", 0, 15 * time.Second, 64, 64 << 20},
 	} {
 		for _, k := range []string{envBasicAuth, envToken, envTenant} {
 			t.Setenv(k, c.env[k])
@@ -84,7 +88,7 @@ func TestPushArgs(t *testing.T) {
 		pa := cfg.push
 		tg := pa.target
 		if tg.Backend != c.backend || tg.URL.String() != c.url || tg.Auth != c.auth || tg.Tenant != c.tenant ||
-			len(pa.labels) != c.labels || pa.interval != c.interval || pa.queue != c.queue {
+			len(pa.labels) != c.labels || pa.interval != c.interval || pa.queue != c.queue || pa.queueBytes != c.bytes {
 			t.Errorf("%q: %+v %v, %+v", c.args, tg, tg.URL, pa)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/probee/probee/internal/testgate"
 	"github.com/probee/probee/tests/hostile"
@@ -39,6 +40,45 @@ func crafted(makers ...func(dir string) (string, error)) hostileCase {
 // Case 1: a 16 KB .so without section headers whose PT_LOAD claims 1 TiB
 // (was: fatal out-of-memory, exit 2, every output lost).
 func TestHostileHugeFilesz(t *testing.T) { runHostile(t, crafted(hostile.HugeFilesz)) }
+
+// Case 1 via LD_PRELOAD and as a traced command: nobody runs a dynamic
+// program (clock-nofp) with that .so preloaded (ld.so maps its 1 TiB),
+// sampled and probed system-wide, traced by -p, and run as -- CMD (was:
+// the same fatal out-of-memory, exit 2, every output lost).
+func TestHostileHugeFileszPreload(t *testing.T) {
+	prog := fixture(t, "clock-nofp")
+	runHostile(t, hostileCase{
+		setup: func(t *testing.T, dir string) []string {
+			so, err := hostile.HugeFileszPreload(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return []string{"env", "LD_PRELOAD=" + so, prog}
+		},
+		seconds: func(secs string) []string { return []string{secs} },
+		probe:   func([]string) string { return prog + ":c_read" },
+		started: func(t *testing.T, a *attacker) { waitMapped(t, a.pid, "/huge-filesz-preload.so") },
+		check: func(t *testing.T, mode string, r hostileRun, _ *attacker) {
+			if (mode == "pid" || mode == "cmd") && !anyStack(r.stacks, ";c_loop;") {
+				t.Errorf("no stack of clock-nofp's c_loop: the preloading process was not traced")
+			}
+		},
+	})
+}
+
+// waitMapped waits until process pid maps a file whose path ends in name.
+func waitMapped(t *testing.T, pid int, name string) {
+	t.Helper()
+	for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/maps", pid))
+		for _, line := range strings.Split(string(b), "\n") {
+			if strings.HasSuffix(line, name) {
+				return
+			}
+		}
+	}
+	t.Fatalf("process %d does not map %s after 5 s", pid, name)
+}
 
 // Case 2: a sparse 40 GiB /tmp/perf-PID.map of a process running code in
 // anonymous executable memory (was: fatal out-of-memory; 2 GiB took

@@ -138,6 +138,9 @@ func hostileProbee(t *testing.T, args ...string) hostileRun {
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGQUIT) }
 	cmd.WaitDelay = 5 * time.Second
 	isolateMounts(cmd)
+	// A command a dying probee left stopped holds the output pipes open:
+	// stop reading them soon after probee exits, rather than hang.
+	cmd.WaitDelay = 5 * time.Second
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()

@@ -101,6 +101,52 @@ func TestOutputLinkPlanted(t *testing.T) {
 	})
 }
 
+// Issue 44: an existing -o directory that another user made (nobody's
+// /tmp/out) or that any user may write in without the sticky bit is
+// refused before tracing (exit 2, nothing written there): its owner, or
+// anyone, could swap probee's files in it. Root's sticky one is written.
+func TestOutputDirPlanted(t *testing.T) {
+	testgate.Root(t)
+	chain := fixture(t, "chain-fp")
+	for _, tc := range []struct {
+		name  string
+		owner int
+		mode  os.FileMode
+		want  string // stderr's start after "probee: -o OUT/: ", "" for exit 0
+	}{
+		{"nobody's", 65534, 0o777, "the directory OUT is owned by uid 65534 (nobody), not by root or by probee's user: " +
+			"its owner could swap probee's files there; choose another path or remove it"},
+		{"world-writable", 0, 0o777, "the directory OUT is world-writable without the sticky bit (mode 0777): " +
+			"any user could swap probee's files there; choose another path or remove it"},
+		{"root's sticky", 0, os.ModeSticky | 0o777, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tmp, _ := sharedTmp(t)
+			out := filepath.Join(tmp, "out")
+			os.Mkdir(out, 0o700)
+			os.Chmod(out, tc.mode)
+			if err := os.Chown(out, tc.owner, tc.owner); err != nil {
+				t.Fatal(err)
+			}
+			r := run(t, "", "--uprobe", chain+":leaf", "-o", out+"/", "--", chain, "1")
+			entries, _ := os.ReadDir(out)
+			if tc.want == "" {
+				if r.code != 0 || len(entries) == 0 {
+					t.Errorf("exit %d, %d files in %s, stderr %q; want exit 0 and the outputs", r.code, len(entries), out, r.stderr)
+				}
+				return
+			}
+			want := "probee: -o " + out + "/: " + strings.ReplaceAll(tc.want, "OUT", out)
+			if r.code != 2 || !strings.HasPrefix(r.stderr, want) {
+				t.Errorf("exit %d, stderr %q; want exit 2 and %q", r.code, r.stderr, want)
+			}
+			if len(entries) != 0 {
+				t.Errorf("probee wrote into %s: %v", out, entries)
+			}
+		})
+	}
+}
+
 // fullShell mounts a tmpfs of 256 KiB at $1 in the private mount
 // namespace unshare(1) makes, puts an older a.svg there, fills it up and
 // runs probee (the rest of the arguments); then it prints probee's exit

@@ -20,18 +20,45 @@ const (
 // .eh_frame_hdr points to an .eh_frame inside it, so a reader that sizes
 // .eh_frame by the segment's end allocates 1 TiB (probee before the
 // budgets: fatal out-of-memory, exit 2, every output lost).
-func HugeFilesz(dir string) (string, error) {
+func HugeFilesz(dir string) (string, error) { return hugeFilesz(dir, "huge-filesz.so", false) }
+
+// HugeFileszPreload writes huge-filesz-preload.so: HugeFilesz's file with
+// a PT_DYNAMIC (an empty symbol and string table), which is all ld.so
+// needs to load it: LD_PRELOAD=huge-filesz-preload.so maps it (1 TiB of
+// address space) into any dynamic program (case 1 "via LD_PRELOAD and as
+// a traced command").
+func HugeFileszPreload(dir string) (string, error) {
+	return hugeFilesz(dir, "huge-filesz-preload.so", true)
+}
+
+// dynamicOff is where HugeFileszPreload keeps its dynamic section, then
+// its string table (dynamicOff+0x100) and symbol table (+0x200).
+const dynamicOff = 0x3000
+
+func hugeFilesz(dir, name string, dynamic bool) (string, error) {
 	hdr := []byte{1, 0x1b, 0xff, 0xff, 0, 0, 0, 0} // version, pcrel|sdata4, no table
 	le.PutUint32(hdr[4:], uint32(ehFrameOff-(ehFrameHdrOff+4)))
 	im := Image{MinSize: 16 << 10, Progs: []Prog{
 		{Type: elf.PT_LOAD, Flags: elf.PF_R | elf.PF_X, Filesz: 1 << 40, Memsz: 1 << 40},
 		{Type: elf.PT_GNU_EH_FRAME, Flags: elf.PF_R, Off: ehFrameHdrOff, Vaddr: ehFrameHdrOff, Filesz: uint64(len(hdr)), Memsz: uint64(len(hdr))},
 	}}
+	var dyn []byte
+	if dynamic {
+		for _, e := range [][2]uint64{
+			{uint64(elf.DT_STRTAB), dynamicOff + 0x100}, {uint64(elf.DT_SYMTAB), dynamicOff + 0x200},
+			{uint64(elf.DT_STRSZ), 1}, {uint64(elf.DT_SYMENT), 24}, {uint64(elf.DT_NULL), 0},
+		} {
+			dyn = le.AppendUint64(le.AppendUint64(dyn, e[0]), e[1])
+		}
+		im.Progs = append(im.Progs, Prog{Type: elf.PT_DYNAMIC, Flags: elf.PF_R, Off: dynamicOff, Vaddr: dynamicOff,
+			Filesz: uint64(len(dyn)), Memsz: uint64(len(dyn))})
+	}
 	b, size := im.Bytes()
 	b = append(b, make([]byte, size-int64(len(b)))...)
 	copy(b[ehFrameHdrOff:], hdr)
 	copy(b[ehFrameOff:], cie())
-	return writeFile(dir, "huge-filesz.so", b)
+	copy(b[dynamicOff:], dyn)
+	return writeFile(dir, name, b)
 }
 
 // Plain writes name: a small image with the stub named StubName and no

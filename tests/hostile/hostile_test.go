@@ -5,9 +5,12 @@ import (
 	"compress/zlib"
 	"debug/dwarf"
 	"debug/elf"
+	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -72,6 +75,33 @@ func TestHugeFilesz(t *testing.T) {
 		t.Errorf(".eh_frame_hdr %x points to %#x, want version 1, pcrel|sdata4, %#x", b, ptr, ehFrameOff)
 	}
 	checkStub(t, f, p, "")
+}
+
+// Case 1 via LD_PRELOAD: the same file with a PT_DYNAMIC, which ld.so
+// maps, all 1 TiB of it, into a dynamic program that then runs.
+func TestHugeFileszPreload(t *testing.T) {
+	p, err := HugeFileszPreload(t.TempDir())
+	f := open(t, p, err)
+	if size, _ := fileSize(t, p); size != 16<<10 || len(f.Sections) != 0 || len(f.Progs) != 3 ||
+		f.Progs[0].Filesz != 1<<40 || f.Progs[2].Type != elf.PT_DYNAMIC {
+		t.Fatalf("%d bytes, %d sections, program headers %+v", size, len(f.Sections), f.Progs)
+	}
+	cat, err := exec.LookPath("cat")
+	if err != nil {
+		t.Skip("no cat to preload it into")
+	}
+	cmd := exec.Command(cat, "/proc/self/maps")
+	cmd.Env = []string{"LD_PRELOAD=" + p}
+	out, err := cmd.CombinedOutput()
+	var lo, hi uint64
+	for _, line := range strings.Split(string(out), "\n") {
+		if strings.HasSuffix(line, " "+p) {
+			fmt.Sscanf(line, "%x-%x", &lo, &hi)
+		}
+	}
+	if err != nil || hi-lo < 1<<40 {
+		t.Errorf("LD_PRELOAD=%s cat /proc/self/maps: %v, mapped %#x bytes, want 1 TiB:\n%s", p, err, hi-lo, out)
+	}
 }
 
 func TestPlain(t *testing.T) {
