@@ -134,13 +134,12 @@ func hostileProbee(t *testing.T, args ...string) hostileRun {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, probee, full...)
 	// Past the bound, SIGQUIT: the Go runtime prints every goroutine's
-	// stack on stderr (logged below: where it hung), then SIGKILL.
+	// stack on stderr (logged below: where it hung); SIGKILL 5 s later.
+	// The same delay bounds the wait for the output pipes, which a
+	// command a dying probee left stopped would hold open.
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGQUIT) }
 	cmd.WaitDelay = 5 * time.Second
 	isolateMounts(cmd)
-	// A command a dying probee left stopped holds the output pipes open:
-	// stop reading them soon after probee exits, rather than hang.
-	cmd.WaitDelay = 5 * time.Second
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()
