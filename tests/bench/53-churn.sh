@@ -14,7 +14,8 @@
 # run to its exit, its peak resident set (GNU time) and the lines or map
 # entries it printed. Needs root and `make fixtures`. PROBEE picks the
 # probee binary (default: built from the tree); MERGE_GONE=1 runs it with
-# PROBEE_MERGE_GONE=1 (processes gone merged during the run). Quick run:
+# PROBEE_MERGE_GONE=1 (processes gone merged during the run). KEEP=FILE
+# copies probee's folded output to FILE. Quick run:
 # DURATION=3m tests/bench/53-churn.sh
 set -e
 cd "$(dirname "$0")/../.."
@@ -74,6 +75,7 @@ while [ "$t" -lt "$secs" ]; do
 done
 for n in $tools; do wait "$(cat "$tmp/$n.time.pid")" || { [ "$n" = bpftrace ] || { cat "$tmp/$n.err"; exit 1; }; }; done
 wait "$churn" || true
+[ -z "$KEEP" ] || cp "$tmp/probee.folded" "$KEEP"
 cat "$tmp/series"
 col=2
 for n in $tools; do
