@@ -98,6 +98,7 @@ type Symbolizer struct {
 
 	unknown procMaps    // the empty set: what AppendFrameRefs uses for a pid unknown and gone
 	objMemo *objectMemo // frames in ELF files (framememo.go), under mu
+	evicted evictions   // sweeps of the per-file caches (evict.go)
 	scratch []Frame     // AppendFrameRefs' buffer, under mu
 
 	heldPerfMaps atomic.Int32 // processes whose perf map is kept open (see jitMap)

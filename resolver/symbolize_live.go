@@ -97,7 +97,8 @@ const perfAnon = "//anon"
 // machines. alive reports whether a pid still runs. It returns how many
 // processes were forgotten. The perf maps of snapshotted processes that
 // exited get their last read and are closed: the files kept open are
-// those of running processes.
+// those of running processes. Every sweepEvery, it lets go of the
+// per-file caches of files no process it knows maps (evict.go).
 //
 // A process given the pid of one that produced an event (announced) is
 // never announced itself: the kernel announces a tgid once. Its counts,
@@ -132,6 +133,7 @@ func (s *Symbolizer) Prune(grace time.Duration, alive func(pid int) bool) int {
 		}
 		s.mu.Unlock()
 	}
+	s.maybeSweep(now)
 	return n
 }
 
