@@ -12,7 +12,8 @@ import (
 // and merged without their pids (output.Merged), so that a long run on a
 // machine starting processes all the time holds the processes that run,
 // not every one that ever hit a probe. Its frames are the final
-// profile's (one stackFrames). Off unless PROBEE_MERGE_GONE=1 (trace.go).
+// profile's (one stackFrames). On unless PROBEE_MERGE_GONE=0 or --push
+// (trace.go).
 type foldState struct {
 	sf     stackFrames
 	merged output.Merged

@@ -13,8 +13,9 @@
 # within 10% of its lowest), and for each the time from the end of the
 # run to its exit, its peak resident set (GNU time) and the lines or map
 # entries it printed. Needs root and `make fixtures`. PROBEE picks the
-# probee binary (default: built from the tree); MERGE_GONE=1 runs it with
-# PROBEE_MERGE_GONE=1 (processes gone merged during the run). KEEP=FILE
+# probee binary (default: built from the tree); MERGE_GONE=0 runs it with
+# PROBEE_MERGE_GONE=0 (processes gone kept to the end, not merged during
+# the run; MERGE_GONE=1 asks older binaries to merge them). KEEP=FILE
 # copies probee's folded output to FILE. Quick run:
 # DURATION=3m tests/bench/53-churn.sh
 set -e
@@ -46,7 +47,7 @@ start() {
 	/usr/bin/time -o "$tmp/$name.time" -f '%e %M' "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" &
 	echo $! >"$tmp/$name.time.pid"
 }
-start probee env ${MERGE_GONE:+PROBEE_MERGE_GONE=1} "$PROBEE" -q --sample -F 999 -d "${secs}s" -o "$tmp/probee.folded"
+start probee env ${MERGE_GONE:+PROBEE_MERGE_GONE=$MERGE_GONE} "$PROBEE" -q --sample -F 999 -d "${secs}s" -o "$tmp/probee.folded"
 tools=probee
 if [ -n "$PROBEE_OLD" ]; then
 	start old "$PROBEE_OLD" -q --sample -F 999 -d "${secs}s" -o "$tmp/old.folded"
