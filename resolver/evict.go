@@ -52,7 +52,8 @@ func (s *Symbolizer) maybeSweep(now time.Time) {
 // sweep lets go of the objects of files no known process maps: their
 // frames in the memo, their byFile entries, and (once unused at two
 // sweeps in a row: an object just read may not be in its set yet) the
-// Index's entries. It returns how many memo entries it dropped.
+// Index's entries; and of the frames of unknown pids. It returns how
+// many memo entries it dropped.
 func (s *Symbolizer) sweep() int {
 	s.mu.Lock()
 	keys := map[fileKey]bool{}
@@ -92,6 +93,12 @@ func (s *Symbolizer) sweep() int {
 				n++
 			}
 		}
+	}
+	// The frames of pids unknown and gone (bare addresses, as many as
+	// such processes ran) are kept until the next sweep.
+	if m := s.unknown.memo; m != nil {
+		n += len(m.frames)
+		s.unknown.memo = nil
 	}
 	ids := map[fileid.ID]bool{}
 	for o := range objs {

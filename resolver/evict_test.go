@@ -96,3 +96,22 @@ func TestIndexSweepSparesNewObjects(t *testing.T) {
 		t.Errorf("a file evicted came back as the same object or not at all")
 	}
 }
+
+// The frames of addresses of pids unknown and gone (kept by the memo of
+// the empty set) go at each sweep.
+func TestSweepDropsUnknownFrames(t *testing.T) {
+	s := NewSymbolizer(Scope{}, nil)
+	const gone = 1<<30 + 7 // no process has it, none had
+	first := s.AppendFrameRefs(nil, gone, "", []uint64{0x1234})
+	if again := s.AppendFrameRefs(nil, gone, "", []uint64{0x1234}); again[0] != first[0] {
+		t.Fatal("an unknown address was not kept until the sweep")
+	}
+	before := s.Evictions()
+	s.sweep()
+	if s.unknown.memo != nil || s.Evictions() == before {
+		t.Errorf("after a sweep: memo of unknown pids %v, Evictions %d (was %d)", s.unknown.memo != nil, s.Evictions(), before)
+	}
+	if after := s.AppendFrameRefs(nil, gone, "", []uint64{0x1234}); after[0] == first[0] || after[0].Addr != 0x1234 {
+		t.Errorf("after a sweep the unknown address gave %+v, the frame kept before or another address", *after[0])
+	}
+}
