@@ -25,8 +25,9 @@ type Index struct {
 
 	objs  fileid.Cache[*Object]
 	mu    sync.Mutex
-	held  int              // symbols of the objects read (read)
-	views map[view]*Object // objects reached at a path other than the one read
+	held  int                // symbols of the objects read (read)
+	views map[view]*Object   // objects reached at a path other than the one read
+	idle  map[fileid.ID]bool // objects no mapping used at the last sweep (evict.go)
 }
 
 // NewIndex returns an empty index that consults separate debug files under
@@ -54,7 +55,13 @@ func (ix *Index) load(path string, open func(string) (fileid.ID, *safefile.File,
 		return nil, err
 	}
 	defer src.Close()
-	o, err := ix.objs.Get(id, func() (*Object, error) { return ix.read(src) })
+	o, err := ix.objs.Get(id, func() (*Object, error) {
+		o, err := ix.read(src)
+		if o != nil {
+			o.id = id
+		}
+		return o, err
+	})
 	if err != nil || o.Path == path {
 		return o, err
 	}

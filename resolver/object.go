@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/probee/probee/internal/elfnote"
+	"github.com/probee/probee/internal/fileid"
 	"github.com/probee/probee/internal/safeelf"
 	"github.com/probee/probee/internal/safefile"
 )
@@ -46,6 +47,7 @@ type Object struct {
 	Unwinds   bool     // throws or passes on C++ exceptions or Rust panics (unwinds.go)
 	Funcs     []Symbol // sorted by Addr, then Name
 
+	id        fileid.ID // the Index's key (zero for objects read outside one)
 	loads     []safeelf.Segment
 	info      safefile.Info // of the file read (zero for NewObject's)
 	debug     fileRef       // the debug file DebugFile names

@@ -48,6 +48,7 @@ type procMaps struct {
 	seen   bool               // snapshotted: the process produced an event
 	read   bool               // a /proc read gave the set (whole as of then)
 	last   time.Time          // when AddMapping last recorded a mapping
+	gone   time.Time          // when Prune first found the process gone (reused pids only)
 	jit    *jitMap            // its perf map, from the first snapshot on (nil: process gone by then)
 	comm   string             // the process's comm while these were its mappings ("" unknown)
 	parent int                // the tgid it was forked from, when known (see setFor)
@@ -80,6 +81,12 @@ type Symbolizer struct {
 	mu     sync.Mutex
 	procs  map[int]*procMaps
 	byFile map[fileKey]*Object // every object read, by the mapped file's identity
+	// announced: the pids that have produced an event (snapshotted),
+	// forgotten or not. The kernel announces a tgid once a run (its seen
+	// map is not cleared at exit): a process given the pid of one that
+	// did is never announced, so Prune cannot tell it from one that never
+	// hit a probe (see Prune). At most one entry per pid (pid_max).
+	announced map[int]bool
 
 	preloads   []preloadReq // mappings to read while their process lives (see preload)
 	preloading bool         // runPreloads is running
@@ -91,6 +98,7 @@ type Symbolizer struct {
 
 	unknown procMaps    // the empty set: what AppendFrameRefs uses for a pid unknown and gone
 	objMemo *objectMemo // frames in ELF files (framememo.go), under mu
+	evicted evictions   // sweeps of the per-file caches (evict.go)
 	scratch []Frame     // AppendFrameRefs' buffer, under mu
 
 	heldPerfMaps atomic.Int32 // processes whose perf map is kept open (see jitMap)
@@ -109,7 +117,7 @@ func NewSymbolizer(scope Scope, idx *Index) *Symbolizer {
 	if ks == "" {
 		ks = r.rootPath("/proc/kallsyms")
 	}
-	s := &Symbolizer{idx: r.idx, r: r, kallsyms: ks, procs: map[int]*procMaps{}, byFile: map[fileKey]*Object{}}
+	s := &Symbolizer{idx: r.idx, r: r, kallsyms: ks, procs: map[int]*procMaps{}, byFile: map[fileKey]*Object{}, announced: map[int]bool{}}
 	s.dw.warn = r.limitWarning
 	return s
 }
@@ -128,6 +136,7 @@ func (s *Symbolizer) Snapshot(pid int) error {
 		if p := s.procs[pid]; p != nil {
 			p.seen = true
 		}
+		s.announced[pid] = true
 		s.mu.Unlock()
 		return err
 	}
@@ -210,6 +219,7 @@ func (s *Symbolizer) load(pid int, files []Mapping) []*Object {
 // lost); the read may have met a later exec, whose image must not replace
 // this one's.
 func (s *Symbolizer) merge(pid int, p *procMaps) {
+	s.announced[pid] = true
 	old := s.procs[pid]
 	if old == nil {
 		p.seen, p.read = true, true

@@ -193,3 +193,51 @@ func TestFrameVirtAddr(t *testing.T) {
 		t.Errorf("VirtAddr at two load addresses = %#x, want %#x", got, want)
 	}
 }
+
+// A process given the pid of one that produced an event and was
+// forgotten is never announced (the kernel announces a tgid once): Prune
+// keeps it until it has been gone reusedGrace times the grace, for its
+// counts to be merged with names; a pid never announced goes at once.
+func TestSymbolizerPruneReusedPID(t *testing.T) {
+	const grace = time.Minute
+	m := Mapping{Start: 0x1000, End: 0x2000, Perms: "r-xp", Path: "/bin/true"}
+	for _, c := range []struct {
+		name      string
+		announced bool
+		goneFor   time.Duration // before the second Prune
+		kept      bool
+	}{
+		{"never announced", false, 0, false},
+		{"reused, just gone", true, 0, true},
+		{"reused, gone two graces", true, 2 * grace, true},
+		{"reused, gone past reusedGrace", true, (reusedGrace + 1) * grace, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := NewSymbolizer(Scope{}, nil)
+			const pid = 100001
+			if c.announced {
+				s.AddMapping(pid, m)
+				_ = s.Snapshot(pid) // the event of the pid's first process, gone
+				s.Forget(pid)       // its counts merged
+			}
+			s.AddMapping(pid, m) // the pid's next process: records, no notice
+			dead := func(int) bool { return false }
+			s.mu.Lock()
+			s.procs[pid].last = time.Now().Add(-2 * grace)
+			s.mu.Unlock()
+			s.Prune(grace, dead)
+			s.mu.Lock()
+			if p := s.procs[pid]; p != nil {
+				p.gone = p.gone.Add(-c.goneFor)
+			}
+			s.mu.Unlock()
+			s.Prune(grace, dead)
+			s.mu.Lock()
+			_, kept := s.procs[pid]
+			s.mu.Unlock()
+			if kept != c.kept {
+				t.Errorf("kept after two Prunes: %v, want %v", kept, c.kept)
+			}
+		})
+	}
+}

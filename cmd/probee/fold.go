@@ -12,13 +12,15 @@ import (
 // and merged without their pids (output.Merged), so that a long run on a
 // machine starting processes all the time holds the processes that run,
 // not every one that ever hit a probe. Its frames are the final
-// profile's (one stackFrames). Off unless PROBEE_MERGE_GONE=1 (trace.go).
+// profile's (one stackFrames). On unless PROBEE_MERGE_GONE=0 or --push
+// (trace.go).
 type foldState struct {
 	sf     stackFrames
 	merged output.Merged
 	calls  map[uint32]uint64 // counts merged, per probe id (reportMeasures)
 	procs  int               // processes merged
 	over   uint64            // counts of stacks left out past merged.Max
+	evict  uint64            // the symbolizer's Evictions when sf.byRef began
 }
 
 // mergedPerMaxStack is how many distinct merged samples each of
@@ -69,9 +71,13 @@ func (t *tracer) foldGone(now time.Time) {
 // kept for the next) and merges them.
 func (t *tracer) mergeCounts(counts []bpf.Count) {
 	t.sym.SetInline(!t.cfg.noInline)
+	f := t.folded
+	if n := t.sym.Evictions(); n != f.evict {
+		// Its keys would keep the frames of files no process maps.
+		f.sf.byRef, f.evict = nil, n
+	}
 	prefetch(t.sym, counts)
 	labels := t.labels()
-	f := t.folded
 	for i := range counts {
 		c := &counts[i]
 		if f.merged.Add(t.sample(&f.sf, labels, c)) {

@@ -42,7 +42,7 @@ type tracer struct {
 	tableDir    *diskcache.Dir          // the on-disk table cache; nil: none
 	push        *pushState              // --push; nil: none
 	dests       *output.Dests           // -o, fixed before tracing starts
-	folded      *foldState              // processes gone during the run (fold.go); nil without PROBEE_MERGE_GONE=1 or with --push
+	folded      *foldState              // processes gone during the run (fold.go); nil with PROBEE_MERGE_GONE=0 or --push
 }
 
 func trace(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
@@ -104,11 +104,13 @@ func trace(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 	if err := t.startPush(); err != nil {
 		return err
 	}
-	// Hidden, off by default: merging processes gone bounds what they
-	// leave behind, but symbolizing them during the run cost more memory
-	// than their pcs on a machine running new code all the time
-	// (tests/bench/53-churn.sh compares; README.md#map-sizes-and-losses).
-	if t.push == nil && os.Getenv("PROBEE_MERGE_GONE") == "1" {
+	// Processes gone for a while are merged without their pid and
+	// forgotten (fold.go), so that a long run holds the processes that
+	// run, not every one that ever hit a probe. PROBEE_MERGE_GONE=0
+	// (hidden) keeps them all to the end, for tests/bench/53-churn.sh to
+	// compare. Not with --push, whose deltas need every count to stay in
+	// the session.
+	if t.push == nil && os.Getenv("PROBEE_MERGE_GONE") != "0" {
 		t.folded = newFoldState(t.sym, t.sess.MaxStacks())
 	}
 	exited := t.wait(ctx)

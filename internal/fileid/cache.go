@@ -1,6 +1,9 @@
 package fileid
 
-import "sync"
+import (
+	"sync"
+	"sync/atomic"
+)
 
 // Cache holds one value per ID: the first Get of an ID builds it, later
 // and concurrent Gets of that ID wait for that build and share its result,
@@ -14,6 +17,7 @@ type Cache[T any] struct {
 
 type entry[T any] struct {
 	once sync.Once
+	done atomic.Bool // the build returned: v and err are set
 	v    T
 	err  error
 }
@@ -30,7 +34,10 @@ func (c *Cache[T]) Get(id ID, build func() (T, error)) (T, error) {
 		c.m[id] = e
 	}
 	c.mu.Unlock()
-	e.once.Do(func() { e.v, e.err = build() })
+	e.once.Do(func() {
+		e.v, e.err = build()
+		e.done.Store(true)
+	})
 	return e.v, e.err
 }
 
@@ -39,4 +46,23 @@ func (c *Cache[T]) Len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.m)
+}
+
+// DeleteFunc drops the entries whose value was built without error and
+// for which del reports true (a build still running is left alone), and
+// returns how many it dropped. A later Get of a dropped ID builds anew;
+// entries that failed are kept, so their error is not met (and reported)
+// again.
+func (c *Cache[T]) DeleteFunc(del func(id ID, v T) bool) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for id, e := range c.m {
+		if !e.done.Load() || e.err != nil || !del(id, e.v) {
+			continue
+		}
+		delete(c.m, id)
+		n++
+	}
+	return n
 }

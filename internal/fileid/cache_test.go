@@ -37,3 +37,38 @@ func TestCache(t *testing.T) {
 		t.Errorf("%d builds, %d IDs held; want 2 and 2", n, l)
 	}
 }
+
+// DeleteFunc drops the built values it is asked to, and only those: a
+// failed build stays (its error is not met again), a dropped ID builds
+// anew.
+func TestCacheDeleteFunc(t *testing.T) {
+	var c Cache[int]
+	builds := 0
+	get := func(id ID, v int, err error) {
+		_, _ = c.Get(id, func() (int, error) { builds++; return v, err })
+	}
+	a, b, bad := ID{Ino: 1}, ID{Ino: 2}, ID{Ino: 3}
+	get(a, 1, nil)
+	get(b, 2, nil)
+	get(bad, 0, errors.New("unreadable"))
+	for _, c2 := range []struct {
+		name string
+		del  func(ID, int) bool
+		n    int // dropped
+		left int
+	}{
+		{"none", func(ID, int) bool { return false }, 0, 3},
+		{"value 1", func(_ ID, v int) bool { return v == 1 }, 1, 2},
+		{"all", func(ID, int) bool { return true }, 1, 1}, // the failed one stays
+	} {
+		if n := c.DeleteFunc(c2.del); n != c2.n || c.Len() != c2.left {
+			t.Errorf("%s: dropped %d, %d left; want %d, %d", c2.name, n, c.Len(), c2.n, c2.left)
+		}
+	}
+	builds = 0
+	get(a, 1, nil)
+	get(bad, 0, nil)
+	if builds != 1 {
+		t.Errorf("%d builds after the deletes, want 1 (the dropped ID)", builds)
+	}
+}

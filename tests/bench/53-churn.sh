@@ -13,8 +13,12 @@
 # within 10% of its lowest), and for each the time from the end of the
 # run to its exit, its peak resident set (GNU time) and the lines or map
 # entries it printed. Needs root and `make fixtures`. PROBEE picks the
-# probee binary (default: built from the tree); MERGE_GONE=1 runs it with
-# PROBEE_MERGE_GONE=1 (processes gone merged during the run). Quick run:
+# probee binary (default: built from the tree); MERGE_GONE=0 runs it with
+# PROBEE_MERGE_GONE=0 (processes gone kept to the end, not merged during
+# the run; MERGE_GONE=1 asks older binaries to merge them). KEEP=FILE
+# copies probee's folded output to FILE. ISOLATE=1: probee traces the
+# churn command's processes alone (-- CMD, probee alone), not the whole
+# machine, whose other work then adds none of its own stacks. Quick run:
 # DURATION=3m tests/bench/53-churn.sh
 set -e
 cd "$(dirname "$0")/../.."
@@ -33,9 +37,16 @@ bench_setup tests/fixtures/bin/uselib-fp
 command -v /usr/bin/time >/dev/null || { echo "skipped: needs GNU time (tests/install-deps.sh bench)"; exit 0; }
 command -v bpftrace >/dev/null || { echo "  bpftrace is missing (tests/install-deps.sh bench): probee alone"; PEER=0; }
 go build -o "$tmp/churn" ./tests/bench/churn
-"$tmp/churn" -bin tests/fixtures/bin -dir "$tmp" -rate "$RATE" -d "$((secs + 10))s" >"$tmp/churn.out" &
-churn=$!
-sleep 2
+churn= cmd= pd=$secs
+if [ "$ISOLATE" = 1 ]; then
+	# probee traces churn's tree alone (-- CMD), which ends the run.
+	PEER=0 PROBEE_OLD= pd=$((secs + 60))
+	cmd="-- $tmp/churn -bin tests/fixtures/bin -dir $tmp -rate $RATE -d ${secs}s"
+else
+	"$tmp/churn" -bin tests/fixtures/bin -dir "$tmp" -rate "$RATE" -d "$((secs + 10))s" >"$tmp/churn.out" &
+	churn=$!
+	sleep 2
+fi
 PROBEE=${PROBEE:-$tmp/probee}
 # start NAME CMD...: CMD under GNU time in the background (time's pid in
 # $tmp/NAME.time.pid; CMD's, found a second later, in $tmp/NAME.pid).
@@ -45,7 +56,7 @@ start() {
 	/usr/bin/time -o "$tmp/$name.time" -f '%e %M' "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" &
 	echo $! >"$tmp/$name.time.pid"
 }
-start probee env ${MERGE_GONE:+PROBEE_MERGE_GONE=1} "$PROBEE" -q --sample -F 999 -d "${secs}s" -o "$tmp/probee.folded"
+start probee env ${MERGE_GONE:+PROBEE_MERGE_GONE=$MERGE_GONE} "$PROBEE" -q --sample -F 999 -d "${pd}s" -o "$tmp/probee.folded" $cmd
 tools=probee
 if [ -n "$PROBEE_OLD" ]; then
 	start old "$PROBEE_OLD" -q --sample -F 999 -d "${secs}s" -o "$tmp/old.folded"
@@ -59,7 +70,7 @@ fi
 sleep 1
 for n in $tools; do
 	until pgrep -P "$(cat "$tmp/$n.time.pid")" >"$tmp/$n.pid"; do
-		kill -0 "$(cat "$tmp/$n.time.pid")" 2>/dev/null || { echo "$n ended at once:"; head -5 "$tmp/$n.err"; kill "$churn"; exit 1; }
+		kill -0 "$(cat "$tmp/$n.time.pid")" 2>/dev/null || { echo "$n ended at once:"; head -5 "$tmp/$n.err"; [ -z "$churn" ] || kill "$churn"; exit 1; }
 		sleep 0.2
 	done
 done
@@ -73,7 +84,9 @@ while [ "$t" -lt "$secs" ]; do
 	{ printf '  %5ds' "$t"; for n in $tools; do printf ' %9s kB' "$(rss "$n")"; done; echo; } >>"$tmp/series"
 done
 for n in $tools; do wait "$(cat "$tmp/$n.time.pid")" || { [ "$n" = bpftrace ] || { cat "$tmp/$n.err"; exit 1; }; }; done
-wait "$churn" || true
+[ -z "$churn" ] || wait "$churn" || true
+[ -n "$churn" ] || grep '^churn:' "$tmp/probee.out" >"$tmp/churn.out" || true
+[ -z "$KEEP" ] || cp "$tmp/probee.folded" "$KEEP"
 cat "$tmp/series"
 col=2
 for n in $tools; do
