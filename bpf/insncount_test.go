@@ -24,7 +24,7 @@ var insnBudgets = map[string]struct{ cur, legacy int }{
 	"probee_exit":              {90, 100},    // 75, 88
 	"probee_file_key":          {110, 10},    // 96, 5 (legacy: a stub)
 	"probee_fork":              {40, 40},     // 33, 33
-	"probee_free":              {30, 50},     // 27, 40
+	"probee_free":              {40, 50},     // 30, 44
 	"probee_gate":              {100, 120},   // 87, 105
 	"probee_kprobe":            {7200, 6530}, // 6544, 5934
 	"probee_kprobe_multi":      {7200, 6530}, // 6544, 5934

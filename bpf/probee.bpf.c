@@ -517,13 +517,19 @@ int BPF_PROG(probee_exec, struct task_struct *task)
 
 // The task of a process's group leader is freed once the process was
 // reaped: an entry still PID_EXITED goes with it (one a traced parent's
-// fork gave to a new process with the pid is 1 again, and stays).
+// fork gave to a new process with the pid is 1 again, and stays), and so
+// does its seen entry, so that a process that takes the pid is announced
+// in turn (its events until then, in the grace period between the pid's
+// release and this, find the old entry).
 SEC("tp_btf/sched_process_free")
 int BPF_PROG(probee_free, struct task_struct *task)
 {
 	__u32 tgid = KREAD(task, tgid);
 
-	if (!filter_pids || KREAD(task, pid) != tgid)
+	if (KREAD(task, pid) != tgid)
+		return 0;
+	bpf_map_delete_elem(&seen, &tgid);
+	if (!filter_pids)
 		return 0;
 	__u8 *v = bpf_map_lookup_elem(&pids, &tgid);
 	if (v && (*v & PID_EXITED))

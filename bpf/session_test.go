@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/cilium/ebpf/link"
 
@@ -136,5 +137,47 @@ func TestUprobeEntryStack(t *testing.T) {
 				t.Errorf("drops: %v", snap.Drops)
 			}
 		})
+	}
+}
+
+// A process announced to user space leaves seen when its task is freed,
+// so that a process that takes its pid later is announced too (at ~350
+// new processes a second the pid space wraps every ~90 s).
+func TestSeenFreedWithTask(t *testing.T) {
+	bin := testgate.PrivateFixture(t, filepath.Join(fixtures, "chain-fp"))
+	s := openSession(t, Options{})
+	off := fileOffset(t, bin, "leaf")
+	if st, err := s.AttachUprobes(context.Background(), 0, []UprobeTarget{{Path: bin, Offset: off, Entry: true, Name: "leaf"}}, 0, !HaveUprobeMulti()); err != nil || st.Attached != 1 {
+		t.Fatalf("attach: %+v %v", st, err)
+	}
+	announced := make(chan int, 16)
+	stop, err := s.Events(func(ev ProcessEvent) {
+		if ev.Type == EventNewProcess {
+			announced <- ev.TGID
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	cmd := exec.Command(bin, "10")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	pid := cmd.Process.Pid
+	for got := 0; got != pid; {
+		select {
+		case got = <-announced:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("pid %d never announced", pid)
+		}
+	}
+	var v uint8
+	deadline := time.Now().Add(5 * time.Second) // the task is freed after an RCU grace period
+	for s.objs.Seen.Lookup(uint32(pid), &v) == nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("pid %d still in seen 5 s after it was reaped", pid)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
