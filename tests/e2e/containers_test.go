@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/rand"
 	"encoding/hex"
@@ -9,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -445,19 +443,7 @@ func TestContainerGroupBy(t *testing.T) {
 // gone). It skips when no cgroup2 hierarchy is mounted.
 func cgroupDir(t *testing.T, name string) string {
 	t.Helper()
-	mnt := ""
-	f, err := os.Open("/proc/self/mountinfo")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fs := strings.Fields(sc.Text())
-		if i := slices.Index(fs, "-"); i > 0 && i+1 < len(fs) && fs[i+1] == "cgroup2" && mnt == "" {
-			mnt = fs[4]
-		}
-	}
+	_, mnt := cgroupMounts(t)
 	if mnt == "" {
 		t.Skip("no cgroup2 hierarchy mounted")
 	}
