@@ -24,10 +24,9 @@ func (d *Delta) Next(cum *output.Profile) *output.Profile {
 	cur := make(map[string]totals, len(cum.Samples))
 	out := &output.Profile{Kind: cum.Kind, PeriodNanos: cum.PeriodNanos,
 		ValueType: cum.ValueType, ValueUnit: cum.ValueUnit, Probes: cum.Probes}
-	var scratch []byte
+	var kb keyBuf
 	for _, s := range cum.Samples {
-		scratch = sampleKey(scratch[:0], &s)
-		k := string(scratch)
+		k := string(kb.key(&s))
 		t := cur[k]
 		t.count += s.Count
 		t.value += s.Value
@@ -35,7 +34,7 @@ func (d *Delta) Next(cum *output.Profile) *output.Profile {
 	}
 	seen := map[string]bool{}
 	for _, s := range cum.Samples {
-		k := string(sampleKey(scratch[:0], &s))
+		k := string(kb.key(&s))
 		if seen[k] {
 			continue // merged above; the first sample carries the frames
 		}
@@ -51,15 +50,23 @@ func (d *Delta) Next(cum *output.Profile) *output.Profile {
 	return out
 }
 
-// sampleKey appends s's identity to b.
-func sampleKey(b []byte, s *output.Sample) []byte {
+// keyBuf makes sample identities in buffers reused from sample to sample.
+type keyBuf struct {
+	b      []byte
+	frames []*output.Frame
+}
+
+// key is s's identity (valid until the next call).
+func (kb *keyBuf) key(s *output.Sample) []byte {
+	b := kb.b[:0]
 	for _, str := range []string{s.Probe, s.Comm, s.Container.ID, s.Container.Cgroup} {
 		b = append(append(b, str...), 0)
 	}
 	b = binary.AppendVarint(b, int64(s.PID))
 	for _, stack := range []output.Stack{s.User, s.Kernel} {
 		b = append(b, 1)
-		for _, f := range stack.Frames() {
+		kb.frames = stack.Append(kb.frames[:0])
+		for _, f := range kb.frames {
 			if f.Inline {
 				continue // depends on --no-inline, not on the stack
 			}
@@ -69,5 +76,6 @@ func sampleKey(b []byte, s *output.Sample) []byte {
 			b = binary.AppendUvarint(b, f.Address)
 		}
 	}
+	kb.b = b
 	return b
 }
