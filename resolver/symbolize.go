@@ -82,10 +82,11 @@ type Symbolizer struct {
 	procs  map[int]*procMaps
 	byFile map[fileKey]*Object // every object read, by the mapped file's identity
 	// announced: the pids that have produced an event (snapshotted),
-	// forgotten or not. The kernel announces a tgid once a run (its seen
-	// map is not cleared at exit): a process given the pid of one that
-	// did is never announced, so Prune cannot tell it from one that never
-	// hit a probe (see Prune). At most one entry per pid (pid_max).
+	// forgotten or not. The kernel announces a tgid again only once the
+	// task that held it is freed (probee_free clears its seen entry): the
+	// events of a process given the pid before then find the old entry
+	// and announce nothing, so Prune cannot tell that process from one
+	// that never hit a probe (see Prune). At most one entry per pid.
 	announced map[int]bool
 
 	preloads   []preloadReq // mappings to read while their process lives (see preload)

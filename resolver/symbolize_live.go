@@ -100,8 +100,9 @@ const perfAnon = "//anon"
 // those of running processes. Every sweepEvery, it lets go of the
 // per-file caches of files no process it knows maps (evict.go).
 //
-// A process given the pid of one that produced an event (announced) is
-// never announced itself: the kernel announces a tgid once. Its counts,
+// A process given the pid of one that produced an event (announced) may
+// not be announced itself: the kernel announces a tgid again only once
+// the old task is freed, and events before then find it announced. Its counts,
 // if any, are merged and the process forgotten (Forget) once it has been
 // gone a while; Prune forgets it only once it has been gone reusedGrace
 // times grace, after the merge would have. Pruned earlier, its stacks
