@@ -36,26 +36,30 @@ type tableLoc struct {
 // tableStore places tables in the table storage once per table (tables
 // come from unwind.Cache, shared by file identity), one after another,
 // page index then entries, and interns their rules. Tables are never
-// freed during a session.
+// freed during a session. A table is known by its file version
+// (unwind.Table.Key), not by its pointer: the Cache lets go of the tables
+// of files no longer mapped (unwind.Cache.Evict), and one built again for
+// a file mapped again is found here, not placed twice; nor is it kept
+// alive by this store.
 type tableStore struct {
 	rules        *unwind.RuleSet
 	rulesWritten int
-	loaded       map[*unwind.Table]tableLoc
-	refused      map[*unwind.Table]bool // reported once, then unwound with frame pointers
-	binBytes     map[string]int         // path of the first module of each table -> bytes
-	next         uint64                 // the next free element of the storage
-	budget       uint64                 // bytes the tables may take
-	outer        *ebpf.Map              // unwind_shards
-	shardSpec    *ebpf.MapSpec          // its inner map
-	nshards      uint32                 // shards created
-	open         map[uint32]*ebpf.Map   // shards created and not passed yet: the one being filled, the spares
-	listsWritten uint64                 // mapping lists written: element MAPS_GEN_USER of maps_gen
+	loaded       map[any]tableLoc     // by tableID
+	refused      map[any]bool         // by tableID: reported once, then unwound with frame pointers
+	binBytes     map[string]int       // path of the first module of each table -> bytes
+	next         uint64               // the next free element of the storage
+	budget       uint64               // bytes the tables may take
+	outer        *ebpf.Map            // unwind_shards
+	shardSpec    *ebpf.MapSpec        // its inner map
+	nshards      uint32               // shards created
+	open         map[uint32]*ebpf.Map // shards created and not passed yet: the one being filled, the spares
+	listsWritten uint64               // mapping lists written: element MAPS_GEN_USER of maps_gen
 }
 
 // newTableStore returns an empty store for tables of at most budget bytes.
 func newTableStore(spec *ebpf.CollectionSpec, budget uint64) tableStore {
-	return tableStore{rules: unwind.NewRuleSet(maxRules), loaded: map[*unwind.Table]tableLoc{},
-		refused: map[*unwind.Table]bool{}, budget: budget, shardSpec: spec.Maps["unwind_shards"].InnerMap,
+	return tableStore{rules: unwind.NewRuleSet(maxRules), loaded: map[any]tableLoc{},
+		refused: map[any]bool{}, budget: budget, shardSpec: spec.Maps["unwind_shards"].InnerMap,
 		open: map[uint32]*ebpf.Map{}}
 }
 
@@ -140,23 +144,33 @@ func (s *Session) TableStats() TableStats {
 // refused table is reported once, then left to frame pointers silently.
 func (s *Session) loadTable(t *unwind.Table, path string) (tableLoc, error) {
 	ts := &s.tables
-	if loc, ok := ts.loaded[t]; ok {
+	id := tableID(t)
+	if loc, ok := ts.loaded[id]; ok {
 		return loc, nil
 	}
-	if ts.refused[t] {
+	if ts.refused[id] {
 		return tableLoc{}, errRefused
 	}
 	loc, err := s.placeTable(t)
 	if err != nil {
-		ts.refused[t] = true
+		ts.refused[id] = true
 		return tableLoc{}, err
 	}
-	ts.loaded[t] = loc
+	ts.loaded[id] = loc
 	if ts.binBytes == nil {
 		ts.binBytes = map[string]int{}
 	}
 	ts.binBytes[path] += (len(t.Pages) + len(t.Entries)) * 4
 	return loc, nil
+}
+
+// tableID is what tableStore knows t by: its file version, or the table
+// itself when it has none (the vDSO's, tests').
+func tableID(t *unwind.Table) any {
+	if t.Key != "" {
+		return t.Key
+	}
+	return t
 }
 
 // errRefused marks a table refused before: no new error to report.

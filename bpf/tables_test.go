@@ -318,3 +318,23 @@ func bigTable(n int) *unwind.Table {
 	}
 	return pagedTable(counts)
 }
+
+// A table is known by its file version (Table.Key), not its pointer: the
+// table cache lets go of a file's table once nothing maps it and builds a
+// new one if the file is mapped again; that one is found where the first
+// was placed, not placed twice.
+func TestTableByKey(t *testing.T) {
+	s := tableSession(t, 1<<20)
+	first, again := testTable(false), testTable(false)
+	first.Key, again.Key = "b-1234-1-2-3-4-5", "b-1234-1-2-3-4-5"
+	if err := s.SetProcessModules(42, []unwind.Module{module(0x5000_0000, "/bin/a", first)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetProcessModules(43, []unwind.Module{module(0x6000_0000, "/bin/a", again)}); err != nil {
+		t.Fatal(err)
+	}
+	a, b := procInfo(t, s, 42), procInfo(t, s, 43)
+	if st := s.TableStats(); st.Tables != 1 || a.Maps[0].EntriesOff != b.Maps[0].EntriesOff {
+		t.Errorf("one file version's two tables: %d placed, entries at %d and %d; want one, shared", st.Tables, a.Maps[0].EntriesOff, b.Maps[0].EntriesOff)
+	}
+}

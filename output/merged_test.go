@@ -1,6 +1,9 @@
 package output
 
-import "testing"
+import (
+	"runtime"
+	"testing"
+)
 
 func TestMerged(t *testing.T) {
 	var fs Frames
@@ -67,4 +70,31 @@ func TestMerged(t *testing.T) {
 			}
 		})
 	}
+}
+
+// BenchmarkMergedAdd merges 100K distinct samples (stacks of one Frames)
+// and reports the heap they hold per sample: a long run's merged samples
+// of processes gone grow with the distinct stacks the machine runs.
+func BenchmarkMergedAdd(b *testing.B) {
+	var fs Frames
+	main := fs.Intern(Frame{Name: "main"})
+	stacks := make([]Stack, 100_000)
+	for i := range stacks {
+		stacks[i] = fs.Stack([]*Frame{main, fs.Intern(Frame{Name: "f", Address: uint64(i)})})
+	}
+	var held uint64
+	for b.Loop() {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		var m Merged
+		for i, st := range stacks {
+			m.Add(Sample{Probe: "sample", Comm: "ls", PID: i, User: st, Count: 1})
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		held = after.HeapAlloc - before.HeapAlloc
+		runtime.KeepAlive(&m)
+	}
+	b.ReportMetric(float64(held)/float64(len(stacks)), "B/sample")
 }

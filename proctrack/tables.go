@@ -32,6 +32,8 @@ type tables struct {
 	closed bool                        // set by stop: the kernel session is going away
 	files  *fileLoader                 // nil: no system-wide loading by file
 	said   map[string]bool             // warnings given (tableErrors)
+	swept  time.Time                   // the last sweep (evict.go)
+	idle   time.Duration               // tableIdle; tests set 0
 }
 
 // reloadDelay batches the mapping records of a process (ld.so maps several
@@ -44,7 +46,7 @@ func newTables(t *Tracker, cache *unwind.Cache, goByFP bool) *tables {
 		cache = unwind.NewCache()
 	}
 	return &tables{t: t, cache: cache, goByFP: goByFP,
-		after: func(d time.Duration, f func()) { time.AfterFunc(d, f) },
+		after: func(d time.Duration, f func()) { time.AfterFunc(d, f) }, idle: tableIdle,
 		procs: map[int][]Mapping{}, goBins: map[fileID]*unwind.GoBinary{}, dirty: map[int]bool{}, said: map[string]bool{}}
 }
 
@@ -165,6 +167,7 @@ func (d *tables) exit(pid int) {
 	d.mu.Lock()
 	delete(d.procs, pid)
 	d.mu.Unlock()
+	d.maybeSweep(time.Now())
 }
 
 // onMmap reloads a tracked process's mappings when it maps new code

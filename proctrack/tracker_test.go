@@ -388,3 +388,29 @@ func TestReadRunning(t *testing.T) {
 	r.tr.ReadRunning()
 	r.wantSymbols("Prime 10  [/usr/bin/app]", "Prime 12  [/bin/sh]") // the fake /proc has no comm
 }
+
+// Once no tracked process maps a file, the sweep an exit starts lets go
+// of its table (after tableIdle: none here); a file another process still
+// maps keeps its table, and a file mapped again gets its table anew.
+func TestTablesEvicted(t *testing.T) {
+	r := newRig(t, nil)
+	r.tr.tables.idle = 0
+	app := r.proc.file(r.proc.root, "/usr/bin/app", appAt)
+	lib := r.proc.file(r.proc.root, "/usr/lib/liba.so", libAt)
+	r.proc.process(10, r.proc.root, app, lib)
+	r.proc.process(11, r.proc.root, app)
+	r.seen(10)
+	r.seen(11)
+	if n := r.tr.tables.cache.Len(); n != 2 {
+		t.Fatalf("%d tables, want app's and liba's", n)
+	}
+	r.tr.OnProcessEvent(exited(10))
+	if n := r.tr.tables.cache.Len(); n != 1 {
+		t.Errorf("after the only process mapping liba exited: %d tables, want app's alone", n)
+	}
+	r.proc.process(12, r.proc.root, app, lib)
+	r.seen(12)
+	if n := r.tr.tables.cache.Len(); n != 2 {
+		t.Errorf("liba mapped again: %d tables, want 2", n)
+	}
+}

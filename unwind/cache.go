@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/probee/probee/internal/fileid"
@@ -22,7 +23,7 @@ import (
 // --unwind-budget, the most the kernel takes anyway), whatever the machine
 // maps. It is safe for concurrent use.
 type Cache struct {
-	tables fileid.Cache[*Table]
+	tables fileid.Cache[*held]
 	store  Store // nil: tables live as long as the Cache
 	mu     sync.Mutex
 	stats  CacheStats
@@ -32,6 +33,13 @@ type Cache struct {
 	vdsoOnce sync.Once // the vDSO's table (vdso.go)
 	vdso     *Table
 	vdsoErr  error
+}
+
+// held is a table the Cache holds, with when it was last asked for
+// (unix nanoseconds: Evict).
+type held struct {
+	t    *Table
+	used atomic.Int64
 }
 
 // Store keeps tables from one run to the next (package unwind/diskcache
@@ -87,6 +95,35 @@ func (c *Cache) hold(t *Table) {
 	c.mu.Unlock()
 }
 
+// Evict lets go of the tables of the files for which inUse reports false
+// and that no Get asked for in the last idle, and returns how many. A
+// later Get of such a file builds (or loads) its table anew. A long
+// system-wide run on a machine that keeps running new code would
+// otherwise hold the table of every file it ever unwound, up to the
+// budget (the kernel keeps its copy: bpf knows a table by Table.Key).
+func (c *Cache) Evict(inUse func(fileid.ID) bool, idle time.Duration) int {
+	cut := time.Now().Add(-idle).UnixNano()
+	var freed uint64
+	n := c.tables.DeleteFunc(func(id fileid.ID, h *held) bool {
+		if h.used.Load() > cut || inUse(id) {
+			return false
+		}
+		freed += uint64(h.t.Size())
+		return true
+	})
+	c.mu.Lock()
+	c.held -= min(freed, c.held)
+	c.mu.Unlock()
+	return n
+}
+
+// Held is the bytes of the tables held (what SetBudget bounds).
+func (c *Cache) Held() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.held
+}
+
 // Len is the number of distinct tables held.
 func (c *Cache) Len() int { return c.tables.Len() }
 
@@ -111,7 +148,18 @@ func (c *Cache) get(path string, open func(string) (fileid.ID, *safefile.File, e
 		return nil, fmt.Errorf("unwind table: %w", err)
 	}
 	defer src.Close()
-	return c.tables.Get(id, func() (*Table, error) { return c.obtain(id.Key(), src) })
+	h, err := c.tables.Get(id, func() (*held, error) {
+		t, err := c.obtain(id.Key(), src)
+		if err != nil {
+			return nil, err
+		}
+		return &held{t: t}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	h.used.Store(time.Now().UnixNano())
+	return h.t, nil
 }
 
 // obtain loads the table saved under key, or builds it from src and
@@ -132,6 +180,7 @@ func (c *Cache) loadOrBuild(key string, src *safefile.File) (*Table, error) {
 	start := time.Now()
 	if c.store != nil {
 		if t, ok := c.store.Load(key); ok {
+			t.Key = key
 			c.count(&c.stats.Loaded, &c.stats.LoadTime, start)
 			return t, nil
 		}
@@ -140,6 +189,7 @@ func (c *Cache) loadOrBuild(key string, src *safefile.File) (*Table, error) {
 	if err != nil {
 		return nil, err
 	}
+	t.Key = key
 	c.count(&c.stats.Built, &c.stats.BuildTime, start)
 	if c.store != nil {
 		c.store.Save(key, t)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/probee/probee/internal/fileid"
 	"github.com/probee/probee/internal/safeelf"
@@ -115,5 +116,43 @@ func TestModulesFollowNoLink(t *testing.T) {
 	}
 	if _, err := c.Get(link); err != nil {
 		t.Errorf("Get through a link: %v", err)
+	}
+}
+
+// Evict lets go of the tables of files not in use and not asked for
+// lately, and gives their bytes back to the budget; a later Get builds the
+// table anew, with the same Key (what the kernel side knows it by). A
+// table in use, or asked for within idle, stays.
+func TestCacheEvict(t *testing.T) {
+	libc, libm := systemLib("libc.so.6"), systemLib("libm.so.6")
+	if libc == "" || libm == "" {
+		t.Skip("libc.so.6 or libm.so.6 not found")
+	}
+	c := NewCache()
+	a, err := c.Get(libc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := c.Get(libm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	libcID, err := fileid.OfPath(libc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Key != libcID.Key() {
+		t.Errorf("Key %q, want the file's %q", a.Key, libcID.Key())
+	}
+	inUse := func(id fileid.ID) bool { return id == libcID }
+	if n := c.Evict(inUse, time.Hour); n != 0 {
+		t.Errorf("evicted %d tables asked for within the idle time", n)
+	}
+	if n := c.Evict(inUse, 0); n != 1 || c.Len() != 1 || c.Held() != uint64(a.Size()) {
+		t.Errorf("evicted %d, %d held (%d bytes), want libm's let go, libc's (%d bytes) kept", n, c.Len(), c.Held(), a.Size())
+	}
+	again, err := c.Get(libm)
+	if err != nil || again == m || again.Key != m.Key || c.Stats().Built != 3 {
+		t.Errorf("libm after eviction: %p (was %p), key %q (was %q), %v, stats %+v; want built anew, same key", again, m, again.Key, m.Key, err, c.Stats())
 	}
 }

@@ -29,6 +29,10 @@ type Table struct {
 	Rules   []Rule  // distinct rules; Rules[0] is always the CFANone rule
 	Stats   Stats
 	Loads   []Segment // PT_LOAD headers, for load-bias computation
+	// Key names the file version the table was built from
+	// (internal/fileid.ID.Key), set by the Cache; "" for a table built
+	// otherwise (the vDSO's, tests'). Not saved with the table.
+	Key string
 }
 
 // Stats describes how a table was built.

@@ -73,6 +73,9 @@ func (t *tracer) profile(snap *bpf.Snapshot) *output.Profile {
 	var folded []output.Sample
 	if t.folded != nil {
 		sf, folded = &t.folded.sf, t.folded.merged.Samples()
+		// The processes counted to the end keep their pids: their bare
+		// addresses stay (a frame converted while merging may not serve).
+		sf.pidless, sf.byRef = false, nil
 	}
 	stacks := sf.stacks(snap.Counts)
 	releaseMemory() // the tree of pcs, before the samples take its place

@@ -31,7 +31,7 @@ const mergedPerMaxStack = 4
 const mergedOver = "stacks of exited processes past 4 x --max-stacks distinct ones (raise --max-stacks)"
 
 func newFoldState(sym *resolver.Symbolizer, maxStacks int) *foldState {
-	return &foldState{sf: stackFrames{sym: sym}, calls: map[uint32]uint64{},
+	return &foldState{sf: stackFrames{sym: sym, pidless: true}, calls: map[uint32]uint64{},
 		merged: output.Merged{Max: mergedPerMaxStack * maxStacks}}
 }
 
