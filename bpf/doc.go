@@ -94,7 +94,8 @@
 // them, with 4 spares (1 MiB), in one batch (each addition to an array of
 // maps waits for an RCU grace period), so the kernel holds the tables'
 // bytes and less than five shards more. Each binary's table (unwind.Table, cached by file
-// identity) is appended once, never freed during a session, while the
+// identity, known here by its Key) is appended once, never freed during a
+// session (user space lets go of its own copy: unwind.Cache.Evict), while the
 // tables fit the table budget (Options.TableBudget, --unwind-budget;
 // DefaultTableBudget, 256 MiB, is 36 times what clang, libLLVM,
 // libclang-cpp, libstdc++ and libc need together); a table past it is
