@@ -40,6 +40,7 @@ func (t *tracer) drainEvery(d time.Duration) (stop func()) {
 				drain()
 				t.pushDue(time.Now())
 				t.foldGone(time.Now())
+				releaseIdle(time.Now())
 			case <-check.C:
 				if t.sess.DrainDue() {
 					t.earlyDrains.Add(1)
