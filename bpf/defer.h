@@ -6,26 +6,21 @@
 // above it; user space finishes the unwind once the file's table is built
 // (package proctrack) and counts the stack. The walk goes on by frame
 // pointers as before, so a record that does not fit the ring is still
-// counted, as a partial stack. Included from unwind.h.
+// counted, as a partial stack. The record is built in defer_scratch,
+// then copied into the deferred ring cut to its stack length
+// (unwind_maps.h).
 #ifndef PROBEE_DEFER_H
 #define PROBEE_DEFER_H
 
-// Set by the loader (rodata): 1 to hand stacks over (DWARF with find_vma).
-const volatile __u32 defer_stacks = 0;
-
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 8 << 20);
-} deferred SEC(".maps");
-
-// Per CPU and context kind (as unwind_states): the record is built here,
-// then copied into the ring cut to its stack length.
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, SLOT_MAX);
-	__type(key, __u32);
-	__type(value, struct deferred_stack);
-} defer_scratch SEC(".maps");
+#include <linux/types.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include "probee.h"
+#include "kernel.h"
+#include "compat.h"
+#include "counters.h"
+#include "unwind_state.h"
+#include "unwind_maps.h"
 
 // defer_mark remembers the frame the walk could not unwind by its table:
 // the first such frame, just pushed.

@@ -11,7 +11,7 @@ import (
 	"github.com/probee/probee/unwind"
 )
 
-// The table storage (unwind_shards in unwind_state.h): one u32 space, in shards
+// The table storage (unwind_shards in unwind_maps.h): one u32 space, in shards
 // created as tables need them; see doc.go.
 const (
 	shardShift = int(probeeLimitSHARD_SHIFT)

@@ -3,21 +3,17 @@
 // table is found by the identity of the mapped file (file_tables, keyed by
 // device and inode), so a forked child, a new process of a known binary or
 // a process probee never saw unwinds completely from its first event.
-// Included from unwind.h.
 #ifndef PROBEE_VMA_H
 #define PROBEE_VMA_H
 
-// Set by the loader (rodata): 1 when the kernel has bpf_find_vma.
-const volatile __u32 have_find_vma = 0;
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, 16384);
-	__type(key, struct file_key);
-	__type(value, struct file_table);
-} file_tables SEC(".maps");
-
+#include <linux/types.h>
+#include <bpf/bpf_helpers.h>
+#include "probee.h"
+#include "kernel.h"
+#include "compat.h"
+#include "unwind_state.h"
+#include "unwind_maps.h"
+#include "defer.h"
 
 // VMA_DATA: the heap (brk), the main stack or the walking thread's own
 // stack (the mapping holding the walk's stack pointer: a thread's stack is
@@ -25,9 +21,6 @@ struct {
 // there, so a pc in it is a misread return address (not JIT code, which
 // W^X runtimes may make writable a moment, but never there).
 enum vma_kind { VMA_NONE = 0, VMA_ANON = 1, VMA_FILE = 2, VMA_DATA = 3 };
-
-#define VM_EXEC_FLAG 0x4          // VM_EXEC
-#define VM_GROWSDOWN_FLAG 0x100   // VM_GROWSDOWN
 
 struct vma_found {
 	__u64 start, end, off;
