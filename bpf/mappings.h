@@ -69,23 +69,23 @@ static __always_inline __u32 parent_tgid(void)
 
 // proc_list is the mapping list of the walk: the process's own, else its
 // parent's (parent_tgid). The choice is made at the walk's first lookup
-// and kept in s->maps_tgid (NO_LIST: neither has one) for its other
-// frames.
+// and kept in the mapping cache's list_tgid (NO_LIST: neither has one)
+// for its other frames.
 static __always_inline struct proc_info *proc_list(struct unwind_state *s)
 {
-	__u32 tgid = s->maps_tgid ? s->maps_tgid : s->key.tgid; // a stack copy: 6.1 refuses a PTR_TO_MEM map key
+	__u32 tgid = s->mappings.list_tgid ? s->mappings.list_tgid : s->ev.key.tgid; // a stack copy: 6.1 refuses a PTR_TO_MEM map key
 	struct proc_info *p = NULL;
 
 	if (tgid != NO_LIST)
 		p = bpf_map_lookup_elem(&proc_maps, &tgid);
-	if (!p && !s->maps_tgid) {
+	if (!p && !s->mappings.list_tgid) {
 		tgid = parent_tgid();
 		if (tgid != NO_LIST)
 			p = bpf_map_lookup_elem(&proc_maps, &tgid);
 		if (!p)
 			tgid = NO_LIST;
 	}
-	s->maps_tgid = tgid;
+	s->mappings.list_tgid = tgid;
 	return p;
 }
 
@@ -107,40 +107,42 @@ static __always_inline void maps_changed(void)
 		__sync_fetch_and_add(g, 1);
 }
 
-// pm_keep starts a walk of process tgid with the mappings and the list
-// choice of the slot's last walk when that was the same process's and no
-// list changed since (a hot probe's walks skip the list's hash lookup);
-// with none otherwise.
-static __always_inline void pm_keep(struct unwind_state *s, __u32 tgid)
+// mappings_keep starts a walk of process tgid with the mapping cache of
+// the slot's last walk (the mappings and the list choice) when that was
+// the same process's and no list changed since (a hot probe's walks skip
+// the list's hash lookup); with an empty one otherwise.
+static __always_inline void mappings_keep(struct unwind_state *s, __u32 tgid)
 {
+	struct mapping_cache *c = &s->mappings;
 	__u64 u = maps_gen_of(MAPS_GEN_USER), b = maps_gen_of(MAPS_GEN_BPF);
 
-	if (s->pm_tgid == tgid && s->pm_gen[0] == u && s->pm_gen[1] == b)
+	if (c->tgid == tgid && c->gen[0] == u && c->gen[1] == b)
 		return;
-	s->pm_n = 0;
-	s->maps_tgid = 0;
-	s->pm_tgid = tgid;
-	s->pm_gen[0] = u;
-	s->pm_gen[1] = b;
+	c->n = 0;
+	c->list_tgid = 0;
+	c->tgid = tgid;
+	c->gen[0] = u;
+	c->gen[1] = b;
 }
 
-// known_mapping returns the mapping of s->ip from the walk's list
-// (proc_list): one of the two found last, or found now and remembered
-// (pm).
+// known_mapping returns the mapping of the walk's pc from its list
+// (proc_list): one of the two found last, or found now and remembered.
 static __always_inline struct unwind_mapping *known_mapping(struct unwind_state *s)
 {
-	if (s->pm_n > 0 && s->ip >= s->pm[0].start && s->ip < s->pm[0].end)
-		return &s->pm[0];
-	if (s->pm_n > 1 && s->ip >= s->pm[1].start && s->ip < s->pm[1].end)
-		return &s->pm[1];
+	struct mapping_cache *c = &s->mappings;
+
+	if (c->n > 0 && s->cur.ip >= c->recent[0].start && s->cur.ip < c->recent[0].end)
+		return &c->recent[0];
+	if (c->n > 1 && s->cur.ip >= c->recent[1].start && s->cur.ip < c->recent[1].end)
+		return &c->recent[1];
 	struct proc_info *p = proc_list(s);
-	struct unwind_mapping *m = p ? find_mapping(p, s->ip) : NULL;
+	struct unwind_mapping *m = p ? find_mapping(p, s->cur.ip) : NULL;
 	if (!m)
 		return NULL;
-	s->pm[1] = s->pm[0];
-	s->pm[0] = *m;
-	s->pm_n = s->pm_n < 2 ? s->pm_n + 1 : 2;
-	return &s->pm[0];
+	c->recent[1] = c->recent[0];
+	c->recent[0] = *m;
+	c->n = c->n < 2 ? c->n + 1 : 2;
+	return &c->recent[0];
 }
 
 #endif

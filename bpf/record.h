@@ -28,34 +28,6 @@
 #include "latency.h"
 #include "counts.h"
 
-// rbx of user registers: bpf_tracing.h has no accessor for it.
-#if defined(__KERNEL__) || defined(__VMLINUX_H__)
-#define PT_REGS_BX(x) (__PT_REGS_CAST(x)->bx)
-#else
-#define PT_REGS_BX(x) (__PT_REGS_CAST(x)->rbx)
-#endif
-
-// save_gprs copies user registers r to g by DWARF number (unwind_state.gpr).
-static __always_inline void save_gprs(__u64 *g, struct pt_regs *r)
-{
-	g[0] = PT_REGS_RC(r);
-	g[1] = PT_REGS_PARM3(r); // rdx
-	g[2] = PT_REGS_PARM4(r); // rcx
-	g[3] = PT_REGS_BX(r);
-	g[4] = PT_REGS_PARM2(r); // rsi
-	g[5] = PT_REGS_PARM1(r); // rdi
-	g[6] = PT_REGS_FP(r);
-	g[7] = PT_REGS_SP(r);
-	g[8] = __PT_REGS_CAST(r)->r8;
-	g[9] = __PT_REGS_CAST(r)->r9;
-	g[10] = __PT_REGS_CAST(r)->r10;
-	g[11] = __PT_REGS_CAST(r)->r11;
-	g[12] = __PT_REGS_CAST(r)->r12;
-	g[13] = __PT_REGS_CAST(r)->r13;
-	g[14] = __PT_REGS_CAST(r)->r14;
-	g[15] = __PT_REGS_CAST(r)->r15;
-}
-
 // scratch_regs is the slot's copy of the user registers (regs_scratch).
 static __always_inline struct pt_regs *scratch_regs(__u32 slot)
 {
@@ -131,37 +103,16 @@ static __always_inline struct unwind_state *unwind_begin(void *ctx, __u64 cookie
 	}
 	struct unwind_state *s = bpf_map_lookup_elem(&unwind_states, &slot);
 	if (s) {
-		s->key = k;
-		pm_keep(s, k.tgid); // else proc_list chooses the walk's list
+		unwind_reset(s, &k, slot, regs, entry);
+		mappings_keep(s, k.tgid); // else proc_list chooses the walk's list
 	}
 	// Without bpf_find_vma, a walk needs a mapping list: the choice made
 	// here is the one its frames use.
-	if (!s || (!have_find_vma && !s->pm_n && !proc_list(s))) {
+	if (!s || (!have_find_vma && !s->mappings.n && !proc_list(s))) {
 		count_drop(DROP_NO_TABLES);
 		record_fp(&k, ip, sp, bp, entry, slot);
 		return NULL;
 	}
-	s->ip = ip;
-	s->sp = sp;
-	s->bp = bp;
-	save_gprs(s->gpr, regs);
-	s->bx_at = 0;
-	s->exact = 1;
-	s->entry = entry;
-	s->vm_ok = 0;
-	s->chunk_at = 0;
-	s->chunk_off = 0;
-	s->partial = 0;
-	s->busy = 0;
-	s->unknown = 0;
-	s->switches = 0;
-	s->go_entry = 0;
-	s->slot = slot;
-	s->calls = 0;
-	s->st.len = 0;
-	s->st.flags = 0;
-	s->st.hash = 0xcbf29ce484222325ULL;
-	uretprobe_init(s);
 	return s;
 }
 
@@ -172,18 +123,18 @@ static __always_inline int unwind_finish(struct unwind_state *s, __u32 slot)
 		; // not partial: the task is in execve or exiting
 	else if (mark_stale(&s->st, s->gpr[DW_RSP]))
 		; // nor here: the registers were the old program's
-	else if (s->partial && defer_stacks && defer_emit(s))
+	else if (s->status.partial && defer_stacks && defer_emit(s))
 		return 0; // counted by user space once it has finished the walk
-	else if (s->busy || s->unknown)
+	else if (s->status.busy || s->status.unknown)
 		count_drop(DROP_UNKNOWN_PC);
-	else if (s->partial)
+	else if (s->status.partial)
 		count_drop(DROP_NO_TABLES);
 	else if (s->st.flags & STACK_TRUNCATED)
 		count_drop(DROP_CUT);
 	if (!s->st.hash)
 		s->st.hash = 1;
-	s->key.ustack = store_user_stack(&s->st);
-	count_event(&s->key, slot);
+	s->ev.key.ustack = store_user_stack(&s->st);
+	count_event(&s->ev.key, slot);
 	return 0;
 }
 
@@ -212,8 +163,8 @@ static __always_inline int unwind_finish(struct unwind_state *s, __u32 slot)
 		struct unwind_state *s_ = bpf_map_lookup_elem(&unwind_states, &slot_);    \
 		if (s_) {                                                                  \
 			int done_ = run_steps(s_, STEP_FRAMES);                            \
-			if (!done_ && s_->calls < MAX_TAIL_CALLS - 1) {                    \
-				s_->calls++;                                               \
+			if (!done_ && s_->status.calls < MAX_TAIL_CALLS - 1) {                    \
+				s_->status.calls++;                                               \
 				bpf_tail_call(ctx, &steps, idx);                           \
 			}                                                                  \
 			if (!done_)                                                        \

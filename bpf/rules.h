@@ -141,7 +141,7 @@ static __always_inline struct frame_rule *frame_slot(struct unwind_state *s, str
 	if (tpc >> 32)
 		return NULL;
 	*key = (__u64)(m->entries_off + 1) << 32 | tpc;
-	return &s->fr[(s->st.len - 1) & (FRAME_RULES - 1)];
+	return &s->last_rules[(s->st.len - 1) & (FRAME_RULES - 1)];
 #endif
 }
 

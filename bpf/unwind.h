@@ -39,8 +39,8 @@ static __always_inline int push(struct unwind_state *s)
 
 	if (n >= MAX_USTACK)
 		return STEP_CUT;
-	s->st.pcs[n & (MAX_USTACK - 1)] = s->ip;
-	s->st.hash = mix(s->st.hash, s->ip);
+	s->st.pcs[n & (MAX_USTACK - 1)] = s->cur.ip;
+	s->st.hash = mix(s->st.hash, s->cur.ip);
 	s->st.len = n + 1;
 	return STEP_CONTINUE;
 }
@@ -49,15 +49,15 @@ static __always_inline int push(struct unwind_state *s)
 // return address by the real one.
 static __always_inline int move_to(struct unwind_state *s, __u64 ra, __u64 cfa)
 {
-	if (s->tramp && ra == s->tramp)
-		ra = real_return(s, cfa - 8);
+	if (s->uret.tramp && ra == s->uret.tramp)
+		ra = real_return(&s->uret, cfa - 8);
 	if (ra == 0)
 		return STEP_END;
-	if (cfa <= s->sp || !user_pc(ra))
+	if (cfa <= s->cur.sp || !user_pc(ra))
 		return STEP_CUT;
-	s->ip = ra;
-	s->sp = cfa;
-	s->exact = 0;
+	s->cur.ip = ra;
+	s->cur.sp = cfa;
+	s->cur.exact = 0;
 	return STEP_CONTINUE;
 }
 
@@ -66,21 +66,21 @@ static __always_inline int move_to(struct unwind_state *s, __u64 ra, __u64 cfa)
 // goes up the stack), else directly.
 static __always_inline int stack_u64(struct unwind_state *s, __u64 addr, __u64 *v)
 {
-	__u64 off = addr - s->chunk_at;
+	__u64 off = addr - s->stack.at;
 
-	if (s->chunk_off)
+	if (s->stack.direct)
 		return bpf_probe_read_user(v, sizeof(*v), (void *)addr);
-	if (!s->chunk_at || addr < s->chunk_at || off > STACK_CHUNK - sizeof(*v)) {
-		if (bpf_probe_read_user(s->chunk, STACK_CHUNK, (void *)addr)) {
-			s->chunk_off = 1; // past the chunk, the stack ends
+	if (!s->stack.at || addr < s->stack.at || off > STACK_CHUNK - sizeof(*v)) {
+		if (bpf_probe_read_user(s->stack.buf, STACK_CHUNK, (void *)addr)) {
+			s->stack.direct = 1; // past the chunk, the stack ends
 			return bpf_probe_read_user(v, sizeof(*v), (void *)addr);
 		}
-		s->chunk_at = addr;
+		s->stack.at = addr;
 		off = 0;
 	}
 	if (off > STACK_CHUNK - sizeof(*v))
 		return -1;
-	*v = *(__u64 *)&s->chunk[off];
+	*v = *(__u64 *)&s->stack.buf[off];
 	return 0;
 }
 
@@ -89,21 +89,21 @@ static __always_inline int stack_u64(struct unwind_state *s, __u64 addr, __u64 *
 // walk goes on there, up to that many times.
 static __always_inline int fp_step(struct unwind_state *s)
 {
-	if (!s->bp)
+	if (!s->cur.bp)
 		return STEP_END;
-	if (!user_pc(s->bp)) // no frame's address (argc, left in rbp by code without frame pointers): reading it would fault
+	if (!user_pc(s->cur.bp)) // no frame's address (argc, left in rbp by code without frame pointers): reading it would fault
 		return STEP_CUT;
-	__u64 cfa = s->bp + 16;
-	if (stack_u64(s, cfa - 8, &s->word)) // the return address
+	__u64 cfa = s->cur.bp + 16;
+	if (stack_u64(s, cfa - 8, &s->stack.word)) // the return address
 		return STEP_CUT;
-	__u64 ra = s->word;
-	if (stack_u64(s, cfa - 16, &s->bp)) // the saved rbp
+	__u64 ra = s->stack.word;
+	if (stack_u64(s, cfa - 16, &s->cur.bp)) // the saved rbp
 		return STEP_CUT;
-	if (cfa < s->sp) {
-		if (s->switches >= MAX_STACK_SWITCHES)
+	if (cfa < s->cur.sp) {
+		if (s->status.switches >= MAX_STACK_SWITCHES)
 			return STEP_CUT;
-		s->switches++;
-		s->sp = 0; // another stack: any cfa is above this one
+		s->status.switches++;
+		s->cur.sp = 0; // another stack: any cfa is above this one
 	}
 	return move_to(s, ra, cfa);
 }
@@ -113,26 +113,26 @@ static __always_inline int fp_step(struct unwind_state *s)
 // changed it).
 static __always_inline int frame_rbx(struct unwind_state *s, __u64 *v)
 {
-	if (!s->bx_at) {
+	if (!s->cur.bx_at) {
 		*v = s->gpr[DW_RBX];
 		return 0;
 	}
-	return stack_u64(s, s->bx_at, v);
+	return stack_u64(s, s->cur.bx_at, v);
 }
 
 static __always_inline int signal_step(struct unwind_state *s)
 {
 	__u64 sc[3] = {}; // rbp at +120, rsp at +160, rip at +168
 
-	if (bpf_probe_read_user(&sc[0], 8, (void *)(s->sp + 120)) ||
-	    bpf_probe_read_user(&sc[1], 16, (void *)(s->sp + 160)))
+	if (bpf_probe_read_user(&sc[0], 8, (void *)(s->cur.sp + 120)) ||
+	    bpf_probe_read_user(&sc[1], 16, (void *)(s->cur.sp + 160)))
 		return STEP_CUT;
-	s->bx_at = s->sp + 128; // sigcontext's rbx (unwind.SigcontextRBX)
-	s->bp = sc[0];
-	s->sp = sc[1];
-	s->ip = sc[2];
-	s->exact = 1;
-	return user_pc(s->ip) ? STEP_CONTINUE : STEP_CUT;
+	s->cur.bx_at = s->cur.sp + 128; // sigcontext's rbx (unwind.SigcontextRBX)
+	s->cur.bp = sc[0];
+	s->cur.sp = sc[1];
+	s->cur.ip = sc[2];
+	s->cur.exact = 1;
+	return user_pc(s->cur.ip) ? STEP_CONTINUE : STEP_CUT;
 }
 
 static __always_inline int rule_step(struct unwind_state *s, struct unwind_rule *r)
@@ -141,26 +141,26 @@ static __always_inline int rule_step(struct unwind_state *s, struct unwind_rule 
 
 	switch (r->cfa_type) {
 	case CFA_RSP:
-		cfa = s->sp + (__s64)r->cfa_offset;
+		cfa = s->cur.sp + (__s64)r->cfa_offset;
 		break;
 	case CFA_RBP:
-		cfa = s->bp + (__s64)r->cfa_offset;
+		cfa = s->cur.bp + (__s64)r->cfa_offset;
 		break;
 	case CFA_PLT:
-		cfa = s->sp + (__s64)r->cfa_offset;
-		if ((s->ip & 15) >= r->plt_threshold)
+		cfa = s->cur.sp + (__s64)r->cfa_offset;
+		if ((s->cur.ip & 15) >= r->plt_threshold)
 			cfa += 8;
 		break;
 	case CFA_RSP_RET_RDI:
 		if (s->st.len != 1) // only the interrupted frame's rdi is known
 			return STEP_CUT;
-		cfa = s->sp + (__s64)r->cfa_offset;
+		cfa = s->cur.sp + (__s64)r->cfa_offset;
 		ra = s->gpr[DW_RDI];
 		break;
 	case CFA_RBX:
-		if (frame_rbx(s, &s->word))
+		if (frame_rbx(s, &s->stack.word))
 			return STEP_CUT;
-		cfa = s->word + (__s64)r->cfa_offset;
+		cfa = s->stack.word + (__s64)r->cfa_offset;
 		break;
 	case CFA_REG: // a stack probe loop's r11, OpenSSL's rax...
 		if (s->st.len != 1) // only the interrupted frame's registers are known
@@ -175,20 +175,20 @@ static __always_inline int rule_step(struct unwind_state *s, struct unwind_rule 
 		return STEP_CUT;
 	}
 	if (r->rbx_slot)
-		s->bx_at = cfa + 8 * (__s64)r->rbx_slot;
+		s->cur.bx_at = cfa + 8 * (__s64)r->rbx_slot;
 	if (r->cfa_type != CFA_RSP_RET_RDI) {
-		if (stack_u64(s, cfa - 8, &s->word))
+		if (stack_u64(s, cfa - 8, &s->stack.word))
 			return STEP_CUT;
-		ra = s->word;
+		ra = s->stack.word;
 	}
 	if (r->rbp_type == RBP_OFFSET) {
-		if (stack_u64(s, cfa + (__s64)r->rbp_offset, &s->bp))
+		if (stack_u64(s, cfa + (__s64)r->rbp_offset, &s->cur.bp))
 			return STEP_CUT;
 	} else if (r->rbp_type == RBP_UNDEFINED) {
-		s->bp = 0;
+		s->cur.bp = 0;
 	}
-	if (r->cfa_type == CFA_RSP_RET_RDI && cfa == s->sp)
-		s->sp = cfa - 1; // the return address was popped: the CFA may be rsp itself, which move_to's progress check refuses
+	if (r->cfa_type == CFA_RSP_RET_RDI && cfa == s->cur.sp)
+		s->cur.sp = cfa - 1; // the return address was popped: the CFA may be rsp itself, which move_to's progress check refuses
 	return move_to(s, ra, cfa);
 }
 
@@ -196,17 +196,17 @@ static __always_inline int rule_step(struct unwind_state *s, struct unwind_rule 
 // instruction from [rsp] (rbp still belongs to the caller).
 static __always_inline int entry_step(struct unwind_state *s)
 {
-	if (stack_u64(s, s->sp, &s->word))
+	if (stack_u64(s, s->cur.sp, &s->stack.word))
 		return STEP_CUT;
-	return move_to(s, s->word, s->sp + 8);
+	return move_to(s, s->stack.word, s->cur.sp + 8);
 }
 
-// after_syscall reports whether the instruction before s->ip is syscall
+// after_syscall reports whether the instruction before s->cur.ip is syscall
 // (0f 05).
 static __always_inline int after_syscall(struct unwind_state *s)
 {
-	s->word = 0;
-	return !bpf_probe_read_user(&s->word, 2, (void *)(s->ip - 2)) && s->word == 0x050f;
+	s->stack.word = 0;
+	return !bpf_probe_read_user(&s->stack.word, 2, (void *)(s->cur.ip - 2)) && s->stack.word == 0x050f;
 }
 
 // syscall_gap_step moves to the caller of a first frame stopped right
@@ -232,7 +232,7 @@ static __always_inline int go_switch_step(struct unwind_state *s, struct unwind_
 	struct go_stack *gs = bpf_map_lookup_elem(&go_stacks, &i);
 	__u64 g = 0, sched[3] = {}; // pc, sp, bp
 
-	if (!gs || s->ip - m->bias != gs->ret)
+	if (!gs || s->cur.ip - m->bias != gs->ret)
 		return STEP_END;
 	__u64 fs = KREAD(current_task(), thread.fsbase);
 	if (bpf_probe_read_user(&g, sizeof(g), (void *)(fs + gs->tls)) ||  // g0
@@ -244,11 +244,11 @@ static __always_inline int go_switch_step(struct unwind_state *s, struct unwind_
 		return STEP_END;
 	if (!user_pc(sched[0]) || !sched[1])
 		return STEP_END;
-	s->ip = sched[0];
-	s->sp = sched[1];
-	s->bp = sched[2];
-	s->exact = 0; // a return address (after its call of morestack)
-	s->go_entry = 1;
+	s->cur.ip = sched[0];
+	s->cur.sp = sched[1];
+	s->cur.bp = sched[2];
+	s->cur.exact = 0; // a return address (after its call of morestack)
+	s->cur.go_entry = 1;
 	return STEP_CONTINUE;
 }
 #endif
@@ -259,12 +259,12 @@ static __always_inline int go_switch_step(struct unwind_state *s, struct unwind_
 static __always_inline int at_entry(struct unwind_state *s, int first)
 {
 #ifndef PROBEE_LEGACY // a flag read at every frame: more paths than 5.10's verifier takes
-	if (s->go_entry) {
-		s->go_entry = 0;
+	if (s->cur.go_entry) {
+		s->cur.go_entry = 0;
 		return 1;
 	}
 #endif
-	return first && s->entry;
+	return first && s->ev.entry;
 }
 
 // no_rule_step moves to the caller of a pc without a DWARF rule.
@@ -296,16 +296,16 @@ static __always_inline int unwind_step(struct unwind_state *s)
 	if (!m)
 		m = vma_mapping(s);
 	if (!m) {
-		if (s->unknown && !first) { // in the heap or the stack: not a frame
+		if (s->status.unknown && !first) { // in the heap or the stack: not a frame
 			s->st.len--;
 			s->st.hash = hash;
 		}
-		s->unknown = !s->busy; // counted when the walk ends (unwind_finish)
+		s->status.unknown = !s->status.busy; // counted when the walk ends (unwind_finish)
 		return STEP_CUT;
 	}
 	if (!(m->flags & MAPPING_TABLE))
 		return no_rule_step(s, m, first);
-	__u64 tpc = s->ip - m->bias - (s->exact ? 0 : 1);
+	__u64 tpc = s->cur.ip - m->bias - (s->cur.exact ? 0 : 1);
 	struct unwind_rule *r = find_rule(s, m, tpc);
 	// One register for r from here. clang knows a rule in the walk state
 	// (find_rule) is not NULL: it tested one register and, on the NULL
@@ -319,7 +319,7 @@ static __always_inline int unwind_step(struct unwind_state *s)
 	if (!r) // code its table does not cover (V8's embedded builtins in node)
 		return no_rule_step(s, m, first);
 #ifndef PROBEE_LEGACY
-	s->go_entry = 0;
+	s->cur.go_entry = 0;
 #endif
 	return rule_step(s, r);
 }

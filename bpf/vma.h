@@ -106,33 +106,34 @@ static __always_inline int file_mapping(struct unwind_mapping *m, struct vma_fou
 	return 0;
 }
 
-// vma_mapping finds the mapping of s->ip through bpf_find_vma, in the
-// walk's one-entry cache first. A file whose table is not loaded (yet)
-// and anonymous code (JIT) get frame-pointer steps; the first marks the
-// stack partial. NULL: no mapping holds the pc, the pc is in the heap or
-// the stack (s->unknown set: a return address read from a frame that was
-// not one, such as a signal frame sampled while rt_sigreturn restores the
-// registers), or the lookup failed (s->busy: the walk is handed to user
-// space from this frame, defer.h).
+// vma_mapping finds the mapping of the walk's pc through bpf_find_vma,
+// in the walk's one-entry cache (vma) first. A file whose table is not
+// loaded (yet) and anonymous code (JIT) get frame-pointer steps; the
+// first marks the stack partial. NULL: no mapping holds the pc, the pc is
+// in the heap or the stack (status.unknown set: a return address read
+// from a frame that was not one, such as a signal frame sampled while
+// rt_sigreturn restores the registers), or the lookup failed
+// (status.busy: the walk is handed to user space from this frame,
+// defer.h).
 static __always_inline struct unwind_mapping *vma_mapping(struct unwind_state *s)
 {
 	struct vma_found v = {};
-	struct unwind_mapping *m = &s->vm;
+	struct unwind_mapping *m = &s->vma.m;
 
 #ifdef PROBEE_LEGACY
 	return NULL; // no bpf_find_vma (compat.h)
 #endif
 	if (!have_find_vma)
 		return NULL;
-	if (s->vm_ok && s->ip >= m->start && s->ip < m->end)
+	if (s->vma.ok && s->cur.ip >= m->start && s->cur.ip < m->end)
 		return m;
-	s->vm_ok = 0;
-	v.sp = s->sp;
-	long err = find_vma(s->ip, &v);
+	s->vma.ok = 0;
+	v.sp = s->cur.sp;
+	long err = find_vma(s->cur.ip, &v);
 	if (err == -2 /* ENOENT */ || (!err && v.kind == VMA_NONE))
 		return NULL;
 	if (!err && v.kind == VMA_DATA) {
-		s->unknown = 1; // not a frame (unwind_step drops it)
+		s->status.unknown = 1; // not a frame (unwind_step drops it)
 		return NULL;
 	}
 	if (err) {
@@ -140,8 +141,8 @@ static __always_inline struct unwind_mapping *vma_mapping(struct unwind_state *s
 		// once per event (the mmap lock is released by an irq_work that
 		// has not run yet). User space finishes the walk from here.
 		defer_mark(s);
-		s->partial = 1;
-		s->busy = 1;
+		s->status.partial = 1;
+		s->status.busy = 1;
 		return NULL;
 	}
 	m->start = v.start;
@@ -152,10 +153,10 @@ static __always_inline struct unwind_mapping *vma_mapping(struct unwind_state *s
 		if (!t || !file_mapping(m, &v, t)) {
 			m->flags = 0;
 			defer_mark(s);
-			s->partial = 1;
+			s->status.partial = 1;
 		}
 	}
-	s->vm_ok = 1;
+	s->vma.ok = 1;
 	return m;
 }
 
