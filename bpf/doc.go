@@ -1,5 +1,7 @@
 // Package bpf owns everything in probee that touches the kernel: the BPF C
-// sources (probee.bpf.c, probee.h) and their committed bpf2go output, loading,
+// sources (probee.bpf.c, every program by context; its headers, one concern
+// each, laid out in docs/design.md; probee.h, what Go shares) and their
+// committed bpf2go output, loading,
 // attaching (uprobe, uretprobe, uprobe_multi, kprobe, kretprobe,
 // kprobe_multi, tracepoint), the capture loop
 // (ring-buffer notices of new and exiting processes) and draining the
