@@ -16,6 +16,11 @@
 #ifndef PROBEE_COMPAT_H
 #define PROBEE_COMPAT_H
 
+#include <linux/types.h>
+#include <linux/bpf.h>
+#include <linux/ptrace.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
 #include "kernel.h"
 
 const volatile __u32 have_cookie = 1;
@@ -35,6 +40,22 @@ static __always_inline __u64 probe_cookie(void *ctx)
 #else
 #define current_task() ((struct task_struct *)bpf_get_current_task_btf())
 #endif
+
+// task_comm copies the current thread's name: plain loads of the BTF
+// task pointer where there is one (the kernel keeps comm NUL-padded, as
+// bpf_get_current_comm gives it), the helper in the legacy build.
+static __always_inline void task_comm(char comm[16])
+{
+#ifdef PROBEE_LEGACY
+	bpf_get_current_comm(comm, 16);
+#else
+	struct task_struct *t = current_task();
+	__u64 *dst = (__u64 *)comm;
+
+	dst[0] = *(__u64 *)&t->comm[0];
+	dst[1] = *(__u64 *)&t->comm[8];
+#endif
+}
 
 // KREAD reads field f (a member path: a.b) of the kernel structure at p, a
 // pointer from current_task() or from an earlier KREAD: a plain load of a

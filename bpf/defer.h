@@ -6,39 +6,30 @@
 // above it; user space finishes the unwind once the file's table is built
 // (package proctrack) and counts the stack. The walk goes on by frame
 // pointers as before, so a record that does not fit the ring is still
-// counted, as a partial stack. Included from unwind.h.
+// counted, as a partial stack. The record is built in defer_scratch,
+// then copied into the deferred ring cut to its stack length
+// (unwind_maps.h).
 #ifndef PROBEE_DEFER_H
 #define PROBEE_DEFER_H
 
-// Set by the loader (rodata): 1 to hand stacks over (DWARF with find_vma).
-const volatile __u32 defer_stacks = 0;
-
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 8 << 20);
-} deferred SEC(".maps");
-
-// Per CPU and context kind (as unwind_states): the record is built here,
-// then copied into the ring cut to its stack length.
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, SLOT_MAX);
-	__type(key, __u32);
-	__type(value, struct deferred_stack);
-} defer_scratch SEC(".maps");
+#include <linux/types.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include "probee.h"
+#include "kernel.h"
+#include "compat.h"
+#include "counters.h"
+#include "unwind_state.h"
+#include "unwind_maps.h"
 
 // defer_mark remembers the frame the walk could not unwind by its table:
 // the first such frame, just pushed.
 static __always_inline void defer_mark(struct unwind_state *s)
 {
-	if (s->partial)
+	if (s->status.partial)
 		return;
-	s->dip = s->ip;
-	s->dsp = s->sp;
-	s->dbp = s->bp;
-	s->dexact = s->exact;
-	s->dbx_at = s->bx_at;
-	s->dn = s->st.len > 0 ? s->st.len - 1 : 0;
+	s->defer.at = s->cur;
+	s->defer.npcs = s->st.len > 0 ? s->st.len - 1 : 0;
 }
 
 #ifndef PROBEE_LEGACY
@@ -92,21 +83,21 @@ static __always_inline int defer_regs(struct deferred_stack *d, struct unwind_st
 {
 	if (bpf_probe_read_kernel(d->gpr, sizeof(d->gpr), s->gpr))
 		return -1;
-	if (s->dbx_at && bpf_probe_read_user(&d->gpr[DW_RBX], 8, (void *)s->dbx_at))
+	if (s->defer.at.bx_at && bpf_probe_read_user(&d->gpr[DW_RBX], 8, (void *)s->defer.at.bx_at))
 		d->gpr[DW_RBX] = 0; // unknown: a rule that needs it stops there
-	d->ip = s->dip;
-	d->sp = s->dsp;
-	d->bp = s->dbp;
-	d->exact = s->dexact;
+	d->ip = s->defer.at.ip;
+	d->sp = s->defer.at.sp;
+	d->bp = s->defer.at.bp;
+	d->exact = s->defer.at.exact;
 	return 0;
 }
 
 // defer_emit sends the walk of s to user space; 0 when it could not.
 static __always_inline int defer_emit(struct unwind_state *s)
 {
-	__u32 slot = s->slot;
+	__u32 slot = s->ev.slot;
 	struct deferred_stack *d = bpf_map_lookup_elem(&defer_scratch, &slot);
-	__u32 npcs = s->dn;
+	__u32 npcs = s->defer.npcs;
 
 	if (!d || defer_regs(d, s))
 		return 0;
@@ -115,10 +106,10 @@ static __always_inline int defer_emit(struct unwind_state *s)
 	__u64 pcs = npcs * 8;
 	if (pcs && bpf_probe_read_kernel(d->tail, pcs, s->st.pcs))
 		return 0;
-	__u64 len = read_stack(d->tail + pcs, s->dsp, stack_len(s->dsp));
+	__u64 len = read_stack(d->tail + pcs, s->defer.at.sp, stack_len(s->defer.at.sp));
 	if (!len)
 		return 0;
-	d->key = s->key;
+	d->key = s->ev.key;
 	d->pid = (__u32)bpf_get_current_pid_tgid();
 	d->npcs = npcs;
 	d->len = len;

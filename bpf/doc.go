@@ -1,5 +1,7 @@
 // Package bpf owns everything in probee that touches the kernel: the BPF C
-// sources (probee.bpf.c, probee.h) and their committed bpf2go output, loading,
+// sources (probee.bpf.c, every program by context; its headers, one concern
+// each, laid out in docs/design.md; probee.h, what Go shares) and their
+// committed bpf2go output, loading,
 // attaching (uprobe, uretprobe, uprobe_multi, kprobe, kretprobe,
 // kprobe_multi, tracepoint), the capture loop
 // (ring-buffer notices of new and exiting processes) and draining the
@@ -75,7 +77,7 @@
 // probes fire, and lowers it when the link is closed, on exit or kill.
 // probee never writes another process's memory itself.
 //
-// Kprobes and kretprobes (kprobe.h, kprobe.go) take the kernel stack with
+// Kprobes and kretprobes (probee.bpf.c, kprobe.go) take the kernel stack with
 // bpf_get_stack (kept in kstacks like every kernel stack) and the user
 // stack from the task's saved user registers, like tracepoints. A spec's
 // functions share one kprobe_multi link per
@@ -85,7 +87,7 @@
 // or tracefs kprobe_events (HaveKprobes), not from a program load, which
 // succeeds without CONFIG_KPROBES; attaching then fails with ErrNoKprobes.
 //
-// # DWARF unwinding (unwind.h, unwind_state.h, rules.h, tables.go)
+// # DWARF unwinding (unwind.h, unwind_maps.h, rules.h, tables.go)
 //
 // Storage: one u32 space for every table's page index and entries (u32:
 // pc_low | rule<<16), in shards of 64K elements (256 KiB; mmapable arrays
@@ -121,7 +123,7 @@
 // StepFrames frames per call and tail-calls itself, up to MaxTailCalls:
 // 256 frames. uprobe and kprobe programs share the kprobe-typed array
 // steps_kprobe (index 0 uprobe step, 1 kprobe step: a kprobe program calls
-// record(ctx, cookie, ip, sp, bp, 1, SLOT_KPROBE, steps_kprobe, STEP_KPROBE));
+// record(ctx, cookie, regs, 1, SLOT_KPROBE, steps_kprobe, STEP_KPROBE));
 // uprobe.multi, kprobe.multi, tracepoint and perf_event have their own
 // arrays (steps_multi, steps_kmulti, steps_tp, steps_perf: a prog array is
 // bound to the type and attach type of its first user). These entry and
@@ -197,7 +199,7 @@
 // a mapping holds (vm_file->f_inode's device and inode). For an overlayfs
 // file that is the layer's file, where /proc/PID/maps and stat show the
 // overlay's inode, so the session asks the kernel for the key once per
-// file: it maps the file itself and runs probee_file_key (filekey.h) on
+// file: it maps the file itself and runs probee_file_key (probee.bpf.c) on
 // that address with BPF_PROG_TEST_RUN (filekey.go). The vDSO has no
 // file: vma.h recognizes the mapping at mm->context.vdso and gives it a
 // key no file has (VDSO_KEY_DEV, vdsoKey), under which the table built

@@ -163,8 +163,8 @@ func wrongTable(mods []unwind.Module) {
 }
 
 // A walk state keeps the mappings its last walk found for the same
-// process's next event only while no mapping list changed (unwind.h:
-// pm_keep). chain-nofp's list is written with a wrong table at _start,
+// process's next event only while no mapping list changed (mappings.h:
+// mappings_keep). chain-nofp's list is written with a wrong table at _start,
 // then with its own at a gate on foo_one, on one CPU: leaf's stack, walked
 // before, is cut; foo_two's, walked after, is complete, not walked through
 // the mapping the state kept from leaf's walk.

@@ -18,7 +18,11 @@ import (
 // seen. Issue 49 wants the walk smaller (otel's native unwinder takes 874
 // for 5 frames; a step program here does 8 frames in ~4.3K), so a change
 // that takes a program past its budget either fails this test or says
-// why the budget grows; one that shrinks it lowers the budget.
+// why the budget grows; one that shrinks it lowers the budget. Noise is
+// well under 10%: clang's register allocation moves a program by up to
+// 0.5% when code moves without changing (issue 45's regrouping of the C
+// and of the walk state: step programs 4274 -> 4278, legacy 3759 ->
+// 3773; entry programs -10..+16).
 var insnBudgets = map[string]struct{ cur, legacy int }{
 	"probee_exec":              {30, 30},     // 19, 19
 	"probee_exit":              {90, 100},    // 75, 88

@@ -1,8 +1,11 @@
 // Minimal CO-RE views of the kernel structures probee reads, relocated
-// through the kernel's BTF: no vmlinux.h, no kernel headers.
+// through the kernel's BTF: no vmlinux.h, no kernel headers. Flavors
+// (struct x___y) are views of the same kernel structure that one reader
+// needs and the others do not declare.
 #ifndef PROBEE_KERNEL_H
 #define PROBEE_KERNEL_H
 
+#include <linux/types.h>
 #include <bpf/bpf_core_read.h>
 
 struct xol_area { unsigned long vaddr; } __attribute__((preserve_access_index));
@@ -42,6 +45,8 @@ struct task_struct {
 	struct signal_struct *signal;
 } __attribute__((preserve_access_index));
 
+#define PF_EXITING 0x00000004 // task_struct.flags: the task began to exit
+
 // The mapping of an address (vma.h).
 struct super_block { __u32 s_dev; } __attribute__((preserve_access_index));
 struct inode {
@@ -56,6 +61,20 @@ struct vm_area_struct {
 	struct file *vm_file;
 	struct mm_struct *vm_mm;
 	unsigned long vm_flags; // VM_EXEC, VM_GROWSDOWN (a union member since 6.3)
+} __attribute__((preserve_access_index));
+
+#define VM_EXEC_FLAG 0x4        // VM_EXEC
+#define VM_GROWSDOWN_FLAG 0x100 // VM_GROWSDOWN
+
+// What the root gate reads of a task: its root directory (stopgate.h).
+struct dentry { struct inode *d_inode; } __attribute__((preserve_access_index));
+struct path { struct dentry *dentry; } __attribute__((preserve_access_index));
+struct fs_struct { struct path root; } __attribute__((preserve_access_index));
+struct task_struct___root { struct fs_struct *fs; } __attribute__((preserve_access_index));
+
+// The kernel stack of a task, for the latency exit hook (latency.h).
+struct task_struct___lat {
+	void *stack;
 } __attribute__((preserve_access_index));
 
 #endif

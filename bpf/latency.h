@@ -1,5 +1,4 @@
 // "How much": time and weights per calling stack (--latency, --weight).
-// Included once, from probee.bpf.c, after unwind.h.
 //
 // In the count mode (the default) every event is counted in counts0/1. In
 // the measure modes the function probes (uprobe and kprobe entries) go to
@@ -30,15 +29,17 @@
 #ifndef PROBEE_LATENCY_H
 #define PROBEE_LATENCY_H
 
+#include <linux/types.h>
+#include <linux/ptrace.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include "probee.h"
+#include "kernel.h"
+#include "compat.h"
+#include "maps.h"
 #include "latency_maps.h"
-
-// measured_slot reports whether events of a context kind are measured:
-// function probes are, tracepoints and samples are always counted.
-static __always_inline int measured_slot(__u32 slot)
-{
-	return measure_mode != MEASURE_COUNT &&
-	       (slot == SLOT_UPROBE || slot == SLOT_UPROBE_MULTI || slot == SLOT_KPROBE);
-}
+#include "measure.h"
+#include "procs.h"
 
 // ctx_reg reads a register of r. The barrier keeps each read at its
 // constant offset: the verifier refuses a ctx access at a computed
@@ -126,8 +127,6 @@ static __always_inline void lat_prepare(void *ctx, __u64 cookie, __u32 slot)
 	p->restart = p->go && go_restart(r, cookie);
 }
 
-#include "measure.h"
-
 // UNROLLED_PAIRING unrolls the loops that pair calls over the stack of
 // calls in flight. As loops, 6.1's verifier could not prune their paths
 // (states inside a loop being explored are not used for pruning) and gave
@@ -208,25 +207,6 @@ VERIFIED_ONCE int lat_push(struct count_key *k, struct lat_pending *p)
 	f->start = bpf_ktime_get_ns();
 	st->depth = n + 1;
 	return 0;
-}
-
-// count_event counts an event whose stacks are stored: in the counts
-// map, or for a function probe in a measure mode as its measure.
-static __always_inline void count_event(struct count_key *k, __u32 slot)
-{
-	if (!measured_slot(slot)) {
-		add_count(k);
-		return;
-	}
-	struct lat_pending *p = bpf_map_lookup_elem(&lat_pendings, &slot);
-	if (!p)
-		return;
-	if (measure_mode == MEASURE_WEIGHT) {
-		probe_add(k->probe, p->weight);
-		add_measure(k, p->weight);
-		return;
-	}
-	lat_push(k, p);
 }
 
 // lat_found ends the call f of probe that returned at now.
@@ -312,30 +292,6 @@ static __always_inline int lat_return(struct pt_regs *r, int kernel)
 	return 0;
 }
 
-SEC("uprobe")
-int probee_ret_uprobe(struct pt_regs *ctx)
-{
-	return lat_return(ctx, 0);
-}
-
-SEC("uprobe.multi")
-int probee_ret_uprobe_multi(struct pt_regs *ctx)
-{
-	return lat_return(ctx, 0);
-}
-
-SEC("kprobe")
-int probee_ret_kprobe(struct pt_regs *ctx)
-{
-	return lat_return(ctx, 1);
-}
-
-SEC("kprobe.multi")
-int probee_ret_kprobe_multi(struct pt_regs *ctx)
-{
-	return lat_return(ctx, 1);
-}
-
 // lat_expire counts the calls still in flight on key's stack as stat and
 // deletes it.
 static __always_inline void lat_expire(struct lat_key *key, __u32 stat)
@@ -351,15 +307,15 @@ static __always_inline void lat_expire(struct lat_key *key, __u32 stat)
 	bpf_map_delete_elem(&lat_stacks, key);
 }
 
-// A thread's exit ends its calls in flight (attached with --latency).
-SEC("tp_btf/sched_process_exit")
-int BPF_PROG(probee_lat_exit, struct task_struct *task)
+// lat_thread_exit ends the calls in flight of the current thread, which
+// exits, task: on its user stack and its kernel stack.
+static __always_inline void lat_thread_exit(struct task_struct *task)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	struct lat_key k = {.id = (__u32)id, .tgid = id >> 32, .space = SPACE_THREAD};
 
 	if (measure_mode != MEASURE_LATENCY)
-		return 0;
+		return;
 	lat_expire(&k, LAT_EXITED);
 	__u64 stack = (__u64)BPF_CORE_READ((struct task_struct___lat *)task, stack);
 	k.space = SPACE_KERNEL;
@@ -367,11 +323,6 @@ int BPF_PROG(probee_lat_exit, struct task_struct *task)
 		k.region = (stack >> KSTACK_REGION_SHIFT) + i;
 		lat_expire(&k, LAT_EXITED);
 	}
-	return 0;
 }
-
-// Force the types user space reads into BTF for bpf2go -type.
-const struct lat_stack *unused_lat_stack __attribute__((unused));
-const struct probe_measure *unused_probe_measure __attribute__((unused));
 
 #endif

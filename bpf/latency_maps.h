@@ -1,9 +1,14 @@
 // The types, settings and maps of --latency and --weight (see latency.h):
-// what a stack's measure and a probe's histogram hold, the stacks of calls
-// in flight, and the CO-RE view of a task's kernel stack. Included from
-// latency.h.
+// what a stack's measure and a probe's histogram hold, and the stacks of
+// calls in flight.
 #ifndef PROBEE_LATENCY_MAPS_H
 #define PROBEE_LATENCY_MAPS_H
+
+#include <linux/types.h>
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include "probee.h"
+#include "maps.h"
 
 // Cookie bits (COOKIE_GO, ...), LAT_DEPTH, HIST_BUCKETS, enum
 // measure_kind and enum lat_untimed are in probee.h.
@@ -110,12 +115,6 @@ struct {
 	__type(key, __u32);
 	__type(value, struct lat_pending);
 } lat_pendings SEC(".maps");
-
-// The kernel stack of a task, for the exit hook (CO-RE; the ___lat
-// flavor is the kernel's task_struct).
-struct task_struct___lat {
-	void *stack;
-} __attribute__((preserve_access_index));
 
 #define KSTACK_REGION_SHIFT 14 // 16 KiB: x86-64 task and irq stacks are aligned to it
 

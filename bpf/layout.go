@@ -2,7 +2,7 @@ package bpf
 
 import "fmt"
 
-// Table placement in the table storage (unwind_shards, unwind.h). The BPF
+// Table placement in the table storage (unwind_shards, unwind_maps.h; read by rules.h). The BPF
 // search reads a page's entries, and the element before them (where the
 // last entry of an earlier page is), through one shard lookup per frame,
 // so placement keeps each of those runs, and each table's page index,

@@ -1,11 +1,31 @@
-// probee's maps and load-time settings, shared by the capture programs
-// (probee.bpf.c), the unwinder (unwind.h) and the kprobe programs (kprobe.h).
-// Included once, from probee.bpf.c.
+// The maps and load-time settings of counting, of the process filter, of
+// the notices to user space and of the stop gates. The DWARF walk's are in
+// unwind_maps.h, those of --latency and --weight in latency_maps.h.
 #ifndef PROBEE_MAPS_H
 #define PROBEE_MAPS_H
 
+#include <linux/types.h>
+#include <linux/bpf.h>
+#include <linux/ptrace.h>
+#include <bpf/bpf_helpers.h>
+#include "probee.h"
+
 // Set by the loader before load (rodata).
-const volatile __u32 filter_pids = 0; // 1: only tgids in the pids map
+const volatile __u32 filter_pids = 0;  // 1: only tgids in the pids map
+const volatile __u32 sample_probe = 0; // --sample: the probe id samples are counted under
+const volatile __u32 include_idle = 0; // --sample: 1 keeps samples of the idle task
+
+// Per-CPU slots of the maps that hold an event's work in progress (the
+// user registers, the walk state, a deferred stack, a pending measure):
+// one per context kind, as a perf sample can interrupt a uprobe's walk.
+enum unwind_slot {
+	SLOT_UPROBE = 0,
+	SLOT_UPROBE_MULTI = 1,
+	SLOT_KPROBE = 2,
+	SLOT_TRACEPOINT = 3,
+	SLOT_PERF = 4,
+	SLOT_MAX = 5,
+};
 
 // Counts are double-buffered for periodic drains (--interval): events go to
 // counts0 or counts1 as counts_gate.active says; user space flips it, waits
@@ -29,17 +49,6 @@ struct {
 	__type(key, __u32);
 	__type(value, struct counts_gate);
 } counts_gate SEC(".maps");
-
-// note_added counts a key added to a map of kind (enum added_kind) in this
-// CPU's gate slot.
-static __always_inline void note_added(__u32 kind)
-{
-	__u32 zero = 0;
-	struct counts_gate *g = bpf_map_lookup_elem(&counts_gate, &zero);
-
-	if (g)
-		__sync_fetch_and_add(&g->slots[bpf_get_smp_processor_id() & (COUNTS_SLOTS - 1)].added[kind < ADDED_KINDS ? kind : 0], 1);
-}
 
 // User stacks by depth class (enum ustack_class).
 struct {
@@ -132,8 +141,47 @@ struct {
 	__type(value, struct kernel_stack);
 } kscratch SEC(".maps");
 
-// Force the event struct into BTF for bpf2go -type.
-const struct event *unused_event __attribute__((unused));
-const struct hold_key *unused_hold_key __attribute__((unused));
+// The user registers kernel-context programs copy for an event (kprobes,
+// tracepoints, samples in kernel mode), per CPU and context kind like
+// unwind_states: in a map, as the BPF stack (512 bytes) is shared by all the
+// calls of a program, the walk's included (bpf/stack_test.go).
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, SLOT_MAX);
+	__type(key, __u32);
+	__type(value, struct pt_regs);
+} regs_scratch SEC(".maps");
+
+// The stop gates (stopgate.h). ld.so gate: processes between an RT_ADD and
+// the RT_CONSISTENT after it.
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u32);
+	__type(value, __u8);
+} ldso_adding SEC(".maps");
+
+// The processes a gate stopped and user space has not resumed yet, with
+// the start time (start_boottime, ns) of each: user space deletes a key
+// once it has sent the stop's SIGCONT (bpf/holds.go). probee's watchdog,
+// a process that holds this map, resumes whatever is left in it when
+// probee dies in any way (a SIGKILL, a SIGPIPE, a crash), so that a dead
+// probee leaves nothing stopped; the start time keeps it from signaling a
+// process that took the pid of one that exited. No room, no stop.
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct hold_key);
+	__type(value, __u64);
+} holds SEC(".maps");
+
+// probee's root directory (device, inode), set by user space with the
+// root gate.
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct file_key);
+} host_root SEC(".maps");
 
 #endif

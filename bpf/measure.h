@@ -1,9 +1,23 @@
 // Adding up measures (see latency.h): a probe's log2 histogram, its
 // total and maximum, and a stack's calls, total and maximum in the
-// measures map of the current counts generation. Included from
-// latency.h.
+// measures map of the current counts generation.
 #ifndef PROBEE_MEASURE_H
 #define PROBEE_MEASURE_H
+
+#include <linux/types.h>
+#include <bpf/bpf_helpers.h>
+#include "probee.h"
+#include "maps.h"
+#include "counters.h"
+#include "latency_maps.h"
+
+// measured_slot reports whether events of a context kind are measured:
+// function probes are, tracepoints and samples are always counted.
+static __always_inline int measured_slot(__u32 slot)
+{
+	return measure_mode != MEASURE_COUNT &&
+	       (slot == SLOT_UPROBE || slot == SLOT_UPROBE_MULTI || slot == SLOT_KPROBE);
+}
 
 static __always_inline __u32 log2_bucket(__u64 v)
 {
@@ -92,7 +106,7 @@ static __always_inline void add_measure_to(void *m, struct count_key *k, __u64 v
 }
 
 // add_measure adds one call of value v to stack k's measure, in the
-// active measures map (the counts gate of probee.bpf.c).
+// active measures map (the counts gate of counters.h).
 static __always_inline void add_measure(struct count_key *k, __u64 v)
 {
 	struct counts_gate *g = NULL;

@@ -2,6 +2,8 @@
 #ifndef PROBEE_H
 #define PROBEE_H
 
+#include <linux/types.h>
+
 // Every value user space shares with the programs is an enumerator here:
 // bpf2go -type (bpf/gen.go) emits each enum as Go constants, e.g.
 // probeeLimitMAX_USTACK, which the bpf package uses, so the two sides
@@ -23,7 +25,7 @@ enum limit {
 	COUNTS_SLOTS = 64,     // counts gate slots; a power of two; CPUs beyond it share slots
 	LAT_DEPTH = 32,        // calls in flight per thread or goroutine; a power of two
 	HIST_BUCKETS = 64,     // log2 buckets of a probe's histogram
-	SHARD_SHIFT = 16,      // a table storage shard holds 1 << SHARD_SHIFT u32s (unwind_state.h)
+	SHARD_SHIFT = 16,      // a table storage shard holds 1 << SHARD_SHIFT u32s (unwind_maps.h)
 	MAX_RULES = 1 << 14,   // distinct unwind rules (unwind_rules)
 	MAX_GO_STACKS = 256,   // Go binaries whose stacks that grow are followed (go_stacks)
 };
@@ -52,7 +54,7 @@ enum unwind_strategy { UNWIND_FP = 0, UNWIND_DWARF = 1 };
 // expected attach type).
 enum step_index { STEP_UPROBE = 0, STEP_KPROBE = 1 };
 
-// Elements of maps_gen (unwind_state.h).
+// Elements of maps_gen (unwind_maps.h).
 enum maps_gen_index { MAPS_GEN_USER = 0, MAPS_GEN_BPF = 1 };
 
 // What function probes count (rodata measure_mode, latency.h).

@@ -206,70 +206,99 @@ type probeeLegacyUnwindRule struct {
 }
 
 type probeeLegacyUnwindState struct {
-	_        structs.HostLayout
-	Ip       uint64
-	Sp       uint64
-	Bp       uint64
-	Gpr      [16]uint64
-	BxAt     uint64
-	Tramp    uint64
-	Ri       uint64
-	Exact    uint32
-	Calls    uint32
-	Done     uint32
-	Entry    uint32
-	VmOk     uint32
-	Partial  uint32
-	Slot     uint32
-	Busy     uint32
-	Unknown  uint32
-	Switches uint32
-	GoEntry  uint32
-	Dn       uint32
-	Dexact   uint32
-	_        [4]byte
-	Dip      uint64
-	Dsp      uint64
-	Dbp      uint64
-	DbxAt    uint64
-	Vm       struct {
-		_          structs.HostLayout
-		Start      uint64
-		End        uint64
-		Bias       uint64
-		PagesOff   uint32
-		Npages     uint32
-		EntriesOff uint32
-		Flags      uint32
+	_  structs.HostLayout
+	Ev struct {
+		_     structs.HostLayout
+		Key   probeeLegacyCountKey
+		Slot  uint32
+		Entry uint32
 	}
-	Pm [2]struct {
-		_          structs.HostLayout
-		Start      uint64
-		End        uint64
-		Bias       uint64
-		PagesOff   uint32
-		Npages     uint32
-		EntriesOff uint32
-		Flags      uint32
+	Cur struct {
+		_       structs.HostLayout
+		Ip      uint64
+		Sp      uint64
+		Bp      uint64
+		BxAt    uint64
+		Exact   uint32
+		GoEntry uint32
 	}
-	PmN      uint32
-	MapsTgid uint32
-	PmTgid   uint32
-	_        [4]byte
-	PmGen    [2]uint64
-	Word     uint64
-	ChunkOff uint32
-	_        [4]byte
-	ChunkAt  uint64
-	Chunk    [512]uint8
-	Fr       [64]struct {
+	Gpr    [16]uint64
+	Status struct {
+		_        structs.HostLayout
+		Calls    uint32
+		Switches uint32
+		Partial  uint32
+		Busy     uint32
+		Unknown  uint32
+	}
+	_    [4]byte
+	Uret struct {
+		_     structs.HostLayout
+		Tramp uint64
+		Ri    uint64
+	}
+	St  probeeLegacyUserStack
+	Vma struct {
+		_ structs.HostLayout
+		M struct {
+			_          structs.HostLayout
+			Start      uint64
+			End        uint64
+			Bias       uint64
+			PagesOff   uint32
+			Npages     uint32
+			EntriesOff uint32
+			Flags      uint32
+		}
+		Ok uint32
+		_  [4]byte
+	}
+	Stack struct {
+		_      structs.HostLayout
+		At     uint64
+		Direct uint32
+		_      [4]byte
+		Word   uint64
+		Buf    [512]uint8
+	}
+	Defer struct {
+		_  structs.HostLayout
+		At struct {
+			_       structs.HostLayout
+			Ip      uint64
+			Sp      uint64
+			Bp      uint64
+			BxAt    uint64
+			Exact   uint32
+			GoEntry uint32
+		}
+		Npcs uint32
+		_    [4]byte
+	}
+	Mappings struct {
+		_      structs.HostLayout
+		Recent [2]struct {
+			_          structs.HostLayout
+			Start      uint64
+			End        uint64
+			Bias       uint64
+			PagesOff   uint32
+			Npages     uint32
+			EntriesOff uint32
+			Flags      uint32
+		}
+		N        uint32
+		ListTgid uint32
+		Tgid     uint32
+		_        [4]byte
+		Gen      [2]uint64
+	}
+	LastRules [64]struct {
 		_     structs.HostLayout
 		Key   uint64
 		R     probeeLegacyUnwindRule
 		Check uint32
 	}
-	Key probeeLegacyCountKey
-	St  probeeLegacyUserStack
 }
 
 type probeeLegacyUserStack struct {

@@ -1,36 +1,16 @@
-// Lookups of the DWARF walk (see unwind.h): a pc's mapping in the
-// process's sorted array, its rule in the binary's table (page index,
-// then a branch-free binary search), and the per-CPU cache of recent
-// lookups. Included from unwind.h.
+// A table pc's rule (see unwind.h): in the rules the walk state keeps of
+// its last walk, in the per-CPU cache of recent lookups (rule_cache,
+// unwind_maps.h), else in the binary's table (page index, then a
+// branch-free binary search).
 #ifndef PROBEE_RULES_H
 #define PROBEE_RULES_H
 
-// le reports x <= y for values below 2^63 without a branch: the binary
-// searches below are branch-free, or the verifier's path count explodes.
-static __always_inline __u64 le(__u64 x, __u64 y)
-{
-	return 1 - ((y - x) >> 63);
-}
-
-// find_mapping binary-searches the process's sorted mappings for pc.
-static __always_inline struct unwind_mapping *find_mapping(struct proc_info *p, __u64 pc)
-{
-	__u32 n = p->n, base = 0;
-
-	if (n == 0 || n > MAX_MAPPINGS)
-		return NULL;
-	// Last mapping whose start <= pc.
-	for (int i = 0; i < 9 && n > 1; i++) { // log2(MAX_MAPPINGS)+1
-		__u32 half = n / 2;
-		struct unwind_mapping *m = &p->maps[(base + half) & (MAX_MAPPINGS - 1)];
-		base += half * le(m->start, pc);
-		n -= half;
-	}
-	struct unwind_mapping *m = &p->maps[base & (MAX_MAPPINGS - 1)];
-	if (pc < m->start || pc >= m->end)
-		return NULL;
-	return m;
-}
+#include <linux/types.h>
+#include <bpf/bpf_helpers.h>
+#include "probee.h"
+#include "unwind_state.h"
+#include "unwind_maps.h"
+#include "mappings.h"
 
 // storage_shard returns the shard of the table storage that holds
 // element idx; NULL: none was created.
@@ -52,31 +32,11 @@ static __always_inline __u32 shard_u32(void *sh, __u32 idx, int *ok)
 	return c[idx & (CHUNK_U32S - 1)];
 }
 
-// A per-CPU cache of table lookups, direct-mapped: hot code is walked
-// through the same pcs event after event (a probed function's callers, a
-// sampled loop), and a hit skips find_rule's binary search. Tables are
-// never freed nor moved during a session, so (entries_off, tpc) names one
-// table's pc for good. Programs of other contexts can interrupt an update
-// on the same CPU (a sample during a uprobe's walk), so a slot's value
-// carries a check of its key: a slot written halfway is a miss.
-#define RULE_CACHE_BITS 12
-
-struct rule_cache_slot {
-	__u64 key; // (entries_off + 1) << 32 | tpc; 0: empty
-	__u64 val; // rule | rule_check(key) << 32
-};
-
+// rule_check is the check a rule_cache slot keeps of its key.
 static __always_inline __u64 rule_check(__u64 key)
 {
 	return (key * 0x9E3779B97F4A7C15ULL) >> 32;
 }
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1 << RULE_CACHE_BITS);
-	__type(key, __u32);
-	__type(value, struct rule_cache_slot);
-} rule_cache SEC(".maps");
 
 static __always_inline __u64 page_of(__u64 tpc)
 {
@@ -181,7 +141,7 @@ static __always_inline struct frame_rule *frame_slot(struct unwind_state *s, str
 	if (tpc >> 32)
 		return NULL;
 	*key = (__u64)(m->entries_off + 1) << 32 | tpc;
-	return &s->fr[(s->st.len - 1) & (FRAME_RULES - 1)];
+	return &s->last_rules[(s->st.len - 1) & (FRAME_RULES - 1)];
 #endif
 }
 

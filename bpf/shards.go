@@ -85,7 +85,7 @@ func (ts *tableStore) write(off uint64, vals []uint32) error {
 }
 
 // writeShard writes vals at element off of shard m, through its memory
-// mapping: the elements lie in order there (unwind_state.h).
+// mapping: the elements lie in order there (unwind_maps.h).
 func writeShard(m *ebpf.Map, off uint32, vals []uint32) error {
 	mem, err := m.Memory()
 	if err != nil {

@@ -1,4 +1,4 @@
-// The stop gates (included at the end of probee.bpf.c): uprobes that stop
+// The stop gates (the programs are in probee.bpf.c): probes that stop
 // a traced process (SIGSTOP) and tell user space, which loads the unwind
 // tables of its mappings and sends SIGCONT, so that no event is unwound
 // without them.
@@ -23,31 +23,22 @@
 #ifndef PROBEE_STOPGATE_H
 #define PROBEE_STOPGATE_H
 
+#include <linux/types.h>
+#include <linux/bpf.h>
+#include <linux/ptrace.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "probee.h"
+#include "kernel.h"
+#include "compat.h"
+#include "maps.h"
+#include "counters.h"
+#include "procs.h"
+
 #define RT_CONSISTENT 0
 #define RT_ADD 1
 #define R_STATE_OFFSET 24 // struct r_debug: int r_version, r_map, r_brk, then r_state
-
-// ld.so gate: processes between an RT_ADD and the RT_CONSISTENT after it.
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 8192);
-	__type(key, __u32);
-	__type(value, __u8);
-} ldso_adding SEC(".maps");
-
-// The processes a gate stopped and user space has not resumed yet, with
-// the start time (start_boottime, ns) of each: user space deletes a key
-// once it has sent the stop's SIGCONT (bpf/holds.go). probee's watchdog,
-// a process that holds this map, resumes whatever is left in it when
-// probee dies in any way (a SIGKILL, a SIGPIPE, a crash), so that a dead
-// probee leaves nothing stopped; the start time keeps it from signaling a
-// process that took the pid of one that exited. No room, no stop.
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
-	__type(key, struct hold_key);
-	__type(value, __u64);
-} holds SEC(".maps");
 
 // stop_process stops the current process and asks user space for its
 // tables. The stop is recorded in holds before the SIGSTOP is queued, and
@@ -81,8 +72,8 @@ static __always_inline int stop_process(__u64 id)
 	return 0;
 }
 
-SEC("uprobe")
-int probee_gate(struct pt_regs *regs)
+// gate_stop stops the current process when it is traced (probee_gate).
+static __always_inline int gate_stop(void)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32;
@@ -92,8 +83,10 @@ int probee_gate(struct pt_regs *regs)
 	return stop_process(id);
 }
 
-SEC("uprobe")
-int probee_ldso_gate(struct pt_regs *regs)
+// ldso_gate_stop stops the current process, when it is traced, at the
+// RT_CONSISTENT that follows its RT_ADD (probee_ldso_gate, on
+// _dl_debug_state; regs are the probe's).
+static __always_inline int ldso_gate_stop(struct pt_regs *regs)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32;
@@ -114,24 +107,9 @@ int probee_ldso_gate(struct pt_regs *regs)
 	return stop_process(id);
 }
 
-// What the root gate reads of a task: its root directory (CO-RE views, as
-// in kernel.h; a flavor of task_struct, which kernel.h declares).
-struct dentry { struct inode *d_inode; } __attribute__((preserve_access_index));
-struct path { struct dentry *dentry; } __attribute__((preserve_access_index));
-struct fs_struct { struct path root; } __attribute__((preserve_access_index));
-struct task_struct___root { struct fs_struct *fs; } __attribute__((preserve_access_index));
-
-// probee's root directory (device, inode), set by user space with the
-// root gate.
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct file_key);
-} host_root SEC(".maps");
-
-SEC("tp_btf/sched_process_exec")
-int BPF_PROG(probee_root_gate, struct task_struct *task)
+// root_gate_stop stops the current process, when it is traced and task,
+// which execs, has another root than probee's (probee_root_gate).
+static __always_inline int root_gate_stop(struct task_struct *task)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32, zero = 0;

@@ -11,7 +11,7 @@ import (
 	"github.com/probee/probee/unwind"
 )
 
-// The table storage (unwind_shards in unwind_state.h): one u32 space, in shards
+// The table storage (unwind_shards in unwind_maps.h): one u32 space, in shards
 // created as tables need them; see doc.go.
 const (
 	shardShift = int(probeeLimitSHARD_SHIFT)
@@ -114,7 +114,7 @@ func (s *Session) SetProcessModules(pid int, mods []unwind.Module) error {
 
 // listWritten tells the walks that a mapping list changed: each per-CPU
 // walk state keeps the mappings its last walk found while the counts of
-// maps_gen stay the same (unwind.h: pm_keep). Called after the write, so
+// maps_gen stay the same (mappings.h: mappings_keep). Called after the write, so
 // that no walk keeps what it found before.
 func (s *Session) listWritten() error {
 	s.tables.listsWritten++

@@ -6,8 +6,8 @@
 // and entries (pc-1 for return addresses), compute the CFA from the rule
 // (rsp, rbp, PLT or signal frame), read the return address at CFA-8 and rbp
 // by its rule. Mappings without a table take a frame-pointer step. The
-// state and maps are in unwind_state.h, the mapping and rule lookups in
-// rules.h.
+// state is in unwind_state.h, the maps in unwind_maps.h, the lookups of
+// a pc's mapping in mappings.h and vma.h, of its rule in rules.h.
 //
 // The walk state lives in a per-CPU slot per context kind (a perf sample can
 // interrupt an in-flight uprobe unwind), so it survives tail calls: each step
@@ -17,24 +17,17 @@
 #ifndef PROBEE_UNWIND_H
 #define PROBEE_UNWIND_H
 
+#include <linux/types.h>
+#include <bpf/bpf_helpers.h>
+#include "probee.h"
+#include "kernel.h"
+#include "compat.h"
+#include "stackstore.h"
 #include "unwind_state.h"
-#include "defer.h"
+#include "unwind_maps.h"
+#include "uretprobe.h"
+#include "mappings.h"
 #include "vma.h"
-
-// real_return finds the return address a pending uretprobe hid at slot
-// (probe reads: s->ri, kept in the state, is no BTF pointer).
-static __always_inline __u64 real_return(struct unwind_state *s, __u64 slot)
-{
-	struct return_instance *ri = (struct return_instance *)s->ri;
-
-	for (int i = 0; i < 8 && ri; i++) {
-		if (BPF_CORE_READ(ri, stack) == slot)
-			return BPF_CORE_READ(ri, orig_ret_vaddr);
-		ri = BPF_CORE_READ(ri, next);
-	}
-	return 0;
-}
-
 #include "rules.h"
 
 enum step_result { STEP_CONTINUE = 0, STEP_END = 1, STEP_CUT = 2 };
@@ -46,8 +39,8 @@ static __always_inline int push(struct unwind_state *s)
 
 	if (n >= MAX_USTACK)
 		return STEP_CUT;
-	s->st.pcs[n & (MAX_USTACK - 1)] = s->ip;
-	s->st.hash = mix(s->st.hash, s->ip);
+	s->st.pcs[n & (MAX_USTACK - 1)] = s->cur.ip;
+	s->st.hash = mix(s->st.hash, s->cur.ip);
 	s->st.len = n + 1;
 	return STEP_CONTINUE;
 }
@@ -56,15 +49,15 @@ static __always_inline int push(struct unwind_state *s)
 // return address by the real one.
 static __always_inline int move_to(struct unwind_state *s, __u64 ra, __u64 cfa)
 {
-	if (s->tramp && ra == s->tramp)
-		ra = real_return(s, cfa - 8);
+	if (s->uret.tramp && ra == s->uret.tramp)
+		ra = real_return(&s->uret, cfa - 8);
 	if (ra == 0)
 		return STEP_END;
-	if (cfa <= s->sp || !user_pc(ra))
+	if (cfa <= s->cur.sp || !user_pc(ra))
 		return STEP_CUT;
-	s->ip = ra;
-	s->sp = cfa;
-	s->exact = 0;
+	s->cur.ip = ra;
+	s->cur.sp = cfa;
+	s->cur.exact = 0;
 	return STEP_CONTINUE;
 }
 
@@ -73,21 +66,21 @@ static __always_inline int move_to(struct unwind_state *s, __u64 ra, __u64 cfa)
 // goes up the stack), else directly.
 static __always_inline int stack_u64(struct unwind_state *s, __u64 addr, __u64 *v)
 {
-	__u64 off = addr - s->chunk_at;
+	__u64 off = addr - s->stack.at;
 
-	if (s->chunk_off)
+	if (s->stack.direct)
 		return bpf_probe_read_user(v, sizeof(*v), (void *)addr);
-	if (!s->chunk_at || addr < s->chunk_at || off > STACK_CHUNK - sizeof(*v)) {
-		if (bpf_probe_read_user(s->chunk, STACK_CHUNK, (void *)addr)) {
-			s->chunk_off = 1; // past the chunk, the stack ends
+	if (!s->stack.at || addr < s->stack.at || off > STACK_CHUNK - sizeof(*v)) {
+		if (bpf_probe_read_user(s->stack.buf, STACK_CHUNK, (void *)addr)) {
+			s->stack.direct = 1; // past the chunk, the stack ends
 			return bpf_probe_read_user(v, sizeof(*v), (void *)addr);
 		}
-		s->chunk_at = addr;
+		s->stack.at = addr;
 		off = 0;
 	}
 	if (off > STACK_CHUNK - sizeof(*v))
 		return -1;
-	*v = *(__u64 *)&s->chunk[off];
+	*v = *(__u64 *)&s->stack.buf[off];
 	return 0;
 }
 
@@ -96,21 +89,21 @@ static __always_inline int stack_u64(struct unwind_state *s, __u64 addr, __u64 *
 // walk goes on there, up to that many times.
 static __always_inline int fp_step(struct unwind_state *s)
 {
-	if (!s->bp)
+	if (!s->cur.bp)
 		return STEP_END;
-	if (!user_pc(s->bp)) // no frame's address (argc, left in rbp by code without frame pointers): reading it would fault
+	if (!user_pc(s->cur.bp)) // no frame's address (argc, left in rbp by code without frame pointers): reading it would fault
 		return STEP_CUT;
-	__u64 cfa = s->bp + 16;
-	if (stack_u64(s, cfa - 8, &s->word)) // the return address
+	__u64 cfa = s->cur.bp + 16;
+	if (stack_u64(s, cfa - 8, &s->stack.word)) // the return address
 		return STEP_CUT;
-	__u64 ra = s->word;
-	if (stack_u64(s, cfa - 16, &s->bp)) // the saved rbp
+	__u64 ra = s->stack.word;
+	if (stack_u64(s, cfa - 16, &s->cur.bp)) // the saved rbp
 		return STEP_CUT;
-	if (cfa < s->sp) {
-		if (s->switches >= MAX_STACK_SWITCHES)
+	if (cfa < s->cur.sp) {
+		if (s->status.switches >= MAX_STACK_SWITCHES)
 			return STEP_CUT;
-		s->switches++;
-		s->sp = 0; // another stack: any cfa is above this one
+		s->status.switches++;
+		s->cur.sp = 0; // another stack: any cfa is above this one
 	}
 	return move_to(s, ra, cfa);
 }
@@ -120,26 +113,26 @@ static __always_inline int fp_step(struct unwind_state *s)
 // changed it).
 static __always_inline int frame_rbx(struct unwind_state *s, __u64 *v)
 {
-	if (!s->bx_at) {
+	if (!s->cur.bx_at) {
 		*v = s->gpr[DW_RBX];
 		return 0;
 	}
-	return stack_u64(s, s->bx_at, v);
+	return stack_u64(s, s->cur.bx_at, v);
 }
 
 static __always_inline int signal_step(struct unwind_state *s)
 {
 	__u64 sc[3] = {}; // rbp at +120, rsp at +160, rip at +168
 
-	if (bpf_probe_read_user(&sc[0], 8, (void *)(s->sp + 120)) ||
-	    bpf_probe_read_user(&sc[1], 16, (void *)(s->sp + 160)))
+	if (bpf_probe_read_user(&sc[0], 8, (void *)(s->cur.sp + 120)) ||
+	    bpf_probe_read_user(&sc[1], 16, (void *)(s->cur.sp + 160)))
 		return STEP_CUT;
-	s->bx_at = s->sp + 128; // sigcontext's rbx (unwind.SigcontextRBX)
-	s->bp = sc[0];
-	s->sp = sc[1];
-	s->ip = sc[2];
-	s->exact = 1;
-	return user_pc(s->ip) ? STEP_CONTINUE : STEP_CUT;
+	s->cur.bx_at = s->cur.sp + 128; // sigcontext's rbx (unwind.SigcontextRBX)
+	s->cur.bp = sc[0];
+	s->cur.sp = sc[1];
+	s->cur.ip = sc[2];
+	s->cur.exact = 1;
+	return user_pc(s->cur.ip) ? STEP_CONTINUE : STEP_CUT;
 }
 
 static __always_inline int rule_step(struct unwind_state *s, struct unwind_rule *r)
@@ -148,26 +141,26 @@ static __always_inline int rule_step(struct unwind_state *s, struct unwind_rule 
 
 	switch (r->cfa_type) {
 	case CFA_RSP:
-		cfa = s->sp + (__s64)r->cfa_offset;
+		cfa = s->cur.sp + (__s64)r->cfa_offset;
 		break;
 	case CFA_RBP:
-		cfa = s->bp + (__s64)r->cfa_offset;
+		cfa = s->cur.bp + (__s64)r->cfa_offset;
 		break;
 	case CFA_PLT:
-		cfa = s->sp + (__s64)r->cfa_offset;
-		if ((s->ip & 15) >= r->plt_threshold)
+		cfa = s->cur.sp + (__s64)r->cfa_offset;
+		if ((s->cur.ip & 15) >= r->plt_threshold)
 			cfa += 8;
 		break;
 	case CFA_RSP_RET_RDI:
 		if (s->st.len != 1) // only the interrupted frame's rdi is known
 			return STEP_CUT;
-		cfa = s->sp + (__s64)r->cfa_offset;
+		cfa = s->cur.sp + (__s64)r->cfa_offset;
 		ra = s->gpr[DW_RDI];
 		break;
 	case CFA_RBX:
-		if (frame_rbx(s, &s->word))
+		if (frame_rbx(s, &s->stack.word))
 			return STEP_CUT;
-		cfa = s->word + (__s64)r->cfa_offset;
+		cfa = s->stack.word + (__s64)r->cfa_offset;
 		break;
 	case CFA_REG: // a stack probe loop's r11, OpenSSL's rax...
 		if (s->st.len != 1) // only the interrupted frame's registers are known
@@ -182,20 +175,20 @@ static __always_inline int rule_step(struct unwind_state *s, struct unwind_rule 
 		return STEP_CUT;
 	}
 	if (r->rbx_slot)
-		s->bx_at = cfa + 8 * (__s64)r->rbx_slot;
+		s->cur.bx_at = cfa + 8 * (__s64)r->rbx_slot;
 	if (r->cfa_type != CFA_RSP_RET_RDI) {
-		if (stack_u64(s, cfa - 8, &s->word))
+		if (stack_u64(s, cfa - 8, &s->stack.word))
 			return STEP_CUT;
-		ra = s->word;
+		ra = s->stack.word;
 	}
 	if (r->rbp_type == RBP_OFFSET) {
-		if (stack_u64(s, cfa + (__s64)r->rbp_offset, &s->bp))
+		if (stack_u64(s, cfa + (__s64)r->rbp_offset, &s->cur.bp))
 			return STEP_CUT;
 	} else if (r->rbp_type == RBP_UNDEFINED) {
-		s->bp = 0;
+		s->cur.bp = 0;
 	}
-	if (r->cfa_type == CFA_RSP_RET_RDI && cfa == s->sp)
-		s->sp = cfa - 1; // the return address was popped: the CFA may be rsp itself, which move_to's progress check refuses
+	if (r->cfa_type == CFA_RSP_RET_RDI && cfa == s->cur.sp)
+		s->cur.sp = cfa - 1; // the return address was popped: the CFA may be rsp itself, which move_to's progress check refuses
 	return move_to(s, ra, cfa);
 }
 
@@ -203,17 +196,17 @@ static __always_inline int rule_step(struct unwind_state *s, struct unwind_rule 
 // instruction from [rsp] (rbp still belongs to the caller).
 static __always_inline int entry_step(struct unwind_state *s)
 {
-	if (stack_u64(s, s->sp, &s->word))
+	if (stack_u64(s, s->cur.sp, &s->stack.word))
 		return STEP_CUT;
-	return move_to(s, s->word, s->sp + 8);
+	return move_to(s, s->stack.word, s->cur.sp + 8);
 }
 
-// after_syscall reports whether the instruction before s->ip is syscall
+// after_syscall reports whether the instruction before s->cur.ip is syscall
 // (0f 05).
 static __always_inline int after_syscall(struct unwind_state *s)
 {
-	s->word = 0;
-	return !bpf_probe_read_user(&s->word, 2, (void *)(s->ip - 2)) && s->word == 0x050f;
+	s->stack.word = 0;
+	return !bpf_probe_read_user(&s->stack.word, 2, (void *)(s->cur.ip - 2)) && s->stack.word == 0x050f;
 }
 
 // syscall_gap_step moves to the caller of a first frame stopped right
@@ -239,7 +232,7 @@ static __always_inline int go_switch_step(struct unwind_state *s, struct unwind_
 	struct go_stack *gs = bpf_map_lookup_elem(&go_stacks, &i);
 	__u64 g = 0, sched[3] = {}; // pc, sp, bp
 
-	if (!gs || s->ip - m->bias != gs->ret)
+	if (!gs || s->cur.ip - m->bias != gs->ret)
 		return STEP_END;
 	__u64 fs = KREAD(current_task(), thread.fsbase);
 	if (bpf_probe_read_user(&g, sizeof(g), (void *)(fs + gs->tls)) ||  // g0
@@ -251,11 +244,11 @@ static __always_inline int go_switch_step(struct unwind_state *s, struct unwind_
 		return STEP_END;
 	if (!user_pc(sched[0]) || !sched[1])
 		return STEP_END;
-	s->ip = sched[0];
-	s->sp = sched[1];
-	s->bp = sched[2];
-	s->exact = 0; // a return address (after its call of morestack)
-	s->go_entry = 1;
+	s->cur.ip = sched[0];
+	s->cur.sp = sched[1];
+	s->cur.bp = sched[2];
+	s->cur.exact = 0; // a return address (after its call of morestack)
+	s->cur.go_entry = 1;
 	return STEP_CONTINUE;
 }
 #endif
@@ -266,12 +259,12 @@ static __always_inline int go_switch_step(struct unwind_state *s, struct unwind_
 static __always_inline int at_entry(struct unwind_state *s, int first)
 {
 #ifndef PROBEE_LEGACY // a flag read at every frame: more paths than 5.10's verifier takes
-	if (s->go_entry) {
-		s->go_entry = 0;
+	if (s->cur.go_entry) {
+		s->cur.go_entry = 0;
 		return 1;
 	}
 #endif
-	return first && s->entry;
+	return first && s->ev.entry;
 }
 
 // no_rule_step moves to the caller of a pc without a DWARF rule.
@@ -286,106 +279,6 @@ static __always_inline int no_rule_step(struct unwind_state *s, struct unwind_ma
 	}
 #endif
 	return fp_step(s);
-}
-
-// NO_LIST: no mapping list (parent_tgid, proc_list).
-#define NO_LIST 0xffffffffU
-
-// parent_tgid is the process that forked the current one, when neither
-// has exec'd since (exec ids: the child's is its parent's at the fork,
-// and each exec raises a task's own), so that the child runs its
-// parent's image; NO_LIST otherwise. User space gives a child a mapping
-// list of its own once it has heard of it, tens of ms later; until then
-// its walks use its parent's, which spares them bpf_find_vma: in
-// interrupt context (samples, page faults) that works once per event, so
-// a walk through a second file was handed to user space with 28 KiB of
-// stack copy (defer.h), too little for a big frame such as rustc's
-// 540 KiB one.
-static __always_inline __u32 parent_tgid(void)
-{
-	struct task_struct *t = current_task();
-	struct task_struct *parent = KREAD(t, real_parent);
-	__u64 id = KREAD(t, parent_exec_id);
-
-	if (!parent || KREAD(t, self_exec_id) != id || KREAD(parent, self_exec_id) != id)
-		return NO_LIST;
-	return KREAD(parent, tgid);
-}
-
-// proc_list is the mapping list of the walk: the process's own, else its
-// parent's (parent_tgid). The choice is made at the walk's first lookup
-// and kept in s->maps_tgid (NO_LIST: neither has one) for its other
-// frames.
-static __always_inline struct proc_info *proc_list(struct unwind_state *s)
-{
-	__u32 tgid = s->maps_tgid ? s->maps_tgid : s->key.tgid; // a stack copy: 6.1 refuses a PTR_TO_MEM map key
-	struct proc_info *p = NULL;
-
-	if (tgid != NO_LIST)
-		p = bpf_map_lookup_elem(&proc_maps, &tgid);
-	if (!p && !s->maps_tgid) {
-		tgid = parent_tgid();
-		if (tgid != NO_LIST)
-			p = bpf_map_lookup_elem(&proc_maps, &tgid);
-		if (!p)
-			tgid = NO_LIST;
-	}
-	s->maps_tgid = tgid;
-	return p;
-}
-
-// maps_gen_of reads element i of maps_gen (0 when missing).
-static __always_inline __u64 maps_gen_of(__u32 i)
-{
-	__u64 *g = bpf_map_lookup_elem(&maps_gen, &i);
-	return g ? *g : 0;
-}
-
-// maps_changed counts a change of the mapping lists user space did not
-// write: a list deleted, or a process whose walks may have used its
-// parent's list exec'd or exited.
-static __always_inline void maps_changed(void)
-{
-	__u32 i = MAPS_GEN_BPF;
-	__u64 *g = bpf_map_lookup_elem(&maps_gen, &i);
-	if (g)
-		__sync_fetch_and_add(g, 1);
-}
-
-// pm_keep starts a walk of process tgid with the mappings and the list
-// choice of the slot's last walk when that was the same process's and no
-// list changed since (a hot probe's walks skip the list's hash lookup);
-// with none otherwise.
-static __always_inline void pm_keep(struct unwind_state *s, __u32 tgid)
-{
-	__u64 u = maps_gen_of(MAPS_GEN_USER), b = maps_gen_of(MAPS_GEN_BPF);
-
-	if (s->pm_tgid == tgid && s->pm_gen[0] == u && s->pm_gen[1] == b)
-		return;
-	s->pm_n = 0;
-	s->maps_tgid = 0;
-	s->pm_tgid = tgid;
-	s->pm_gen[0] = u;
-	s->pm_gen[1] = b;
-}
-
-// known_mapping returns the mapping of s->ip from the walk's list
-// (proc_list): one of the two found last, or found now and remembered
-// (pm).
-static __always_inline struct unwind_mapping *known_mapping(struct unwind_state *s)
-{
-	if (s->pm_n > 0 && s->ip >= s->pm[0].start && s->ip < s->pm[0].end)
-		return &s->pm[0];
-	if (s->pm_n > 1 && s->ip >= s->pm[1].start && s->ip < s->pm[1].end)
-		return &s->pm[1];
-	struct proc_info *p = proc_list(s);
-	struct unwind_mapping *m = p ? find_mapping(p, s->ip) : NULL;
-	if (!m)
-		return NULL;
-	s->pm[1] = s->pm[0];
-	s->pm[0] = *m;
-	s->pm_n = s->pm_n < 2 ? s->pm_n + 1 : 2;
-	return &s->pm[0];
 }
 
 // unwind_step records the current frame and moves to its caller: by the
@@ -403,16 +296,16 @@ static __always_inline int unwind_step(struct unwind_state *s)
 	if (!m)
 		m = vma_mapping(s);
 	if (!m) {
-		if (s->unknown && !first) { // in the heap or the stack: not a frame
+		if (s->status.unknown && !first) { // in the heap or the stack: not a frame
 			s->st.len--;
 			s->st.hash = hash;
 		}
-		s->unknown = !s->busy; // counted when the walk ends (unwind_finish)
+		s->status.unknown = !s->status.busy; // counted when the walk ends (unwind_finish)
 		return STEP_CUT;
 	}
 	if (!(m->flags & MAPPING_TABLE))
 		return no_rule_step(s, m, first);
-	__u64 tpc = s->ip - m->bias - (s->exact ? 0 : 1);
+	__u64 tpc = s->cur.ip - m->bias - (s->cur.exact ? 0 : 1);
 	struct unwind_rule *r = find_rule(s, m, tpc);
 	// One register for r from here. clang knows a rule in the walk state
 	// (find_rule) is not NULL: it tested one register and, on the NULL
@@ -426,7 +319,7 @@ static __always_inline int unwind_step(struct unwind_state *s)
 	if (!r) // code its table does not cover (V8's embedded builtins in node)
 		return no_rule_step(s, m, first);
 #ifndef PROBEE_LEGACY
-	s->go_entry = 0;
+	s->cur.go_entry = 0;
 #endif
 	return rule_step(s, r);
 }

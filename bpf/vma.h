@@ -3,21 +3,17 @@
 // table is found by the identity of the mapped file (file_tables, keyed by
 // device and inode), so a forked child, a new process of a known binary or
 // a process probee never saw unwinds completely from its first event.
-// Included from unwind.h.
 #ifndef PROBEE_VMA_H
 #define PROBEE_VMA_H
 
-// Set by the loader (rodata): 1 when the kernel has bpf_find_vma.
-const volatile __u32 have_find_vma = 0;
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, 16384);
-	__type(key, struct file_key);
-	__type(value, struct file_table);
-} file_tables SEC(".maps");
-
+#include <linux/types.h>
+#include <bpf/bpf_helpers.h>
+#include "probee.h"
+#include "kernel.h"
+#include "compat.h"
+#include "unwind_state.h"
+#include "unwind_maps.h"
+#include "defer.h"
 
 // VMA_DATA: the heap (brk), the main stack or the walking thread's own
 // stack (the mapping holding the walk's stack pointer: a thread's stack is
@@ -25,9 +21,6 @@ struct {
 // there, so a pc in it is a misread return address (not JIT code, which
 // W^X runtimes may make writable a moment, but never there).
 enum vma_kind { VMA_NONE = 0, VMA_ANON = 1, VMA_FILE = 2, VMA_DATA = 3 };
-
-#define VM_EXEC_FLAG 0x4          // VM_EXEC
-#define VM_GROWSDOWN_FLAG 0x100   // VM_GROWSDOWN
 
 struct vma_found {
 	__u64 start, end, off;
@@ -113,33 +106,34 @@ static __always_inline int file_mapping(struct unwind_mapping *m, struct vma_fou
 	return 0;
 }
 
-// vma_mapping finds the mapping of s->ip through bpf_find_vma, in the
-// walk's one-entry cache first. A file whose table is not loaded (yet)
-// and anonymous code (JIT) get frame-pointer steps; the first marks the
-// stack partial. NULL: no mapping holds the pc, the pc is in the heap or
-// the stack (s->unknown set: a return address read from a frame that was
-// not one, such as a signal frame sampled while rt_sigreturn restores the
-// registers), or the lookup failed (s->busy: the walk is handed to user
-// space from this frame, defer.h).
+// vma_mapping finds the mapping of the walk's pc through bpf_find_vma,
+// in the walk's one-entry cache (vma) first. A file whose table is not
+// loaded (yet) and anonymous code (JIT) get frame-pointer steps; the
+// first marks the stack partial. NULL: no mapping holds the pc, the pc is
+// in the heap or the stack (status.unknown set: a return address read
+// from a frame that was not one, such as a signal frame sampled while
+// rt_sigreturn restores the registers), or the lookup failed
+// (status.busy: the walk is handed to user space from this frame,
+// defer.h).
 static __always_inline struct unwind_mapping *vma_mapping(struct unwind_state *s)
 {
 	struct vma_found v = {};
-	struct unwind_mapping *m = &s->vm;
+	struct unwind_mapping *m = &s->vma.m;
 
 #ifdef PROBEE_LEGACY
 	return NULL; // no bpf_find_vma (compat.h)
 #endif
 	if (!have_find_vma)
 		return NULL;
-	if (s->vm_ok && s->ip >= m->start && s->ip < m->end)
+	if (s->vma.ok && s->cur.ip >= m->start && s->cur.ip < m->end)
 		return m;
-	s->vm_ok = 0;
-	v.sp = s->sp;
-	long err = find_vma(s->ip, &v);
+	s->vma.ok = 0;
+	v.sp = s->cur.sp;
+	long err = find_vma(s->cur.ip, &v);
 	if (err == -2 /* ENOENT */ || (!err && v.kind == VMA_NONE))
 		return NULL;
 	if (!err && v.kind == VMA_DATA) {
-		s->unknown = 1; // not a frame (unwind_step drops it)
+		s->status.unknown = 1; // not a frame (unwind_step drops it)
 		return NULL;
 	}
 	if (err) {
@@ -147,8 +141,8 @@ static __always_inline struct unwind_mapping *vma_mapping(struct unwind_state *s
 		// once per event (the mmap lock is released by an irq_work that
 		// has not run yet). User space finishes the walk from here.
 		defer_mark(s);
-		s->partial = 1;
-		s->busy = 1;
+		s->status.partial = 1;
+		s->status.busy = 1;
 		return NULL;
 	}
 	m->start = v.start;
@@ -159,10 +153,10 @@ static __always_inline struct unwind_mapping *vma_mapping(struct unwind_state *s
 		if (!t || !file_mapping(m, &v, t)) {
 			m->flags = 0;
 			defer_mark(s);
-			s->partial = 1;
+			s->status.partial = 1;
 		}
 	}
-	s->vm_ok = 1;
+	s->vma.ok = 1;
 	return m;
 }
 

@@ -19,7 +19,7 @@ var bpfDispatchFrames = map[string]bool{
 // TrimBPFFrames cuts the frames of probee's own machinery from the top of
 // a kernel stack (leaf first) that its BPF program took of its own task:
 // the fallback for system call tracepoints of older kernels, whose context
-// holds the user registers (bpf/fpstack.h). The stack walk, the program
+// holds the user registers (bpf/stackstore.h: store_kernel_stack). The stack walk, the program
 // (bpf_prog_*) and its dispatch go, so that the stack starts where the
 // event happened, as a stack taken from the context does. A stack that
 // does not start with the walk or a program is returned as it is: a kprobe

@@ -246,7 +246,7 @@ func (u *unwinder) fpStep() (StopReason, bool) {
 }
 
 // userPC reports whether v can be a user-space address (canonical, above
-// the null page), as bpf/fpstack.h's user_pc.
+// the null page), as bpf/stackstore.h's user_pc.
 func userPC(v uint64) bool { return v >= 0x1000 && v < 0x800000000000 }
 
 // signalStep restores the interrupted registers from the sigcontext.
