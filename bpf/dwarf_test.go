@@ -154,6 +154,7 @@ func wrongTable(mods []unwind.Module) {
 			continue
 		}
 		tab := *m.Table
+		tab.Key += "-wrong" // not the file's table: placed apart from it
 		tab.Rules = slices.Clone(tab.Rules)
 		for k := 1; k < len(tab.Rules); k++ {
 			tab.Rules[k] = unwind.Rule{CFA: unwind.CFARSP, CFAOffset: 8}
