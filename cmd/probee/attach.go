@@ -58,7 +58,7 @@ func (t *tracer) attachAll(ctx context.Context) error {
 		if err := t.sess.AttachSampling(t.cfg.freq); err != nil {
 			return fmt.Errorf("--sample: %w", err)
 		}
-		t.status.infof("sampling every CPU at %d Hz", t.cfg.freq)
+		t.status.Infof("sampling every CPU at %d Hz", t.cfg.freq)
 		if len(t.targets) == 0 {
 			return nil
 		}
@@ -66,7 +66,7 @@ func (t *tracer) attachAll(ctx context.Context) error {
 	if up.attached == 0 && tps == 0 && kp.attached == 0 {
 		return fmt.Errorf("the kernel refused every target (%d skipped): nothing to trace", up.skipped+kp.skipped)
 	}
-	t.status.infof("attached %s for %s in %v", attachedText(up, kp, tps),
+	t.status.Infof("attached %s for %s in %v", attachedText(up, kp, tps),
 		plural(len(t.targets), "probe"), millis(time.Since(start)))
 	return nil
 }
@@ -122,10 +122,10 @@ func plural(n int, word string) string {
 func (t *tracer) warnSkipped(p probeArg, skipped []bpf.Skipped) {
 	for i, s := range skipped {
 		if i == 10 {
-			t.status.warnf("%s: ... and %d more refused targets", p.text, len(skipped)-10)
+			t.status.Warnf("%s: ... and %d more refused targets", p.text, len(skipped)-10)
 			return
 		}
-		t.status.warnf("%s: skipped %s:%s (offset 0x%x): the kernel refused it: %v",
+		t.status.Warnf("%s: skipped %s:%s (offset 0x%x): the kernel refused it: %v",
 			p.text, s.Target.Path, s.Target.Name, s.Target.Offset, s.Err)
 	}
 }

@@ -16,7 +16,7 @@ func (t *tracer) finish(stdout io.Writer) error {
 	defer stopCPUProfile()
 	writeHeapProfile("")
 	if err := t.sess.Detach(); err != nil {
-		t.status.warnf("detach: %v", err)
+		t.status.Warnf("detach: %v", err)
 	}
 	t.procs.Stop() // no stacks are taken any more
 	t.stopEv()     // handle queued process notices before symbolizing
@@ -112,33 +112,33 @@ func (t *tracer) report(snap *bpf.Snapshot) {
 		if t.cfg.sample && id == len(t.cfg.probes) {
 			what = "sample"
 		}
-		t.status.infof("%s: %s", label, plural(int(snap.Hits[id]), what))
+		t.status.Infof("%s: %s", label, plural(int(snap.Hits[id]), what))
 	}
 	var total uint64
 	for _, cause := range sortedCauses(snap.Drops) {
 		n := snap.Drops[cause]
 		if partial, ok := partialCause(cause); ok {
-			t.status.infof("partial stacks: %d %s", n, partial)
+			t.status.Infof("partial stacks: %d %s", n, partial)
 			continue
 		}
-		t.status.warnf("dropped %d: %s", n, cause)
+		t.status.Warnf("dropped %d: %s", n, cause)
 		total += n
 	}
 	total += t.reportDeferred()
 	if n := t.mmaps.Lost(); n > 0 {
-		t.status.warnf("lost %d: %s", n, mmapLost)
+		t.status.Warnf("lost %d: %s", n, mmapLost)
 		total += n
 	}
 	if t.folded != nil && t.folded.over > 0 {
-		t.status.warnf("dropped %d: %s", t.folded.over, mergedOver)
+		t.status.Warnf("dropped %d: %s", t.folded.over, mergedOver)
 		total += t.folded.over
 	}
 	if total == 0 {
-		t.status.infof("no drops")
+		t.status.Infof("no drops")
 	}
 	t.reportDrains()
 	if t.folded != nil && t.folded.procs > 0 {
-		t.status.debugf("merged the stacks of %d processes gone during the run", t.folded.procs)
+		t.status.Debugf("merged the stacks of %d processes gone during the run", t.folded.procs)
 	}
 	t.reportTables()
 }
@@ -148,13 +148,13 @@ func (t *tracer) report(snap *bpf.Snapshot) {
 func (t *tracer) reportDeferred() (dropped uint64) {
 	st := t.deferred
 	if n := st.Finished + st.Cut; n > 0 {
-		t.status.infof("finished in user space: %s taken before their binary's unwind table was loaded", plural(int(n), "stack"))
+		t.status.Infof("finished in user space: %s taken before their binary's unwind table was loaded", plural(int(n), "stack"))
 	}
 	if st.Cut > 0 {
-		t.status.infof("partial stacks: %d finished in user space but cut short (past the stack copy, or through code without unwind information)", st.Cut)
+		t.status.Infof("partial stacks: %d finished in user space but cut short (past the stack copy, or through code without unwind information)", st.Cut)
 	}
 	if st.Dropped > 0 {
-		t.status.warnf("dropped %d: stacks to finish in user space (too many waiting)", st.Dropped)
+		t.status.Warnf("dropped %d: stacks to finish in user space (too many waiting)", st.Dropped)
 	}
 	return st.Dropped
 }
@@ -184,10 +184,10 @@ func (t *tracer) reportTables() {
 			largest, size = path, n
 		}
 	}
-	t.status.infof("unwind tables: %d binaries, %d bytes of BPF map data (%d shared rules)",
+	t.status.Infof("unwind tables: %d binaries, %d bytes of BPF map data (%d shared rules)",
 		ts.Tables, ts.Bytes, ts.Rules)
 	if largest != "" {
-		t.status.infof("largest unwind table: %s, %d bytes", largest, size)
+		t.status.Infof("largest unwind table: %s, %d bytes", largest, size)
 	}
 	t.reportTableSources()
 }

@@ -28,7 +28,7 @@ func (t *tracer) drainEvery(d time.Duration) (stop func()) {
 		warned := false
 		drain := func() {
 			if err := t.sess.DrainInterval(); err != nil && !warned {
-				t.status.warnf("periodic drain: %v (counts stay in the kernel until the end)", err)
+				t.status.Warnf("periodic drain: %v (counts stay in the kernel until the end)", err)
 				warned = true
 			}
 		}
@@ -61,13 +61,13 @@ func (t *tracer) reportDrains() {
 		return
 	}
 	ds := t.sess.DrainStats()
-	say := t.status.debugf
+	say := t.status.Debugf
 	if t.cfg.intervalOn {
-		say = t.status.infof
+		say = t.status.Infof
 	}
 	say("periodic drains: %d every %v (%d early: a kernel map half full), %d events moved, longest wait for in-flight events %v",
 		ds.Drains, t.cfg.interval, t.earlyDrains.Load(), ds.Moved, ds.MaxWait.Round(time.Microsecond))
 	if ds.Deferred > 0 {
-		t.status.infof("periodic drains: %d deferred to the next (an event was still counting after 1s)", ds.Deferred)
+		t.status.Infof("periodic drains: %d deferred to the next (an event was still counting after 1s)", ds.Deferred)
 	}
 }

@@ -11,7 +11,7 @@ import (
 // command), and tracefs and debugfs for kprobes, best effort (kallsyms
 // serves when available_filter_functions is missing, and an unreadable
 // blacklist is empty: a warning).
-func mountKernelFS(specs []probespec.Spec, st *statusWriter) error {
+func mountKernelFS(specs []probespec.Spec, st reporter) error {
 	var tp, kp bool
 	for _, s := range specs {
 		tp = tp || s.Kind == probespec.Tracepoint
@@ -25,17 +25,17 @@ func mountKernelFS(specs []probespec.Spec, st *statusWriter) error {
 	if kp {
 		for _, fs := range []bpf.KernelFS{bpf.Tracefs, bpf.Debugfs} {
 			if err := ensureFS(fs, st); err != nil {
-				st.warnf("kernel functions are listed from /proc/kallsyms, without the kprobe blacklist: %v", err)
+				st.Warnf("kernel functions are listed from /proc/kallsyms, without the kprobe blacklist: %v", err)
 			}
 		}
 	}
 	return nil
 }
 
-func ensureFS(fs bpf.KernelFS, st *statusWriter) error {
+func ensureFS(fs bpf.KernelFS, st reporter) error {
 	mounted, err := fs.Ensure()
 	if mounted {
-		st.notef("%s was not mounted: mounted it at %s (it stays mounted, as after perf)", fs.Name, fs.Dir)
+		st.Notef("%s was not mounted: mounted it at %s (it stays mounted, as after perf)", fs.Name, fs.Dir)
 	}
 	return err
 }

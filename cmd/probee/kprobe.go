@@ -23,10 +23,10 @@ func (t *tracer) attachKprobes(ctx context.Context, id uint32, p probeArg, targe
 	kp.multi = kp.multi || st.Multi
 	for i, s := range st.Skipped {
 		if i == 10 {
-			t.status.warnf("%s: ... and %d more refused functions", p.text, len(st.Skipped)-10)
+			t.status.Warnf("%s: ... and %d more refused functions", p.text, len(st.Skipped)-10)
 			break
 		}
-		t.status.warnf("%s: skipped kernel function %s: the kernel refused it: %v", p.text, s.Target.Symbol, s.Err)
+		t.status.Warnf("%s: skipped kernel function %s: the kernel refused it: %v", p.text, s.Target.Symbol, s.Err)
 	}
 	return nil
 }

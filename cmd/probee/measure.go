@@ -149,13 +149,13 @@ func (t *tracer) withReturns(p probeArg, targets []resolver.Target) ([]resolver.
 	}
 	for i, err := range refused {
 		if i == 10 {
-			t.status.warnf("%s: ... and %d more functions skipped", p.text, len(refused)-10)
+			t.status.Warnf("%s: ... and %d more functions skipped", p.text, len(refused)-10)
 			break
 		}
-		t.status.warnf("%s: skipped: %v", p.text, err)
+		t.status.Warnf("%s: skipped: %v", p.text, err)
 	}
 	if byRET+byUret > 0 {
-		t.status.infof("%s: returns of %s at their RET instructions, of %s with uretprobes",
+		t.status.Infof("%s: returns of %s at their RET instructions, of %s with uretprobes",
 			p.text, plural(byRET, "function"), plural(byUret, "function"))
 	}
 	return out, nil
@@ -206,7 +206,7 @@ func (t *tracer) reportMeasures(snap *bpf.Snapshot, stacked map[uint32]uint64, k
 			NoRoom: pm.NoRoom, InFlight: pm.InFlight,
 		}
 		for _, line := range output.SummaryLines(s, kind, unit) {
-			t.status.infof("%s", line)
+			t.status.Infof("%s", line)
 		}
 	}
 }

@@ -26,13 +26,13 @@ func (t *tracer) startPush() error {
 	labels := append([]push.Label{{Name: push.LabelService, Value: t.serviceName(host)},
 		{Name: push.LabelHost, Value: host}}, pa.labels...)
 	p, err := push.New(push.Config{Target: pa.target, Labels: labels, Queue: pa.queue,
-		QueueBytes: int64(pa.queueBytes), Backoff: push.DefaultBackoff, Logf: t.status.warnf})
+		QueueBytes: int64(pa.queueBytes), Backoff: push.DefaultBackoff, Logf: t.status.Warnf})
 	if err != nil {
 		return err
 	}
 	t.sym.SetInline(!t.cfg.noInline)
 	t.push = &pushState{p: p, last: time.Now()}
-	t.status.infof("pushing to %s %s every %v (queue %d profiles, %s), service_name %s",
+	t.status.Infof("pushing to %s %s every %v (queue %d profiles, %s), service_name %s",
 		pa.target.Backend, pa.target.URL.Redacted(), pa.interval, pa.queue, safeelf.Size(pa.queueBytes), labels[0].Value)
 	return nil
 }
@@ -68,7 +68,7 @@ func (t *tracer) pushDue(now time.Time) {
 	}
 	snap, err := t.sess.Drained(len(t.labels()))
 	if err != nil {
-		t.status.warnf("push: read counts: %v (they go with the next push)", err)
+		t.status.Warnf("push: read counts: %v (they go with the next push)", err)
 		return
 	}
 	t.push.p.Push(t.profile(snap), t.push.last, now)
@@ -108,18 +108,18 @@ func (t *tracer) pushUnit() string {
 // dropped events are the local outputs' totals.
 func (t *tracer) reportPush(st push.Stats) {
 	sent, dropped, unit := st.Sent(), st.Dropped(), t.pushUnit()
-	t.status.infof("push: %s sent (%d %s), %d retries", plural(sent.Profiles, "profile"), sent.Events, unit, st.Retries)
+	t.status.Infof("push: %s sent (%d %s), %d retries", plural(sent.Profiles, "profile"), sent.Events, unit, st.Retries)
 	for _, label := range st.ProbeLabels() {
 		ps := st.Probes[label]
 		for _, reason := range []string{push.DropQueueFull, push.DropQueueBytes, push.DropRejected, push.DropUnsent, push.DropEncode} {
 			if d := ps.Dropped[reason]; d.Profiles > 0 {
-				t.status.warnf("push: dropped %s of %s (%d %s): %s", plural(d.Profiles, "profile"), label, d.Events, unit, reason)
+				t.status.Warnf("push: dropped %s of %s (%d %s): %s", plural(d.Profiles, "profile"), label, d.Events, unit, reason)
 			}
 		}
 	}
 	if dropped.Profiles == 0 {
-		t.status.infof("push: no drops")
+		t.status.Infof("push: no drops")
 	} else if st.LastErr != "" {
-		t.status.warnf("push: last error: %s", st.LastErr)
+		t.status.Warnf("push: last error: %s", st.LastErr)
 	}
 }

@@ -8,6 +8,15 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// reporter receives the status lines of a run, as it goes: statusWriter
+// prints them on stderr.
+type reporter interface {
+	Infof(format string, args ...any)  // a summary or a step: silenced by -q
+	Warnf(format string, args ...any)  // a warning: never silenced
+	Notef(format string, args ...any)  // what probee changed on the machine: never silenced
+	Debugf(format string, args ...any) // progress: on a terminal only
+}
+
 // statusWriter prints status lines on stderr: summaries and warnings always
 // (unless -q), debug/progress lines only when stderr is a terminal.
 type statusWriter struct {
@@ -29,23 +38,23 @@ func isTerminal(w io.Writer) bool {
 	return err == nil
 }
 
-func (s *statusWriter) infof(format string, args ...any) {
+func (s *statusWriter) Infof(format string, args ...any) {
 	if !s.quiet {
 		fmt.Fprintf(s.w, "probee: "+format+"\n", args...)
 	}
 }
 
-// warnf prints even with -q: warnings are never silenced.
-func (s *statusWriter) warnf(format string, args ...any) {
+// Warnf prints even with -q: warnings are never silenced.
+func (s *statusWriter) Warnf(format string, args ...any) {
 	fmt.Fprintf(s.w, "probee: warning: "+format+"\n", args...)
 }
 
-// notef prints even with -q: what probee changed on the machine.
-func (s *statusWriter) notef(format string, args ...any) {
+// Notef prints even with -q: what probee changed on the machine.
+func (s *statusWriter) Notef(format string, args ...any) {
 	fmt.Fprintf(s.w, "probee: "+format+"\n", args...)
 }
 
-func (s *statusWriter) debugf(format string, args ...any) {
+func (s *statusWriter) Debugf(format string, args ...any) {
 	if s.tty && !s.quiet {
 		fmt.Fprintf(s.w, "probee: "+format+"\n", args...)
 	}

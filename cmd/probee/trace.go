@@ -25,7 +25,7 @@ const maxProbes = bpf.MaxProbes
 // traced command or pid, the process tracker and the symbolizer it feeds.
 type tracer struct {
 	cfg         *config
-	status      *statusWriter
+	status      reporter
 	cmd         *tracedCommand
 	target      *proctrack.Target // -p, held by a pidfd
 	sess        *bpf.Session
@@ -93,11 +93,11 @@ func trace(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 		}
 		// Ctrl-C or SIGTERM while attaching: nothing ran; the deferred
 		// abort kills a command held at its exec.
-		t.status.infof("interrupted while attaching the probes: %s; writing outputs", t.notStarted())
+		t.status.Infof("interrupted while attaching the probes: %s; writing outputs", t.notStarted())
 		if n, err := t.sess.HandOff(); err != nil {
-			t.status.warnf("detach: %v", err)
+			t.status.Warnf("detach: %v", err)
 		} else {
-			t.status.debugf("%d links left to the watchdog to detach", n)
+			t.status.Debugf("%d links left to the watchdog to detach", n)
 		}
 		return t.finish(stdout)
 	}
@@ -141,9 +141,9 @@ func (t *tracer) stopCommand() {
 		return
 	}
 	if sig := t.cmd.stop(commandGrace); sig != 0 {
-		t.status.infof("stopped the command (pid %d) with %s: tracing ended before it exited; it %s", t.cmd.pid(), unix.SignalName(sig), t.cmd.status())
+		t.status.Infof("stopped the command (pid %d) with %s: tracing ended before it exited; it %s", t.cmd.pid(), unix.SignalName(sig), t.cmd.status())
 	} else {
-		t.status.infof("command %s after tracing ended", t.cmd.status())
+		t.status.Infof("command %s after tracing ended", t.cmd.status())
 	}
 }
 
@@ -226,7 +226,7 @@ func (t *tracer) open() error {
 	}
 	t.sess = s
 	if err := s.StartWatchdog(); err != nil {
-		t.status.warnf("%v: a process held at a gate stays stopped if probee is killed", err)
+		t.status.Warnf("%v: a process held at a gate stays stopped if probee is killed", err)
 	}
 	if t.dwarfOn() {
 		t.openTables()
@@ -235,10 +235,10 @@ func (t *tracer) open() error {
 		Kernel: s, Symbols: t.sym, Tables: t.dwarfOn(), TableCache: t.tables,
 		GoByFramePointers: t.cfg.unwind.goByFramePointers(), SystemWide: !filter,
 		Containers: t.cfg.groupBy == groupContainer,
-		Warnf:      t.status.warnf, Debugf: t.status.debugf,
+		Warnf:      t.status.Warnf, Debugf: t.status.Debugf,
 	})
 	if t.dwarfOn() {
-		t.status.infof("DWARF unwinding: %s", depthText(t.cfg.noTail))
+		t.status.Infof("DWARF unwinding: %s", depthText(t.cfg.noTail))
 	}
 	if t.mmaps, err = bpf.WatchMmaps(bpf.MmapHandlers{Ordered: t.procs.OnMmap, Early: t.procs.OnMmapRead}); err != nil {
 		return err
@@ -290,9 +290,9 @@ func (t *tracer) close() {
 	}
 	start := time.Now()
 	if err := t.sess.Close(); err != nil {
-		t.status.warnf("detach: %v", err)
+		t.status.Warnf("detach: %v", err)
 	}
-	t.status.debugf("detached in %v", time.Since(start).Round(time.Millisecond))
+	t.status.Debugf("detached in %v", time.Since(start).Round(time.Millisecond))
 	t.closeTables()
 }
 
@@ -309,7 +309,7 @@ func (t *tracer) wait(ctx context.Context) bool {
 	switch {
 	case t.cmd != nil:
 		if err := t.cmd.release(); err != nil {
-			t.status.warnf("start command: %v", err)
+			t.status.Warnf("start command: %v", err)
 		}
 		exited = t.cmd.done
 	case t.target != nil:
@@ -325,15 +325,15 @@ func (t *tracer) wait(ctx context.Context) bool {
 		case <-prune.C:
 			t.procs.Prune()
 		case <-ctx.Done():
-			t.status.infof("interrupted: writing outputs")
+			t.status.Infof("interrupted: writing outputs")
 			return false
 		case <-timeout:
 			return false
 		case <-exited:
 			if t.cmd != nil {
-				t.status.infof("command %s", t.cmd.status())
+				t.status.Infof("command %s", t.cmd.status())
 			} else {
-				t.status.infof("process %d exited", t.cfg.pid)
+				t.status.Infof("process %d exited", t.cfg.pid)
 			}
 			return true
 		}
