@@ -18,6 +18,7 @@ import (
 	"syscall"
 
 	"github.com/probee/probee/bpf"
+	"github.com/probee/probee/trace"
 )
 
 func main() {
@@ -27,7 +28,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
-	stopCPUProfile()
+	trace.StopCPUProfile()
 	os.Exit(exitCode(err, os.Stderr))
 }
 
@@ -95,5 +96,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if cfg.list {
 		return listProbes(cfg, stdout, stderr)
 	}
-	return trace(ctx, cfg, stdout, stderr)
+	res, err := trace.Run(ctx, cfg.traceConfig(stdout, newStatus(stderr, cfg.quiet)))
+	if err == nil && res.CommandExit != 0 {
+		return &commandExit{res.CommandExit}
+	}
+	return err
 }

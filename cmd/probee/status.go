@@ -8,16 +8,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// reporter receives the status lines of a run, as it goes: statusWriter
-// prints them on stderr.
-type reporter interface {
-	Infof(format string, args ...any)  // a summary or a step: silenced by -q
-	Warnf(format string, args ...any)  // a warning: never silenced
-	Notef(format string, args ...any)  // what probee changed on the machine: never silenced
-	Debugf(format string, args ...any) // progress: on a terminal only
-}
-
-// statusWriter prints status lines on stderr: summaries and warnings always
+// statusWriter prints status lines on stderr (a trace.Reporter): summaries and warnings always
 // (unless -q), debug/progress lines only when stderr is a terminal.
 type statusWriter struct {
 	w     io.Writer

@@ -1,4 +1,4 @@
-package main
+package trace
 
 import (
 	"github.com/probee/probee/bpf"
@@ -12,12 +12,12 @@ import (
 // opened is warned about, and tables are built as without the cache. The
 // tables held stay within --unwind-budget.
 func (t *tracer) openTables() {
-	defer func() { t.tables.SetBudget(bpf.TableBudget(uint64(t.cfg.unwindBudget))) }()
+	defer func() { t.tables.SetBudget(bpf.TableBudget(uint64(t.cfg.UnwindBudget))) }()
 	t.tables = unwind.NewCache()
-	if t.cfg.noTableCache {
+	if t.cfg.NoTableCache {
 		return
 	}
-	dir := t.cfg.tableCacheDir
+	dir := t.cfg.TableCacheDir
 	if dir == "" {
 		var err error
 		if dir, err = diskcache.DefaultDir(); err != nil {
@@ -25,7 +25,7 @@ func (t *tracer) openTables() {
 			return
 		}
 	}
-	d, err := diskcache.Open(dir, diskcache.Options{MaxBytes: int64(t.cfg.tableCacheSize),
+	d, err := diskcache.Open(dir, diskcache.Options{MaxBytes: int64(t.cfg.TableCacheSize),
 		Warnf: t.status.Warnf, Debugf: t.status.Debugf})
 	if err != nil {
 		t.status.Warnf("%v: tables are built on every run (--no-table-cache silences this)", err)

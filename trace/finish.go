@@ -1,4 +1,4 @@
-package main
+package trace
 
 import (
 	"io"
@@ -12,7 +12,7 @@ import (
 
 // finish detaches, drains the kernel maps, symbolizes, reports hits and
 // drops on stderr and writes the outputs. It runs on every way out of wait.
-func (t *tracer) finish(stdout io.Writer) error {
+func (t *tracer) finish(stdout io.Writer) (*Result, error) {
 	defer stopCPUProfile()
 	writeHeapProfile("")
 	if err := t.sess.Detach(); err != nil {
@@ -28,9 +28,9 @@ func (t *tracer) finish(stdout io.Writer) error {
 	snap, err := t.sess.Drain(len(t.labels()))
 	if err != nil {
 		t.finishPush(nil) // what earlier intervals queued still goes out
-		return err
+		return nil, err
 	}
-	t.sym.SetInline(!t.cfg.noInline)
+	t.sym.SetInline(!t.cfg.NoInline)
 	prefetch(t.sym, snap.Counts)
 	stacked := t.stackedCalls(snap)
 	prof := t.profile(snap)
@@ -41,9 +41,9 @@ func (t *tracer) finish(stdout io.Writer) error {
 	if prof.Kind == output.KindLatency || prof.Kind == output.KindWeight {
 		t.reportMeasures(snap, stacked, prof.Kind, prof.ValueUnit)
 	}
-	err = output.Write(prof, t.dests, output.Options{Stdout: stdout, Lines: t.cfg.lines})
+	err = output.Write(prof, t.dests, output.Options{Stdout: stdout, Lines: t.cfg.Lines})
 	t.finishPush(prof) // after the local outputs: a slow backend cannot hold them up
-	return err
+	return &Result{Profile: prof}, err
 }
 
 // profile symbolizes snap's counts into a Profile, after the samples of
@@ -54,8 +54,8 @@ func (t *tracer) finish(stdout io.Writer) error {
 // The profile's tree of frames is frozen once made (read from then on).
 func (t *tracer) profile(snap *bpf.Snapshot) *output.Profile {
 	prof := &output.Profile{Kind: output.KindHits, Drops: map[string]uint64{}}
-	if t.cfg.sample && len(t.cfg.probes) == 0 {
-		prof.Kind, prof.PeriodNanos = output.KindSamples, int64(1e9/t.cfg.freq)
+	if t.cfg.Sample && len(t.cfg.Probes) == 0 {
+		prof.Kind, prof.PeriodNanos = output.KindSamples, int64(1e9/t.cfg.Freq)
 	}
 	t.measureProfile(prof)
 	labels := t.labels()
@@ -92,10 +92,10 @@ const sampleLabel = "sample"
 // "sample" with --sample.
 func (t *tracer) labels() []string {
 	var out []string
-	for _, p := range t.cfg.probes {
-		out = append(out, p.text)
+	for _, p := range t.cfg.Probes {
+		out = append(out, p.Text)
 	}
-	if t.cfg.sample {
+	if t.cfg.Sample {
 		out = append(out, sampleLabel)
 	}
 	return out
@@ -109,7 +109,7 @@ const mmapLost = "mapping records lost (frames of those processes may show as mo
 func (t *tracer) report(snap *bpf.Snapshot) {
 	for id, label := range t.labels() {
 		what := "hit"
-		if t.cfg.sample && id == len(t.cfg.probes) {
+		if t.cfg.Sample && id == len(t.cfg.Probes) {
 			what = "sample"
 		}
 		t.status.Infof("%s: %s", label, plural(int(snap.Hits[id]), what))

@@ -1,4 +1,4 @@
-package main
+package trace
 
 import (
 	"os"
@@ -18,32 +18,32 @@ type pushState struct {
 
 // startPush starts the pusher when --push was given.
 func (t *tracer) startPush() error {
-	pa := &t.cfg.push
-	if pa.url == "" {
+	pa := t.cfg.Push
+	if pa == nil {
 		return nil
 	}
 	host, _ := os.Hostname()
 	labels := append([]push.Label{{Name: push.LabelService, Value: t.serviceName(host)},
-		{Name: push.LabelHost, Value: host}}, pa.labels...)
-	p, err := push.New(push.Config{Target: pa.target, Labels: labels, Queue: pa.queue,
-		QueueBytes: int64(pa.queueBytes), Backoff: push.DefaultBackoff, Logf: t.status.Warnf})
+		{Name: push.LabelHost, Value: host}}, pa.Labels...)
+	p, err := push.New(push.Config{Target: pa.Target, Labels: labels, Queue: pa.Queue,
+		QueueBytes: int64(pa.QueueBytes), Backoff: push.DefaultBackoff, Logf: t.status.Warnf})
 	if err != nil {
 		return err
 	}
-	t.sym.SetInline(!t.cfg.noInline)
+	t.sym.SetInline(!t.cfg.NoInline)
 	t.push = &pushState{p: p, last: time.Now()}
 	t.status.Infof("pushing to %s %s every %v (queue %d profiles, %s), service_name %s",
-		pa.target.Backend, pa.target.URL.Redacted(), pa.interval, pa.queue, safeelf.Size(pa.queueBytes), labels[0].Value)
+		pa.Target.Backend, pa.Target.URL.Redacted(), pa.Interval, pa.Queue, safeelf.Size(pa.QueueBytes), labels[0].Value)
 	return nil
 }
 
 // serviceName is --service-name, else the traced command's base name, else host.
 func (t *tracer) serviceName(host string) string {
 	switch {
-	case t.cfg.push.serviceName != "":
-		return t.cfg.push.serviceName
-	case len(t.cfg.command) > 0:
-		return filepath.Base(t.cfg.command[0])
+	case t.cfg.Push.ServiceName != "":
+		return t.cfg.Push.ServiceName
+	case len(t.cfg.Command) > 0:
+		return filepath.Base(t.cfg.Command[0])
 	case host != "":
 		return host
 	}
@@ -54,16 +54,16 @@ func (t *tracer) serviceName(host string) string {
 // --push-interval when that is shorter.
 func (t *tracer) drainPeriod() time.Duration {
 	if t.push != nil {
-		return min(t.cfg.interval, t.cfg.push.interval)
+		return min(t.cfg.Interval, t.cfg.Push.Interval)
 	}
-	return t.cfg.interval
+	return t.cfg.Interval
 }
 
 // pushDue pushes what the periodic drains moved since the last push, once
 // --push-interval has passed. It runs on the drain goroutine (interval.go).
 func (t *tracer) pushDue(now time.Time) {
 	// Half a drain period early: the ticks drift around the interval.
-	if t.push == nil || now.Sub(t.push.last) < t.cfg.push.interval-t.drainPeriod()/2 {
+	if t.push == nil || now.Sub(t.push.last) < t.cfg.Push.Interval-t.drainPeriod()/2 {
 		return
 	}
 	snap, err := t.sess.Drained(len(t.labels()))
@@ -84,7 +84,7 @@ func (t *tracer) finishPush(prof *output.Profile) {
 	if prof != nil {
 		t.push.p.Push(prof, t.push.last, time.Now())
 	}
-	st := t.push.p.Close(t.cfg.push.flushTimeout)
+	st := t.push.p.Close(t.cfg.Push.FlushTimeout)
 	t.push = nil
 	t.reportPush(st)
 }
@@ -93,11 +93,11 @@ func (t *tracer) finishPush(prof *output.Profile) {
 // outputs count.
 func (t *tracer) pushUnit() string {
 	switch {
-	case t.cfg.latency:
+	case t.cfg.Latency:
 		return "ns"
-	case t.cfg.weight.set:
-		return t.cfg.weight.unit
-	case t.cfg.sample && len(t.cfg.probes) == 0:
+	case t.cfg.Weight != nil:
+		return t.cfg.Weight.Unit
+	case t.cfg.Sample && len(t.cfg.Probes) == 0:
 		return "samples"
 	}
 	return "hits"
