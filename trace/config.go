@@ -82,9 +82,10 @@ type Push struct {
 }
 
 // Result is what a run made: the profile the outputs were written from,
-// and how the traced command ended.
+// its report, and how the traced command ended.
 type Result struct {
 	Profile *output.Profile
+	Report  *Report
 	// CommandExit is the traced command's exit status when it ended by
 	// itself before tracing stopped and not with 0: its status, or 128 +
 	// the signal that killed it. 0 otherwise.
@@ -98,6 +99,7 @@ type Reporter interface {
 	Warnf(format string, args ...any)  // a warning: never silenced
 	Notef(format string, args ...any)  // what probee changed on the machine: never silenced
 	Debugf(format string, args ...any) // progress: on a terminal only
+	Report(*Report)                    // the hits and losses, once the counts are drained
 }
 
 // silent is the Reporter of a Config without one.
@@ -107,6 +109,7 @@ func (silent) Infof(string, ...any)  {}
 func (silent) Warnf(string, ...any)  {}
 func (silent) Notef(string, ...any)  {}
 func (silent) Debugf(string, ...any) {}
+func (silent) Report(*Report)        {}
 
 // MaxProbes is how many probes (Config.Probes) one run counts.
 const MaxProbes = bpf.MaxProbes

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/probee/probee/trace"
 	"golang.org/x/sys/unix"
 )
 
@@ -49,4 +50,39 @@ func (s *statusWriter) Debugf(format string, args ...any) {
 	if s.tty && !s.quiet {
 		fmt.Fprintf(s.w, "probee: "+format+"\n", args...)
 	}
+}
+
+// Report prints the hits per probe, every drop (an event or part of a
+// stack lost) and the partial stacks (counted, but walked with frame
+// pointers or cut short).
+func (s *statusWriter) Report(r *trace.Report) {
+	for _, p := range r.Probes {
+		what := "hit"
+		if p.Sample {
+			what = "sample"
+		}
+		s.Infof("%s: %s", p.Label, plural(p.Hits, what))
+	}
+	for _, l := range r.Losses {
+		switch l.Kind {
+		case trace.Partial:
+			s.Infof("partial stacks: %d %s", l.Count, l.Cause)
+		case trace.Finished:
+			s.Infof("finished in user space: %s %s", plural(l.Count, "stack"), l.Cause)
+		case trace.Lost:
+			s.Warnf("lost %d: %s", l.Count, l.Cause)
+		default:
+			s.Warnf("dropped %d: %s", l.Count, l.Cause)
+		}
+	}
+	if r.Dropped() == 0 {
+		s.Infof("no drops")
+	}
+}
+
+func plural(n uint64, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
 }
