@@ -11,7 +11,7 @@ import (
 	"github.com/probee/probee/resolver"
 )
 
-// attachAll attaches every probe and reports what was attached on stderr.
+// attachAll attaches every probe and reports what was attached.
 // Once ctx is done (Ctrl-C, SIGTERM) it stops before the next link and
 // returns ctx's error.
 func (t *tracer) attachAll(ctx context.Context) error {

@@ -216,7 +216,7 @@ func (tc *tracedCommand) exitCode() int {
 	return -1
 }
 
-// status describes how the command ended, for stderr.
+// status describes how the command ended, for a status line.
 func (tc *tracedCommand) status() string {
 	var ee *exec.ExitError
 	switch {

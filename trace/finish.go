@@ -10,7 +10,7 @@ import (
 )
 
 // finish detaches, drains the kernel maps, symbolizes, reports hits and
-// drops on stderr and writes the outputs. It runs on every way out of wait.
+// drops and writes the outputs. It runs on every way out of wait.
 func (t *tracer) finish(stdout io.Writer) (*Result, error) {
 	defer stopCPUProfile()
 	writeHeapProfile("")

@@ -6,7 +6,7 @@ import (
 )
 
 // MountKernelFS mounts the pseudo file systems the specs read when they are
-// missing (bpf.KernelFS.Ensure), and says so once on stderr: tracefs for
+// missing (bpf.KernelFS.Ensure), and says so once (Reporter.Notef): tracefs for
 // tracepoints, which cannot work without it (an error naming the mount
 // command), and tracefs and debugfs for kprobes, best effort (kallsyms
 // serves when available_filter_functions is missing, and an unreadable
