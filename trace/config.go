@@ -27,7 +27,7 @@ type Config struct {
 	Interval      time.Duration // --interval: drain the kernel's maps this often (0: only at the end)
 	IntervalGiven bool          // --interval was given: the drains' summary is a status line, not progress
 	Outputs       []string      // -o, as given (output.Plan)
-	Stdout        io.Writer     // where the outputs that go to stdout go
+	Stdout        io.Writer     // where the outputs that go to stdout go; nil: nowhere
 
 	Unwind         UnwindMode // --unwind
 	NoTailCalls    bool       // --no-tail-calls: DWARF unwinding with the inline loop only
@@ -100,6 +100,17 @@ type Reporter interface {
 	Notef(format string, args ...any)  // what probee changed on the machine: never silenced
 	Debugf(format string, args ...any) // progress: on a terminal only
 	Report(*Report)                    // the hits and losses, once the counts are drained
+}
+
+// defaults gives a Config without a Reporter or Stdout ones that drop
+// what they are given.
+func (cfg *Config) defaults() {
+	if cfg.Status == nil {
+		cfg.Status = silent{}
+	}
+	if cfg.Stdout == nil {
+		cfg.Stdout = io.Discard
+	}
 }
 
 // silent is the Reporter of a Config without one.

@@ -54,9 +54,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	defer dests.Close()
-	if cfg.Status == nil {
-		cfg.Status = silent{}
-	}
+	cfg.defaults()
 	t := &tracer{cfg: &cfg, dests: dests, status: cfg.Status}
 	if cfg.PID != 0 {
 		tg, err := openTarget(cfg.PID)

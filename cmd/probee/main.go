@@ -3,6 +3,11 @@
 // tracepoints, captures a user + kernel stack at every event, and writes
 // collapsed stacks and flamegraphs per probe.
 //
+// This package is the command: flags, help, --list-probes, status lines
+// and exit codes. The tracing itself is package trace (trace.Run), which
+// gets the flags as a trace.Config (traceConfig) and hands its status
+// lines and report to statusWriter.
+//
 // main is a thin shell around run(ctx, args, stdout, stderr) so that every
 // code path is reachable from tests; os.Exit is called only here, after
 // run's deferred detaches have finished.
