@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/probee/probee/internal/testgate"
+	"github.com/probee/probee/trace"
 )
 
 // Every order of --list-probes, its specs and the other flags parses to
@@ -175,5 +176,17 @@ func TestListProbesOrders(t *testing.T) {
 				t.Errorf("%q:\n%s\ndiffers from %q:\n%s", args, got, all[0], first)
 			}
 		}
+	}
+}
+
+// --unwind: auto unless given (trace.UnwindMode parses the values).
+func TestUnwindFlag(t *testing.T) {
+	cfg, err := parseArgs([]string{"--uprobe", "malloc"}, io.Discard)
+	if err != nil || cfg.unwind != trace.UnwindAuto {
+		t.Errorf("default --unwind: %v, %v; want auto", cfg.unwind, err)
+	}
+	cfg, err = parseArgs([]string{"--unwind", "fp", "--uprobe", "malloc"}, io.Discard)
+	if err != nil || cfg.unwind != trace.UnwindFP {
+		t.Errorf("--unwind fp: %v, %v", cfg.unwind, err)
 	}
 }

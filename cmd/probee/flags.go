@@ -9,23 +9,21 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/probee/probee/bpf"
 	"github.com/probee/probee/probespec"
+	"github.com/probee/probee/trace"
 )
 
 // groupContainer is the --group-by value that groups stacks by container.
 const groupContainer = "container"
 
-// usageError is a bad command line or spec: exit code 2.
-type usageError struct{ msg string }
-
-func (e *usageError) Error() string { return e.msg }
+// usageError is a bad command line or spec, or a run that cannot work
+// (trace.UsageError): exit code 2.
+type usageError = trace.UsageError
 
 func usagef(format string, args ...any) error {
-	return &usageError{fmt.Sprintf(format, args...)}
+	return &usageError{Msg: fmt.Sprintf(format, args...)}
 }
 
 // probeArg is one probe flag as given, in command-line order.
@@ -49,7 +47,7 @@ type config struct {
 	interval       time.Duration // --interval: periodic drains (0: only at the end)
 	intervalOn     bool          // --interval was given
 	outputs        []string
-	unwind         unwindMode
+	unwind         trace.UnwindMode
 	sample         bool
 	freq           int
 	noUprobeMulti  bool // --no-uprobe-multi: one uprobe link per function
@@ -238,33 +236,13 @@ func (cfg *config) parseSpecs() error {
 // specError formats a spec error as `--uprobe 'malloc+0xZZ': 1:8: ...` plus
 // the caret display.
 func specError(flagName, text string, err error) error {
-	msg := fmt.Sprintf("%s %s: %v", flagName, quote(text), err)
+	msg := fmt.Sprintf("%s %s: %v", flagName, trace.Quote(text), err)
 	var pe *probespec.Error
 	if errors.As(err, &pe) {
 		msg += "\n" + pe.Caret()
 	}
-	return &usageError{msg}
+	return &usageError{Msg: msg}
 }
-
-// quote shows a spec in a message: single-quoted as typed when it is short
-// printable text, else Go-quoted (NULs, invalid UTF-8) and cut to 100 bytes.
-func quote(s string) string {
-	const max = 100
-	cut := len(s) > max
-	if cut {
-		s = s[:max]
-	}
-	q := "'" + s + "'"
-	if strings.ContainsAny(s, "'") || !utf8.ValidString(s) || strings.IndexFunc(s, notPrintable) >= 0 {
-		q = strconv.Quote(s)
-	}
-	if cut {
-		q += "..."
-	}
-	return q
-}
-
-func notPrintable(r rune) bool { return !unicode.IsPrint(r) }
 
 func (cfg *config) validate() error {
 	if cfg.pid != 0 && len(cfg.command) > 0 {
@@ -288,8 +266,8 @@ func (cfg *config) validate() error {
 	if len(cfg.probes) == 0 && !cfg.sample {
 		return usagef("nothing to trace: give at least one --uprobe, --kprobe, --tracepoint, --usdt or -e SPEC, or --sample (see probee --help)")
 	}
-	if len(cfg.probes) > maxProbes {
-		return usagef("%d probes given; probee counts at most %d per run", len(cfg.probes), maxProbes)
+	if len(cfg.probes) > trace.MaxProbes {
+		return usagef("%d probes given; probee counts at most %d per run", len(cfg.probes), trace.MaxProbes)
 	}
 	if cfg.duration < 0 {
 		return usagef("-d %v: want a positive duration such as 5s or 2m", cfg.duration)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/probee/probee/probespec"
 	"github.com/probee/probee/resolver"
+	"github.com/probee/probee/trace"
 )
 
 // listProbes prints the targets the specs resolve to, the union of all of
@@ -18,11 +19,11 @@ func listProbes(cfg *config, stdout, stderr io.Writer) error {
 			return specError("--list-probes", text, err)
 		}
 	}
-	if err := mountKernelFS(specs, newStatus(stderr, cfg.quiet)); err != nil {
+	if err := trace.MountKernelFS(specs, newStatus(stderr, cfg.quiet)); err != nil {
 		return err
 	}
 	if len(cfg.command) > 0 {
-		if _, err := startCheck(cfg.command[0]); err != nil {
+		if _, err := trace.CheckCommand(cfg.command[0]); err != nil {
 			return err
 		}
 	}
@@ -31,7 +32,7 @@ func listProbes(cfg *config, stdout, stderr io.Writer) error {
 	for i, spec := range specs {
 		targets, err := res.Resolve(spec)
 		if err != nil {
-			return &exitError{1, fmt.Errorf("--list-probes %s: %w", quote(cfg.listSpecs[i]), err)}
+			return &exitError{1, fmt.Errorf("--list-probes %s: %w", trace.Quote(cfg.listSpecs[i]), err)}
 		}
 		all = append(all, targets...)
 	}

@@ -3,6 +3,11 @@
 // tracepoints, captures a user + kernel stack at every event, and writes
 // collapsed stacks and flamegraphs per probe.
 //
+// This package is the command: flags, help, --list-probes, status lines
+// and exit codes. The tracing itself is package trace (trace.Run), which
+// gets the flags as a trace.Config (traceConfig) and hands its status
+// lines and report to statusWriter.
+//
 // main is a thin shell around run(ctx, args, stdout, stderr) so that every
 // code path is reachable from tests; os.Exit is called only here, after
 // run's deferred detaches have finished.
@@ -18,6 +23,7 @@ import (
 	"syscall"
 
 	"github.com/probee/probee/bpf"
+	"github.com/probee/probee/trace"
 )
 
 func main() {
@@ -27,7 +33,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
-	stopCPUProfile()
+	trace.StopCPUProfile()
 	os.Exit(exitCode(err, os.Stderr))
 }
 
@@ -95,5 +101,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if cfg.list {
 		return listProbes(cfg, stdout, stderr)
 	}
-	return trace(ctx, cfg, stdout, stderr)
+	res, err := trace.Run(ctx, cfg.traceConfig(stdout, newStatus(stderr, cfg.quiet)))
+	if err == nil && res.CommandExit != 0 {
+		return &commandExit{res.CommandExit}
+	}
+	return err
 }

@@ -5,10 +5,11 @@ import (
 	"io"
 	"os"
 
+	"github.com/probee/probee/trace"
 	"golang.org/x/sys/unix"
 )
 
-// statusWriter prints status lines on stderr: summaries and warnings always
+// statusWriter prints status lines on stderr (a trace.Reporter): summaries and warnings always
 // (unless -q), debug/progress lines only when stderr is a terminal.
 type statusWriter struct {
 	w     io.Writer
@@ -29,24 +30,59 @@ func isTerminal(w io.Writer) bool {
 	return err == nil
 }
 
-func (s *statusWriter) infof(format string, args ...any) {
+func (s *statusWriter) Infof(format string, args ...any) {
 	if !s.quiet {
 		fmt.Fprintf(s.w, "probee: "+format+"\n", args...)
 	}
 }
 
-// warnf prints even with -q: warnings are never silenced.
-func (s *statusWriter) warnf(format string, args ...any) {
+// Warnf prints even with -q: warnings are never silenced.
+func (s *statusWriter) Warnf(format string, args ...any) {
 	fmt.Fprintf(s.w, "probee: warning: "+format+"\n", args...)
 }
 
-// notef prints even with -q: what probee changed on the machine.
-func (s *statusWriter) notef(format string, args ...any) {
+// Notef prints even with -q: what probee changed on the machine.
+func (s *statusWriter) Notef(format string, args ...any) {
 	fmt.Fprintf(s.w, "probee: "+format+"\n", args...)
 }
 
-func (s *statusWriter) debugf(format string, args ...any) {
+func (s *statusWriter) Debugf(format string, args ...any) {
 	if s.tty && !s.quiet {
 		fmt.Fprintf(s.w, "probee: "+format+"\n", args...)
 	}
+}
+
+// Report prints the hits per probe, every drop (an event or part of a
+// stack lost) and the partial stacks (counted, but walked with frame
+// pointers or cut short).
+func (s *statusWriter) Report(r *trace.Report) {
+	for _, p := range r.Probes {
+		what := "hit"
+		if p.Sample {
+			what = "sample"
+		}
+		s.Infof("%s: %s", p.Label, plural(p.Hits, what))
+	}
+	for _, l := range r.Losses {
+		switch l.Kind {
+		case trace.Partial:
+			s.Infof("partial stacks: %d %s", l.Count, l.Cause)
+		case trace.Finished:
+			s.Infof("finished in user space: %s %s", plural(l.Count, "stack"), l.Cause)
+		case trace.Lost:
+			s.Warnf("lost %d: %s", l.Count, l.Cause)
+		default:
+			s.Warnf("dropped %d: %s", l.Count, l.Cause)
+		}
+	}
+	if r.Dropped() == 0 {
+		s.Infof("no drops")
+	}
+}
+
+func plural(n uint64, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
 }

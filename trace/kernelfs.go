@@ -1,17 +1,17 @@
-package main
+package trace
 
 import (
 	"github.com/probee/probee/bpf"
 	"github.com/probee/probee/probespec"
 )
 
-// mountKernelFS mounts the pseudo file systems the specs read when they are
-// missing (bpf.KernelFS.Ensure), and says so once on stderr: tracefs for
+// MountKernelFS mounts the pseudo file systems the specs read when they are
+// missing (bpf.KernelFS.Ensure), and says so once (Reporter.Notef): tracefs for
 // tracepoints, which cannot work without it (an error naming the mount
 // command), and tracefs and debugfs for kprobes, best effort (kallsyms
 // serves when available_filter_functions is missing, and an unreadable
 // blacklist is empty: a warning).
-func mountKernelFS(specs []probespec.Spec, st *statusWriter) error {
+func MountKernelFS(specs []probespec.Spec, st Reporter) error {
 	var tp, kp bool
 	for _, s := range specs {
 		tp = tp || s.Kind == probespec.Tracepoint
@@ -25,17 +25,17 @@ func mountKernelFS(specs []probespec.Spec, st *statusWriter) error {
 	if kp {
 		for _, fs := range []bpf.KernelFS{bpf.Tracefs, bpf.Debugfs} {
 			if err := ensureFS(fs, st); err != nil {
-				st.warnf("kernel functions are listed from /proc/kallsyms, without the kprobe blacklist: %v", err)
+				st.Warnf("kernel functions are listed from /proc/kallsyms, without the kprobe blacklist: %v", err)
 			}
 		}
 	}
 	return nil
 }
 
-func ensureFS(fs bpf.KernelFS, st *statusWriter) error {
+func ensureFS(fs bpf.KernelFS, st Reporter) error {
 	mounted, err := fs.Ensure()
 	if mounted {
-		st.notef("%s was not mounted: mounted it at %s (it stays mounted, as after perf)", fs.Name, fs.Dir)
+		st.Notef("%s was not mounted: mounted it at %s (it stays mounted, as after perf)", fs.Name, fs.Dir)
 	}
 	return err
 }

@@ -1,4 +1,4 @@
-package main
+package trace
 
 import (
 	"time"
@@ -70,7 +70,7 @@ func (t *tracer) foldGone(now time.Time) {
 // mergeCounts symbolizes counts (object by object: no object's DWARF is
 // kept for the next) and merges them.
 func (t *tracer) mergeCounts(counts []bpf.Count) {
-	t.sym.SetInline(!t.cfg.noInline)
+	t.sym.SetInline(!t.cfg.NoInline)
 	f := t.folded
 	if n := t.sym.Evictions(); n != f.evict {
 		// Its keys would keep the frames of files no process maps.

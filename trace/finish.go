@@ -1,22 +1,21 @@
-package main
+package trace
 
 import (
 	"io"
 	"maps"
 	"slices"
-	"strings"
 
 	"github.com/probee/probee/bpf"
 	"github.com/probee/probee/output"
 )
 
 // finish detaches, drains the kernel maps, symbolizes, reports hits and
-// drops on stderr and writes the outputs. It runs on every way out of wait.
-func (t *tracer) finish(stdout io.Writer) error {
+// drops and writes the outputs. It runs on every way out of wait.
+func (t *tracer) finish(stdout io.Writer) (*Result, error) {
 	defer stopCPUProfile()
 	writeHeapProfile("")
 	if err := t.sess.Detach(); err != nil {
-		t.status.warnf("detach: %v", err)
+		t.status.Warnf("detach: %v", err)
 	}
 	t.procs.Stop() // no stacks are taken any more
 	t.stopEv()     // handle queued process notices before symbolizing
@@ -28,22 +27,22 @@ func (t *tracer) finish(stdout io.Writer) error {
 	snap, err := t.sess.Drain(len(t.labels()))
 	if err != nil {
 		t.finishPush(nil) // what earlier intervals queued still goes out
-		return err
+		return nil, err
 	}
-	t.sym.SetInline(!t.cfg.noInline)
+	t.sym.SetInline(!t.cfg.NoInline)
 	prefetch(t.sym, snap.Counts)
 	stacked := t.stackedCalls(snap)
 	prof := t.profile(snap)
 	snap.Counts = nil // the profile holds what they said (2M counts: 192 MB)
 	releaseMemory()
 	writeHeapProfile(".profile")
-	t.report(snap)
+	rep := t.report(snap)
 	if prof.Kind == output.KindLatency || prof.Kind == output.KindWeight {
 		t.reportMeasures(snap, stacked, prof.Kind, prof.ValueUnit)
 	}
-	err = output.Write(prof, t.dests, output.Options{Stdout: stdout, Lines: t.cfg.lines})
+	err = output.Write(prof, t.dests, output.Options{Stdout: stdout, Lines: t.cfg.Lines})
 	t.finishPush(prof) // after the local outputs: a slow backend cannot hold them up
-	return err
+	return &Result{Profile: prof, Report: rep}, err
 }
 
 // profile symbolizes snap's counts into a Profile, after the samples of
@@ -54,8 +53,8 @@ func (t *tracer) finish(stdout io.Writer) error {
 // The profile's tree of frames is frozen once made (read from then on).
 func (t *tracer) profile(snap *bpf.Snapshot) *output.Profile {
 	prof := &output.Profile{Kind: output.KindHits, Drops: map[string]uint64{}}
-	if t.cfg.sample && len(t.cfg.probes) == 0 {
-		prof.Kind, prof.PeriodNanos = output.KindSamples, int64(1e9/t.cfg.freq)
+	if t.cfg.Sample && len(t.cfg.Probes) == 0 {
+		prof.Kind, prof.PeriodNanos = output.KindSamples, int64(1e9/t.cfg.Freq)
 	}
 	t.measureProfile(prof)
 	labels := t.labels()
@@ -95,10 +94,10 @@ const sampleLabel = "sample"
 // "sample" with --sample.
 func (t *tracer) labels() []string {
 	var out []string
-	for _, p := range t.cfg.probes {
-		out = append(out, p.text)
+	for _, p := range t.cfg.Probes {
+		out = append(out, p.Text)
 	}
-	if t.cfg.sample {
+	if t.cfg.Sample {
 		out = append(out, sampleLabel)
 	}
 	return out
@@ -106,66 +105,51 @@ func (t *tracer) labels() []string {
 
 const mmapLost = "mapping records lost (frames of those processes may show as module+0xOFF)"
 
-// report prints hits per probe, every drop (an event or part of a stack
-// lost) and the partial stacks (counted, but walked with frame pointers or
-// cut short) on stderr.
-func (t *tracer) report(snap *bpf.Snapshot) {
+// report hands the hits per probe, every drop (an event or part of a
+// stack lost) and the partial stacks (counted, but walked with frame
+// pointers or cut short) to the Reporter, and says what the drains, the
+// merges and the unwind tables did.
+func (t *tracer) report(snap *bpf.Snapshot) *Report {
+	rep := &Report{}
 	for id, label := range t.labels() {
-		what := "hit"
-		if t.cfg.sample && id == len(t.cfg.probes) {
-			what = "sample"
-		}
-		t.status.infof("%s: %s", label, plural(int(snap.Hits[id]), what))
+		sample := t.cfg.Sample && id == len(t.cfg.Probes)
+		rep.Probes = append(rep.Probes, ProbeHits{Label: label, Hits: snap.Hits[id], Sample: sample})
 	}
-	var total uint64
 	for _, cause := range sortedCauses(snap.Drops) {
-		n := snap.Drops[cause]
-		if partial, ok := partialCause(cause); ok {
-			t.status.infof("partial stacks: %d %s", n, partial)
-			continue
-		}
-		t.status.warnf("dropped %d: %s", n, cause)
-		total += n
+		rep.Losses = append(rep.Losses, kernelLoss(cause, snap.Drops[cause]))
 	}
-	total += t.reportDeferred()
+	rep.Losses = append(rep.Losses, t.deferredLosses()...)
 	if n := t.mmaps.Lost(); n > 0 {
-		t.status.warnf("lost %d: %s", n, mmapLost)
-		total += n
+		rep.Losses = append(rep.Losses, Loss{Kind: Lost, Count: n, Cause: mmapLost})
 	}
 	if t.folded != nil && t.folded.over > 0 {
-		t.status.warnf("dropped %d: %s", t.folded.over, mergedOver)
-		total += t.folded.over
+		rep.Losses = append(rep.Losses, Loss{Kind: Dropped, Count: t.folded.over, Cause: mergedOver})
 	}
-	if total == 0 {
-		t.status.infof("no drops")
-	}
+	t.status.Report(rep)
 	t.reportDrains()
 	if t.folded != nil && t.folded.procs > 0 {
-		t.status.debugf("merged the stacks of %d processes gone during the run", t.folded.procs)
+		t.status.Debugf("merged the stacks of %d processes gone during the run", t.folded.procs)
 	}
 	t.reportTables()
+	return rep
 }
 
-// reportDeferred says how many stacks the kernel handed over unfinished
-// were finished in user space, and counts those cut short as partial.
-func (t *tracer) reportDeferred() (dropped uint64) {
+// deferredLosses are how many stacks the kernel handed over unfinished
+// were finished in user space, those of them cut short (partial), and
+// those dropped.
+func (t *tracer) deferredLosses() []Loss {
 	st := t.deferred
+	var out []Loss
 	if n := st.Finished + st.Cut; n > 0 {
-		t.status.infof("finished in user space: %s taken before their binary's unwind table was loaded", plural(int(n), "stack"))
+		out = append(out, Loss{Kind: Finished, Count: n, Cause: "taken before their binary's unwind table was loaded"})
 	}
 	if st.Cut > 0 {
-		t.status.infof("partial stacks: %d finished in user space but cut short (past the stack copy, or through code without unwind information)", st.Cut)
+		out = append(out, Loss{Kind: Partial, Count: st.Cut, Cause: "finished in user space but cut short (past the stack copy, or through code without unwind information)"})
 	}
 	if st.Dropped > 0 {
-		t.status.warnf("dropped %d: stacks to finish in user space (too many waiting)", st.Dropped)
+		out = append(out, Loss{Kind: Dropped, Count: st.Dropped, Cause: "stacks to finish in user space (too many waiting)"})
 	}
-	return st.Dropped
-}
-
-// partialCause says whether cause counts stacks that were kept but are
-// incomplete (its name says "partial stacks: ..."), and how they were taken.
-func partialCause(cause bpf.DropCause) (string, bool) {
-	return strings.CutPrefix(cause.String(), "partial stacks: ")
+	return out
 }
 
 func sortedCauses(m map[bpf.DropCause]uint64) []bpf.DropCause {
@@ -187,10 +171,10 @@ func (t *tracer) reportTables() {
 			largest, size = path, n
 		}
 	}
-	t.status.infof("unwind tables: %d binaries, %d bytes of BPF map data (%d shared rules)",
+	t.status.Infof("unwind tables: %d binaries, %d bytes of BPF map data (%d shared rules)",
 		ts.Tables, ts.Bytes, ts.Rules)
 	if largest != "" {
-		t.status.infof("largest unwind table: %s, %d bytes", largest, size)
+		t.status.Infof("largest unwind table: %s, %d bytes", largest, size)
 	}
 	t.reportTableSources()
 }

@@ -86,8 +86,8 @@ func TestMeasureFlags(t *testing.T) {
 		switch {
 		case tt.err == "" && err != nil:
 			t.Errorf("%q: %v", tt.args, err)
-		case tt.err == "" && cfg.measureMode() != tt.mode:
-			t.Errorf("%q: mode %d, want %d", tt.args, cfg.measureMode(), tt.mode)
+		case tt.err == "" && cfg.traceConfig(nil, nil).MeasureMode() != tt.mode:
+			t.Errorf("%q: mode %d, want %d", tt.args, cfg.traceConfig(nil, nil).MeasureMode(), tt.mode)
 		case tt.err != "" && (!errors.As(err, &ue) || !strings.Contains(err.Error(), tt.err)):
 			t.Errorf("%q: error %v, want a usage error with %q", tt.args, err, tt.err)
 		}

@@ -1,4 +1,4 @@
-package main
+package trace
 
 import (
 	"os"
@@ -14,6 +14,11 @@ const cpuProfileEnv = "PROBEE_CPUPROFILE"
 // stopCPUProfile ends the profile started in init; a no-op without one,
 // and after the first call (finish and main both call it).
 var stopCPUProfile = func() {}
+
+// StopCPUProfile ends the CPU profile of probee's own run
+// (PROBEE_CPUPROFILE), if any, as finish does: main calls it on every
+// way out.
+func StopCPUProfile() { stopCPUProfile() }
 
 func init() {
 	if os.Getenv(heapProfileEnv) != "" {

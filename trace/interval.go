@@ -1,4 +1,4 @@
-package main
+package trace
 
 import (
 	"sync"
@@ -28,7 +28,7 @@ func (t *tracer) drainEvery(d time.Duration) (stop func()) {
 		warned := false
 		drain := func() {
 			if err := t.sess.DrainInterval(); err != nil && !warned {
-				t.status.warnf("periodic drain: %v (counts stay in the kernel until the end)", err)
+				t.status.Warnf("periodic drain: %v (counts stay in the kernel until the end)", err)
 				warned = true
 			}
 		}
@@ -58,17 +58,17 @@ func (t *tracer) drainEvery(d time.Duration) (stop func()) {
 // reportDrains prints what the periodic drains did: a summary line when
 // --interval was given (a progress line otherwise), and deferred drains.
 func (t *tracer) reportDrains() {
-	if t.cfg.interval <= 0 {
+	if t.cfg.Interval <= 0 {
 		return
 	}
 	ds := t.sess.DrainStats()
-	say := t.status.debugf
-	if t.cfg.intervalOn {
-		say = t.status.infof
+	say := t.status.Debugf
+	if t.cfg.IntervalGiven {
+		say = t.status.Infof
 	}
 	say("periodic drains: %d every %v (%d early: a kernel map half full), %d events moved, longest wait for in-flight events %v",
-		ds.Drains, t.cfg.interval, t.earlyDrains.Load(), ds.Moved, ds.MaxWait.Round(time.Microsecond))
+		ds.Drains, t.cfg.Interval, t.earlyDrains.Load(), ds.Moved, ds.MaxWait.Round(time.Microsecond))
 	if ds.Deferred > 0 {
-		t.status.infof("periodic drains: %d deferred to the next (an event was still counting after 1s)", ds.Deferred)
+		t.status.Infof("periodic drains: %d deferred to the next (an event was still counting after 1s)", ds.Deferred)
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package trace
 
 import (
 	"github.com/probee/probee/bpf"
@@ -12,23 +12,23 @@ import (
 // opened is warned about, and tables are built as without the cache. The
 // tables held stay within --unwind-budget.
 func (t *tracer) openTables() {
-	defer func() { t.tables.SetBudget(bpf.TableBudget(uint64(t.cfg.unwindBudget))) }()
+	defer func() { t.tables.SetBudget(bpf.TableBudget(uint64(t.cfg.UnwindBudget))) }()
 	t.tables = unwind.NewCache()
-	if t.cfg.noTableCache {
+	if t.cfg.NoTableCache {
 		return
 	}
-	dir := t.cfg.tableCacheDir
+	dir := t.cfg.TableCacheDir
 	if dir == "" {
 		var err error
 		if dir, err = diskcache.DefaultDir(); err != nil {
-			t.status.warnf("%v", err)
+			t.status.Warnf("%v", err)
 			return
 		}
 	}
-	d, err := diskcache.Open(dir, diskcache.Options{MaxBytes: int64(t.cfg.tableCacheSize),
-		Warnf: t.status.warnf, Debugf: t.status.debugf})
+	d, err := diskcache.Open(dir, diskcache.Options{MaxBytes: int64(t.cfg.TableCacheSize),
+		Warnf: t.status.Warnf, Debugf: t.status.Debugf})
 	if err != nil {
-		t.status.warnf("%v: tables are built on every run (--no-table-cache silences this)", err)
+		t.status.Warnf("%v: tables are built on every run (--no-table-cache silences this)", err)
 		return
 	}
 	t.tableDir, t.tables = d, unwind.NewCacheWithStore(d)
@@ -46,9 +46,9 @@ func (t *tracer) closeTables() {
 func (t *tracer) reportTableSources() {
 	s := t.tables.Stats()
 	if t.tableDir == nil {
-		t.status.infof("unwind tables built: %d in %s (table cache off)", s.Built, millis(s.BuildTime))
+		t.status.Infof("unwind tables built: %d in %s (table cache off)", s.Built, millis(s.BuildTime))
 		return
 	}
-	t.status.infof("unwind tables built: %d in %s; loaded from the table cache: %d in %s (%s)",
+	t.status.Infof("unwind tables built: %d in %s; loaded from the table cache: %d in %s (%s)",
 		s.Built, millis(s.BuildTime), s.Loaded, millis(s.LoadTime), t.tableDir.Path())
 }

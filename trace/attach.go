@@ -1,4 +1,4 @@
-package main
+package trace
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	"github.com/probee/probee/resolver"
 )
 
-// attachAll attaches every probe and reports what was attached on stderr.
+// attachAll attaches every probe and reports what was attached.
 // Once ctx is done (Ctrl-C, SIGTERM) it stops before the next link and
 // returns ctx's error.
 func (t *tracer) attachAll(ctx context.Context) error {
@@ -22,17 +22,17 @@ func (t *tracer) attachAll(ctx context.Context) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		p := t.cfg.probes[id]
-		if p.spec.Kind == probespec.Tracepoint {
+		p := t.cfg.Probes[id]
+		if p.Spec.Kind == probespec.Tracepoint {
 			for _, tg := range targets {
 				if err := t.sess.AttachTracepoint(uint32(id), tg.Category, tg.Name); err != nil {
-					return fmt.Errorf("%s %s: %w", p.flag, quote(p.text), err)
+					return fmt.Errorf("%s %s: %w", p.Flag, Quote(p.Text), err)
 				}
 				tps++
 			}
 			continue
 		}
-		if p.spec.Kind == probespec.Kprobe {
+		if p.Spec.Kind == probespec.Kprobe {
 			if err := t.attachKprobes(ctx, uint32(id), p, targets, &kp); err != nil {
 				return err
 			}
@@ -42,23 +42,23 @@ func (t *tracer) attachAll(ctx context.Context) error {
 		// forks): the in-kernel pids map keeps -p to the process and its
 		// children, as it does for -- CMD.
 		ups := t.uprobeTargets(targets)
-		if p.spec.Kind == probespec.USDT {
+		if p.Spec.Kind == probespec.USDT {
 			ups = usdtTargets(targets)
 		}
-		st, err := t.sess.AttachUprobes(ctx, uint32(id), ups, 0, t.cfg.noUprobeMulti)
+		st, err := t.sess.AttachUprobes(ctx, uint32(id), ups, 0, t.cfg.NoUprobeMulti)
 		if err != nil {
-			return fmt.Errorf("%s %s: %w", p.flag, quote(p.text), err)
+			return fmt.Errorf("%s %s: %w", p.Flag, Quote(p.Text), err)
 		}
 		up.attached += st.Attached
 		up.skipped += len(st.Skipped)
 		up.multi = up.multi || st.Multi
 		t.warnSkipped(p, st.Skipped)
 	}
-	if t.cfg.sample {
-		if err := t.sess.AttachSampling(t.cfg.freq); err != nil {
+	if t.cfg.Sample {
+		if err := t.sess.AttachSampling(t.cfg.Freq); err != nil {
 			return fmt.Errorf("--sample: %w", err)
 		}
-		t.status.infof("sampling every CPU at %d Hz", t.cfg.freq)
+		t.status.Infof("sampling every CPU at %d Hz", t.cfg.Freq)
 		if len(t.targets) == 0 {
 			return nil
 		}
@@ -66,7 +66,7 @@ func (t *tracer) attachAll(ctx context.Context) error {
 	if up.attached == 0 && tps == 0 && kp.attached == 0 {
 		return fmt.Errorf("the kernel refused every target (%d skipped): nothing to trace", up.skipped+kp.skipped)
 	}
-	t.status.infof("attached %s for %s in %v", attachedText(up, kp, tps),
+	t.status.Infof("attached %s for %s in %v", attachedText(up, kp, tps),
 		plural(len(t.targets), "probe"), millis(time.Since(start)))
 	return nil
 }
@@ -119,14 +119,14 @@ func plural(n int, word string) string {
 }
 
 // warnSkipped names the targets the kernel refused (at most 10, then a count).
-func (t *tracer) warnSkipped(p probeArg, skipped []bpf.Skipped) {
+func (t *tracer) warnSkipped(p Probe, skipped []bpf.Skipped) {
 	for i, s := range skipped {
 		if i == 10 {
-			t.status.warnf("%s: ... and %d more refused targets", p.text, len(skipped)-10)
+			t.status.Warnf("%s: ... and %d more refused targets", p.Text, len(skipped)-10)
 			return
 		}
-		t.status.warnf("%s: skipped %s:%s (offset 0x%x): the kernel refused it: %v",
-			p.text, s.Target.Path, s.Target.Name, s.Target.Offset, s.Err)
+		t.status.Warnf("%s: skipped %s:%s (offset 0x%x): the kernel refused it: %v",
+			p.Text, s.Target.Path, s.Target.Name, s.Target.Offset, s.Err)
 	}
 }
 

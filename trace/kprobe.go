@@ -1,4 +1,4 @@
-package main
+package trace
 
 import (
 	"context"
@@ -10,23 +10,23 @@ import (
 )
 
 // attachKprobes attaches one kprobe/kretprobe spec's functions.
-func (t *tracer) attachKprobes(ctx context.Context, id uint32, p probeArg, targets []resolver.Target, kp *linkCount) error {
-	st, err := t.sess.AttachKprobes(ctx, id, t.kprobeTargets(targets), t.cfg.noKprobeMulti)
+func (t *tracer) attachKprobes(ctx context.Context, id uint32, p Probe, targets []resolver.Target, kp *linkCount) error {
+	st, err := t.sess.AttachKprobes(ctx, id, t.kprobeTargets(targets), t.cfg.NoKprobeMulti)
 	if errors.Is(err, bpf.ErrNoKprobes) {
 		return kprobeUnavailable(p)
 	}
 	if err != nil {
-		return fmt.Errorf("%s %s: %w", p.flag, quote(p.text), err)
+		return fmt.Errorf("%s %s: %w", p.Flag, Quote(p.Text), err)
 	}
 	kp.attached += st.Attached
 	kp.skipped += len(st.Skipped)
 	kp.multi = kp.multi || st.Multi
 	for i, s := range st.Skipped {
 		if i == 10 {
-			t.status.warnf("%s: ... and %d more refused functions", p.text, len(st.Skipped)-10)
+			t.status.Warnf("%s: ... and %d more refused functions", p.Text, len(st.Skipped)-10)
 			break
 		}
-		t.status.warnf("%s: skipped kernel function %s: the kernel refused it: %v", p.text, s.Target.Symbol, s.Err)
+		t.status.Warnf("%s: skipped kernel function %s: the kernel refused it: %v", p.Text, s.Target.Symbol, s.Err)
 	}
 	return nil
 }
@@ -42,8 +42,8 @@ func (t *tracer) kprobeTargets(targets []resolver.Target) []bpf.KprobeTarget {
 
 // kprobeUnavailable is the one-line error for kprobe specs on a kernel
 // without kprobes.
-func kprobeUnavailable(p probeArg) error {
-	return fmt.Errorf("kprobes are not available on this kernel (CONFIG_KPROBES is not set): try --tracepoint (probee --list-probes 'tracepoint:*') for %s", quote(p.text))
+func kprobeUnavailable(p Probe) error {
+	return fmt.Errorf("kprobes are not available on this kernel (CONFIG_KPROBES is not set): try --tracepoint (probee --list-probes 'tracepoint:*') for %s", Quote(p.Text))
 }
 
 // haveKprobes checks for the kprobe PMU or tracefs kprobe_events (not a

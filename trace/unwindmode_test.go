@@ -1,19 +1,16 @@
-package main
+package trace
 
-import (
-	"io"
-	"testing"
-)
+import "testing"
 
 func TestParseUnwind(t *testing.T) {
 	cases := []struct {
 		in            string
-		want          unwindMode
+		want          UnwindMode
 		dwarf, goByFP bool
 	}{
-		{"auto", unwindAuto, true, true},
-		{"fp", unwindFP, false, false},
-		{"dwarf", unwindDWARF, true, false},
+		{"auto", UnwindAuto, true, true},
+		{"fp", UnwindFP, false, false},
+		{"dwarf", UnwindDWARF, true, false},
 	}
 	for _, c := range cases {
 		m, err := parseUnwind(c.in)
@@ -26,13 +23,5 @@ func TestParseUnwind(t *testing.T) {
 		if m, err := parseUnwind(bad); err == nil {
 			t.Errorf("parseUnwind(%q) = %v, want an error", bad, m)
 		}
-	}
-	cfg, err := parseArgs([]string{"--uprobe", "malloc"}, io.Discard)
-	if err != nil || cfg.unwind != unwindAuto {
-		t.Errorf("default --unwind: %v, %v; want auto", cfg.unwind, err)
-	}
-	cfg, err = parseArgs([]string{"--unwind", "fp", "--uprobe", "malloc"}, io.Discard)
-	if err != nil || cfg.unwind != unwindFP {
-		t.Errorf("--unwind fp: %v, %v", cfg.unwind, err)
 	}
 }

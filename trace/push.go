@@ -1,4 +1,4 @@
-package main
+package trace
 
 import (
 	"os"
@@ -18,32 +18,32 @@ type pushState struct {
 
 // startPush starts the pusher when --push was given.
 func (t *tracer) startPush() error {
-	pa := &t.cfg.push
-	if pa.url == "" {
+	pa := t.cfg.Push
+	if pa == nil {
 		return nil
 	}
 	host, _ := os.Hostname()
 	labels := append([]push.Label{{Name: push.LabelService, Value: t.serviceName(host)},
-		{Name: push.LabelHost, Value: host}}, pa.labels...)
-	p, err := push.New(push.Config{Target: pa.target, Labels: labels, Queue: pa.queue,
-		QueueBytes: int64(pa.queueBytes), Backoff: push.DefaultBackoff, Logf: t.status.warnf})
+		{Name: push.LabelHost, Value: host}}, pa.Labels...)
+	p, err := push.New(push.Config{Target: pa.Target, Labels: labels, Queue: pa.Queue,
+		QueueBytes: int64(pa.QueueBytes), Backoff: push.DefaultBackoff, Logf: t.status.Warnf})
 	if err != nil {
 		return err
 	}
-	t.sym.SetInline(!t.cfg.noInline)
+	t.sym.SetInline(!t.cfg.NoInline)
 	t.push = &pushState{p: p, last: time.Now()}
-	t.status.infof("pushing to %s %s every %v (queue %d profiles, %s), service_name %s",
-		pa.target.Backend, pa.target.URL.Redacted(), pa.interval, pa.queue, safeelf.Size(pa.queueBytes), labels[0].Value)
+	t.status.Infof("pushing to %s %s every %v (queue %d profiles, %s), service_name %s",
+		pa.Target.Backend, pa.Target.URL.Redacted(), pa.Interval, pa.Queue, safeelf.Size(pa.QueueBytes), labels[0].Value)
 	return nil
 }
 
 // serviceName is --service-name, else the traced command's base name, else host.
 func (t *tracer) serviceName(host string) string {
 	switch {
-	case t.cfg.push.serviceName != "":
-		return t.cfg.push.serviceName
-	case len(t.cfg.command) > 0:
-		return filepath.Base(t.cfg.command[0])
+	case t.cfg.Push.ServiceName != "":
+		return t.cfg.Push.ServiceName
+	case len(t.cfg.Command) > 0:
+		return filepath.Base(t.cfg.Command[0])
 	case host != "":
 		return host
 	}
@@ -54,21 +54,21 @@ func (t *tracer) serviceName(host string) string {
 // --push-interval when that is shorter.
 func (t *tracer) drainPeriod() time.Duration {
 	if t.push != nil {
-		return min(t.cfg.interval, t.cfg.push.interval)
+		return min(t.cfg.Interval, t.cfg.Push.Interval)
 	}
-	return t.cfg.interval
+	return t.cfg.Interval
 }
 
 // pushDue pushes what the periodic drains moved since the last push, once
 // --push-interval has passed. It runs on the drain goroutine (interval.go).
 func (t *tracer) pushDue(now time.Time) {
 	// Half a drain period early: the ticks drift around the interval.
-	if t.push == nil || now.Sub(t.push.last) < t.cfg.push.interval-t.drainPeriod()/2 {
+	if t.push == nil || now.Sub(t.push.last) < t.cfg.Push.Interval-t.drainPeriod()/2 {
 		return
 	}
 	snap, err := t.sess.Drained(len(t.labels()))
 	if err != nil {
-		t.status.warnf("push: read counts: %v (they go with the next push)", err)
+		t.status.Warnf("push: read counts: %v (they go with the next push)", err)
 		return
 	}
 	t.push.p.Push(t.profile(snap), t.push.last, now)
@@ -84,7 +84,7 @@ func (t *tracer) finishPush(prof *output.Profile) {
 	if prof != nil {
 		t.push.p.Push(prof, t.push.last, time.Now())
 	}
-	st := t.push.p.Close(t.cfg.push.flushTimeout)
+	st := t.push.p.Close(t.cfg.Push.FlushTimeout)
 	t.push = nil
 	t.reportPush(st)
 }
@@ -93,11 +93,11 @@ func (t *tracer) finishPush(prof *output.Profile) {
 // outputs count.
 func (t *tracer) pushUnit() string {
 	switch {
-	case t.cfg.latency:
+	case t.cfg.Latency:
 		return "ns"
-	case t.cfg.weight.set:
-		return t.cfg.weight.unit
-	case t.cfg.sample && len(t.cfg.probes) == 0:
+	case t.cfg.Weight != nil:
+		return t.cfg.Weight.Unit
+	case t.cfg.Sample && len(t.cfg.Probes) == 0:
 		return "samples"
 	}
 	return "hits"
@@ -108,18 +108,18 @@ func (t *tracer) pushUnit() string {
 // dropped events are the local outputs' totals.
 func (t *tracer) reportPush(st push.Stats) {
 	sent, dropped, unit := st.Sent(), st.Dropped(), t.pushUnit()
-	t.status.infof("push: %s sent (%d %s), %d retries", plural(sent.Profiles, "profile"), sent.Events, unit, st.Retries)
+	t.status.Infof("push: %s sent (%d %s), %d retries", plural(sent.Profiles, "profile"), sent.Events, unit, st.Retries)
 	for _, label := range st.ProbeLabels() {
 		ps := st.Probes[label]
 		for _, reason := range []string{push.DropQueueFull, push.DropQueueBytes, push.DropRejected, push.DropUnsent, push.DropEncode} {
 			if d := ps.Dropped[reason]; d.Profiles > 0 {
-				t.status.warnf("push: dropped %s of %s (%d %s): %s", plural(d.Profiles, "profile"), label, d.Events, unit, reason)
+				t.status.Warnf("push: dropped %s of %s (%d %s): %s", plural(d.Profiles, "profile"), label, d.Events, unit, reason)
 			}
 		}
 	}
 	if dropped.Profiles == 0 {
-		t.status.infof("push: no drops")
+		t.status.Infof("push: no drops")
 	} else if st.LastErr != "" {
-		t.status.warnf("push: last error: %s", st.LastErr)
+		t.status.Warnf("push: last error: %s", st.LastErr)
 	}
 }

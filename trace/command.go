@@ -1,4 +1,4 @@
-package main
+package trace
 
 import (
 	"errors"
@@ -39,8 +39,8 @@ type tracedCommand struct {
 	err     error // Wait's result, valid after done is closed
 }
 
-// startCheck finds the command's executable, as the exec will.
-func startCheck(name string) (string, error) {
+// CheckCommand finds the command's executable, as the exec will.
+func CheckCommand(name string) (string, error) {
 	path, err := exec.LookPath(name)
 	if err != nil {
 		return "", usagef("command %q not found: check the name or give its path (e.g. ./%s)", name, name)
@@ -50,7 +50,7 @@ func startCheck(name string) (string, error) {
 
 // startPaused starts argv stopped right after its exec.
 func startPaused(argv []string) (*tracedCommand, error) {
-	path, err := startCheck(argv[0])
+	path, err := CheckCommand(argv[0])
 	if err != nil {
 		return nil, err
 	}
@@ -216,7 +216,7 @@ func (tc *tracedCommand) exitCode() int {
 	return -1
 }
 
-// status describes how the command ended, for stderr.
+// status describes how the command ended, for a status line.
 func (tc *tracedCommand) status() string {
 	var ee *exec.ExitError
 	switch {

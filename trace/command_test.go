@@ -1,4 +1,4 @@
-package main
+package trace
 
 import (
 	"errors"
@@ -86,7 +86,7 @@ func TestStartPausedErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := startPaused([]string{garbage})
-	var ue *usageError
+	var ue *UsageError
 	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "cannot run "+garbage) {
 		t.Errorf("garbage program: error %v, want a usage error saying it cannot run", err)
 	}

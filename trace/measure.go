@@ -1,0 +1,128 @@
+package trace
+
+import (
+	"fmt"
+	"maps"
+
+	"github.com/probee/probee/bpf"
+	"github.com/probee/probee/output"
+	"github.com/probee/probee/probespec"
+	"github.com/probee/probee/resolver"
+)
+
+// withReturns adds to a probe's targets what sees their returns: with
+// --latency every function gets its return probes; without it the
+// return probes of Go functions are moved to their RET instructions
+// (resolver.ReturnTargets). Functions whose returns cannot be probed
+// safely are dropped with a warning; none left is a usage error.
+func (t *tracer) withReturns(p Probe, targets []resolver.Target) ([]resolver.Target, error) {
+	if p.Spec.Kind == probespec.Tracepoint || (!t.cfg.Latency && !p.Spec.Ret) {
+		return targets, nil
+	}
+	var out []resolver.Target
+	var refused []error
+	var byRET, byUret int // functions whose returns are probed each way
+	for _, tg := range targets {
+		switch {
+		case p.Spec.Kind == probespec.Kprobe && t.cfg.Latency:
+			ret := tg
+			ret.Ret = true
+			out = append(out, tg, ret)
+		case t.cfg.Latency:
+			rets, err := t.res.ReturnTargets(tg, tg.Unwinds)
+			if err != nil {
+				refused = append(refused, err)
+				continue
+			}
+			out = append(out, tg)
+			out = append(out, rets...)
+			if rets[0].RetInsn {
+				byRET++
+			} else {
+				byUret++
+			}
+		case tg.Go:
+			rets, err := t.res.ReturnTargets(tg, false)
+			if err != nil {
+				refused = append(refused, err)
+				continue
+			}
+			out = append(out, rets...)
+		default:
+			out = append(out, tg)
+		}
+	}
+	if len(out) == 0 && len(refused) > 0 {
+		return nil, usagef("%s %s: %v", p.Flag, Quote(p.Text), refused[0])
+	}
+	for i, err := range refused {
+		if i == 10 {
+			t.status.Warnf("%s: ... and %d more functions skipped", p.Text, len(refused)-10)
+			break
+		}
+		t.status.Warnf("%s: skipped: %v", p.Text, err)
+	}
+	if byRET+byUret > 0 {
+		t.status.Infof("%s: returns of %s at their RET instructions, of %s with uretprobes",
+			p.Text, plural(byRET, "function"), plural(byUret, "function"))
+	}
+	return out, nil
+}
+
+// returnSide reports whether tg is the return side of a timed function:
+// its probe ends the call (bpf's return programs).
+func (t *tracer) returnSide(tg resolver.Target) bool {
+	return t.cfg.Latency && (tg.Ret || tg.RetInsn)
+}
+
+// measureProfile sets the profile kind of a measure mode.
+func (t *tracer) measureProfile(prof *output.Profile) {
+	switch t.cfg.MeasureMode() {
+	case bpf.MeasureLatency:
+		prof.Kind = output.KindLatency
+	case bpf.MeasureWeight:
+		prof.Kind = output.KindWeight
+		prof.ValueType = fmt.Sprintf("arg%d", t.cfg.Weight.Arg)
+		prof.ValueUnit = t.cfg.Weight.Unit
+	}
+}
+
+// stackedCalls are the calls counted with a stack, per probe id: those
+// of snap and those merged during the run.
+func (t *tracer) stackedCalls(snap *bpf.Snapshot) map[uint32]uint64 {
+	stacked := map[uint32]uint64{}
+	if t.folded != nil {
+		maps.Copy(stacked, t.folded.calls)
+	}
+	for _, c := range snap.Counts {
+		stacked[c.Probe] += c.Count
+	}
+	return stacked
+}
+
+// reportMeasures prints each probe's funclatency-style summary; stacked
+// are stackedCalls.
+func (t *tracer) reportMeasures(snap *bpf.Snapshot, stacked map[uint32]uint64, kind, unit string) {
+	for id, pm := range snap.Probes {
+		if id >= len(t.cfg.Probes) {
+			break
+		}
+		s := output.ProbeSummary{
+			Label: t.cfg.Probes[id].Text, Calls: pm.Calls, Total: pm.Total, Max: pm.Max,
+			Hist: output.Histogram{Counts: pm.Hist, Sums: pm.HistSum}, Stacked: stacked[uint32(id)], MinLatency: uint64(t.cfg.MinLatency),
+			Unwound: pm.Unwound, Exited: pm.Exited, Unmatched: pm.Unmatched, TooDeep: pm.TooDeep,
+			NoRoom: pm.NoRoom, InFlight: pm.InFlight,
+		}
+		for _, line := range output.SummaryLines(s, kind, unit) {
+			t.status.Infof("%s", line)
+		}
+	}
+}
+
+// weightArg is --weight's argument (0 without it).
+func (cfg *Config) weightArg() int {
+	if cfg.Weight == nil {
+		return 0
+	}
+	return cfg.Weight.Arg
+}

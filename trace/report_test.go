@@ -1,0 +1,92 @@
+package trace
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/probee/probee/bpf"
+	"github.com/probee/probee/proctrack"
+)
+
+// Every kernel drop cause is either partial (the event counted, its stack
+// incomplete) or a drop, by its value: partialCauses names exactly the
+// causes whose description bpf words as partial stacks, so the two
+// cannot drift apart.
+func TestPartialCauses(t *testing.T) {
+	n := 0
+	for c := bpf.DropCause(0); c.String() != fmt.Sprintf("drop cause %d", int(c)); c++ {
+		worded := strings.HasPrefix(c.String(), partialPrefix)
+		if partialCauses[c] != worded {
+			t.Errorf("cause %d (%s): partial %v, but its description says %v", c, c, partialCauses[c], worded)
+		}
+		n++
+	}
+	for c := range partialCauses {
+		if int(c) >= n {
+			t.Errorf("partial cause %d is no cause bpf knows (%d causes)", c, n)
+		}
+	}
+}
+
+func TestKernelLoss(t *testing.T) {
+	for _, c := range []struct {
+		cause bpf.DropCause
+		want  Loss
+	}{
+		{bpf.DropCountsFull, Loss{Dropped, 7, "counts map full (raise --max-stacks)"}},
+		{bpf.DropDeferLost, Loss{Dropped, 7, bpf.DropDeferLost.String()}},
+		{bpf.DropNoTables, Loss{Partial, 7, "taken before the process's unwind tables were loaded (frame pointers used)"}},
+		{bpf.DropUnknownPC, Loss{Partial, 7, strings.TrimPrefix(bpf.DropUnknownPC.String(), "partial stacks: ")}},
+		{bpf.DropCut, Loss{Partial, 7, strings.TrimPrefix(bpf.DropCut.String(), "partial stacks: ")}},
+	} {
+		if got := kernelLoss(c.cause, 7); got != c.want {
+			t.Errorf("%s: %+v, want %+v", c.cause, got, c.want)
+		}
+	}
+}
+
+// The stacks the kernel handed over unfinished: those finished (cut or
+// not), those cut (partial) and those dropped, each only when there are
+// some.
+func TestDeferredLosses(t *testing.T) {
+	for _, c := range []struct {
+		st   proctrack.DeferredStats
+		want []LossKind
+		n    []uint64
+	}{
+		{proctrack.DeferredStats{}, nil, nil},
+		{proctrack.DeferredStats{Finished: 5}, []LossKind{Finished}, []uint64{5}},
+		{proctrack.DeferredStats{Finished: 5, Cut: 2}, []LossKind{Finished, Partial}, []uint64{7, 2}},
+		{proctrack.DeferredStats{Dropped: 3}, []LossKind{Dropped}, []uint64{3}},
+		{proctrack.DeferredStats{Finished: 1, Cut: 1, Dropped: 1}, []LossKind{Finished, Partial, Dropped}, []uint64{2, 1, 1}},
+	} {
+		tr := &tracer{deferred: c.st}
+		var kinds []LossKind
+		var n []uint64
+		for _, l := range tr.deferredLosses() {
+			kinds, n = append(kinds, l.Kind), append(n, l.Count)
+		}
+		if !slices.Equal(kinds, c.want) || !slices.Equal(n, c.n) {
+			t.Errorf("%+v: kinds %v counts %v, want %v %v", c.st, kinds, n, c.want, c.n)
+		}
+	}
+}
+
+// Dropped sums what was lost (Dropped, Lost), not the partial or
+// finished stacks, which are counted.
+func TestReportDropped(t *testing.T) {
+	for _, c := range []struct {
+		losses []Loss
+		want   uint64
+	}{
+		{nil, 0},
+		{[]Loss{{Partial, 4, "x"}, {Finished, 9, "y"}}, 0},
+		{[]Loss{{Dropped, 2, "a"}, {Partial, 4, "x"}, {Lost, 3, "m"}}, 5},
+	} {
+		if got := (&Report{Losses: c.losses}).Dropped(); got != c.want {
+			t.Errorf("%+v: %d, want %d", c.losses, got, c.want)
+		}
+	}
+}
