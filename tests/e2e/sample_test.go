@@ -301,7 +301,7 @@ var addressRE = regexp.MustCompile(`^(0x[0-9a-f]+|\[unknown\])$`)
 
 // addressFrame reports whether a frame is a bare address: no mapping of
 // its process was known to hold it ("[unknown]" once merged without its
-// pid: the processes gone during the run, cmd/probee/frames.go).
+// pid: the processes gone during the run, trace/frames.go).
 func addressFrame(f string) bool { return addressRE.MatchString(f) }
 
 // Processes that exec twice in quick succession (env, then the program it
