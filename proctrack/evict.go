@@ -19,18 +19,18 @@ import (
 // finisher (deferred.go) builds its table again, when it needs it.
 
 const (
-	// sweepEvery is how often exits trigger a sweep.
-	sweepEvery = 10 * time.Second
+	// tablesSweepEvery is how often exits trigger a sweep of the tables.
+	tablesSweepEvery = 10 * time.Second
 	// tableIdle is how long a table nobody maps is kept after its last
 	// use: a stack handed over by the kernel for a process just gone is
 	// finished within finishDelay, far less.
 	tableIdle = 30 * time.Second
 )
 
-// maybeSweep sweeps when the last sweep is sweepEvery old.
+// maybeSweep sweeps when the last sweep is tablesSweepEvery old.
 func (d *tables) maybeSweep(now time.Time) {
 	d.mu.Lock()
-	due := now.Sub(d.swept) >= sweepEvery
+	due := now.Sub(d.swept) >= tablesSweepEvery
 	if due {
 		d.swept = now
 	}
