@@ -3,6 +3,7 @@ package resolver
 import (
 	"debug/dwarf"
 	"debug/elf"
+	"github.com/probee/probee/objfile"
 	"os"
 	"slices"
 	"strings"
@@ -14,9 +15,9 @@ const libcPath = "/lib/x86_64-linux-gnu/libc.so.6"
 
 // libcDebug returns libc's object when its separate debug file (libc6-dbg)
 // is installed, else skips.
-func libcDebug(tb testing.TB) *Object {
+func libcDebug(tb testing.TB) *objfile.Object {
 	tb.Helper()
-	o, err := LoadObject(libcPath, DefaultDebugDir)
+	o, err := objfile.LoadObject(libcPath, objfile.DefaultDebugDir)
 	if err != nil || o.DebugFile == "" {
 		tb.Skip("libc with a separate debug file is needed: apt-get install libc6-dbg")
 	}
@@ -25,7 +26,7 @@ func libcDebug(tb testing.TB) *Object {
 
 // debugLineAddrs returns every step-th address of the line tables of the
 // ELF file at path that lies inside one of o's functions.
-func debugLineAddrs(tb testing.TB, o *Object, path string, step int) []uint64 {
+func debugLineAddrs(tb testing.TB, o *objfile.Object, path string, step int) []uint64 {
 	tb.Helper()
 	f, err := elf.Open(path)
 	if err != nil {
@@ -51,7 +52,7 @@ func debugLineAddrs(tb testing.TB, o *Object, path string, step int) []uint64 {
 		}
 		var e dwarf.LineEntry
 		for lr.Next(&e) == nil {
-			if n++; n%step == 0 && !e.EndSequence && o.funcAt(e.Address) >= 0 {
+			if n++; n%step == 0 && !e.EndSequence && o.FuncAt(e.Address) >= 0 {
 				out = append(out, e.Address)
 			}
 		}
@@ -127,26 +128,4 @@ func BenchmarkDWARFFrameLibc(b *testing.B) {
 	b.ReportMetric(float64(cold.Microseconds())/1000, "cold-ms")
 	b.ReportMetric(float64(first.Nanoseconds())/float64(len(addrs)), "ns/first-lookup")
 	b.ReportMetric(float64(len(addrs)), "addrs")
-}
-
-// TestLineAt: the row at or below pc gives its file and line, none past the
-// row that ends a sequence or before the first; lines are clamped into a
-// row's 31 bits.
-func TestLineAt(t *testing.T) {
-	u := &unitInfo{rowFiles: []string{"a.c", "b.h"}, rows: []lineRow{
-		{0x100, 0, rowLine(10, false)}, {0x110, 1, rowLine(11, false)}, {0x120, 0, rowLine(12, true)},
-		{0x200, 0, rowLine(-3, false)}, {0x210, 1, rowLine(1<<40, false)}, {0x220, 0, rowLine(0, true)},
-	}}
-	for _, tc := range []struct {
-		pc   uint64
-		file string
-		line int
-	}{
-		{0xff, "", 0}, {0x100, "a.c", 10}, {0x10f, "a.c", 10}, {0x115, "b.h", 11},
-		{0x120, "", 0}, {0x1ff, "", 0}, {0x205, "a.c", 0}, {0x215, "b.h", rowEnd - 1}, {0x230, "", 0},
-	} {
-		if f, l := u.lineAt(tc.pc); f != tc.file || l != tc.line {
-			t.Errorf("lineAt(%#x) = %s:%d, want %s:%d", tc.pc, f, l, tc.file, tc.line)
-		}
-	}
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/probee/probee/internal/fileid"
+	"github.com/probee/probee/objfile"
 )
 
 // Eviction: what the Symbolizer keeps per file (the objects, their
@@ -57,7 +58,7 @@ func (s *Symbolizer) maybeSweep(now time.Time) {
 func (s *Symbolizer) sweep() int {
 	s.mu.Lock()
 	keys := map[fileKey]bool{}
-	objs := map[*Object]bool{}
+	objs := map[*objfile.Object]bool{}
 	mark := func(p *procMaps) {
 		for _, m := range p.maps {
 			if m.File() {
@@ -102,41 +103,12 @@ func (s *Symbolizer) sweep() int {
 	}
 	ids := map[fileid.ID]bool{}
 	for o := range objs {
-		ids[o.id] = true
+		ids[o.ID()] = true
 	}
 	s.mu.Unlock()
 	if n > 0 {
 		s.evicted.n.Add(1)
 	}
-	s.idx.sweep(ids)
-	return n
-}
-
-// sweep drops the objects whose ID is not in inUse at this sweep and was
-// not at the last one either (an object read between two sweeps gets to
-// be put in use), with their views, and gives their symbols back to
-// MaxSymbols. It returns how many it dropped.
-func (ix *Index) sweep(inUse map[fileid.ID]bool) int {
-	ix.mu.Lock()
-	defer ix.mu.Unlock()
-	idle, gone := map[fileid.ID]bool{}, map[fileid.ID]bool{}
-	n := ix.objs.DeleteFunc(func(id fileid.ID, o *Object) bool {
-		switch {
-		case inUse[id]:
-			return false
-		case !ix.idle[id]:
-			idle[id] = true
-			return false
-		}
-		ix.held -= len(o.Funcs) + len(o.plt) + len(o.labels)
-		gone[id] = true
-		return true
-	})
-	ix.idle = idle
-	for v := range ix.views {
-		if gone[v.id] {
-			delete(ix.views, v)
-		}
-	}
+	s.idx.Sweep(ids)
 	return n
 }

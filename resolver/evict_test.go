@@ -1,6 +1,7 @@
 package resolver
 
 import (
+	"github.com/probee/probee/objfile"
 	"slices"
 	"testing"
 )
@@ -22,36 +23,36 @@ func TestSweepEvictsUnmappedFiles(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s := NewSymbolizer(Scope{}, nil)
-			var objs []*Object
+			var objs []*objfile.Object
 			for i, name := range names {
 				o, err := s.idx.Load(fixture(t, name))
 				if err != nil {
 					t.Fatal(err)
 				}
 				objs = append(objs, o)
-				fi := slices.IndexFunc(o.Funcs, func(s Symbol) bool { return s.Size > 4 })
+				fi := slices.IndexFunc(o.Funcs, func(s objfile.Symbol) bool { return s.Size > 4 })
 				off, _ := o.FileOffset(o.Funcs[fi].Addr + 2)
 				const start = 0x400000
 				m := Mapping{Start: start, End: start + 0x100000, Perms: "r-xp", Path: o.Path, Dev: "08:01", Inode: uint64(i + 1)}
-				s.procs[pid0+i] = &procMaps{maps: []Mapping{m}, open: map[string]*Object{o.Path: o},
+				s.procs[pid0+i] = &procMaps{maps: []Mapping{m}, open: map[string]*objfile.Object{o.Path: o},
 					seen: true, read: true, loaded: true}
 				s.byFile[keyOf(m)] = o
 				if fr := s.AppendFrameRefs(nil, pid0+i, "", []uint64{start + off}); len(fr) == 0 || fr[0].Function == "" {
 					t.Fatalf("%s: no frame at a function", name)
 				}
 			}
-			held := s.idx.held
+			held := s.idx.NumSymbols()
 			for _, i := range c.forget {
 				s.Forget(pid0 + i)
 			}
 			before := s.Evictions()
 			s.sweep()
 			s.sweep()
-			memo := map[*Object]int{}
+			memo := map[*objfile.Object]int{}
 			for at := range s.objMemo.frames {
 				memo[at.o]++
 			}
-			files := map[*Object]bool{}
+			files := map[*objfile.Object]bool{}
 			for _, o := range s.byFile {
 				files[o] = true
 			}
@@ -62,38 +63,19 @@ func TestSweepEvictsUnmappedFiles(t *testing.T) {
 					t.Errorf("%s: %d memo entries, in byFile %v; want kept %v", names[i], memo[o], files[o], kept)
 				}
 				if !kept {
-					heldGone += len(o.Funcs) + len(o.plt) + len(o.labels)
+					heldGone += o.NumSymbols()
 				}
 			}
-			if n, want := s.idx.objs.Len(), len(names)-len(c.forget); n != want {
+			if n, want := s.idx.Len(), len(names)-len(c.forget); n != want {
 				t.Errorf("the Index holds %d objects, want %d", n, want)
 			}
-			if s.idx.held != held-heldGone {
-				t.Errorf("the Index counts %d symbols held, want %d", s.idx.held, held-heldGone)
+			if n := s.idx.NumSymbols(); n != held-heldGone {
+				t.Errorf("the Index counts %d symbols held, want %d", n, held-heldGone)
 			}
 			if evicted := s.Evictions() != before; evicted != (len(c.forget) > 0) {
 				t.Errorf("Evictions changed: %v, want %v", evicted, len(c.forget) > 0)
 			}
 		})
-	}
-}
-
-// An object read but not in a mapping set yet (a snapshot between its
-// load and its merge) survives the first sweep that finds it unused.
-func TestIndexSweepSparesNewObjects(t *testing.T) {
-	ix := NewIndex("")
-	o, err := ix.Load(fixture(t, "cxx"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, want := range []int{1, 0} {
-		ix.sweep(nil)
-		if n := ix.objs.Len(); n != want {
-			t.Errorf("after sweep %d: %d objects, want %d", i+1, n, want)
-		}
-	}
-	if again, _ := ix.Load(fixture(t, "cxx")); again == o || again.Path != o.Path {
-		t.Errorf("a file evicted came back as the same object or not at all")
 	}
 }
 

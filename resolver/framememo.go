@@ -1,5 +1,7 @@
 package resolver
 
+import "github.com/probee/probee/objfile"
+
 // Frame memos: AppendFrameRefs symbolizes each address once. A
 // system-wide run symbolizes ~1M stacks of ~22 frames (12 s of malloc
 // calls in a shell loop), and locating, naming and expanding the inlined
@@ -23,7 +25,7 @@ type frameMemo struct {
 
 // objectPlace is an address in an ELF file, mapped from path.
 type objectPlace struct {
-	o    *Object
+	o    *objfile.Object
 	path string
 	va   uint64
 }
@@ -85,7 +87,7 @@ func (s *Symbolizer) framesAt(p *procMaps, addr uint64, noInline bool) []*Frame 
 func (s *Symbolizer) placeFrames(at objectPlace) []*Frame {
 	f := Frame{Addr: at.va, VirtAddr: at.va, Module: at.path, BuildID: at.o.BuildID}
 	f.ModuleOffset, _ = at.o.FileOffset(at.va)
-	at.o.symbolize(&f, at.va)
+	nameFrame(&f, at.o, at.va)
 	return s.refs(s.dw.expand(s.scratch[:0], f, at.o, at.va))
 }
 

@@ -1,6 +1,7 @@
 package resolver
 
 import (
+	"github.com/probee/probee/objfile"
 	"slices"
 	"testing"
 )
@@ -10,11 +11,11 @@ import (
 // the address in the file), and symbolizes again once the mapping set,
 // the perf map or SetInline changed.
 func TestAppendFrameRefs(t *testing.T) {
-	o, err := LoadObject(fixture(t, "cxx"), "")
+	o, err := objfile.LoadObject(fixture(t, "cxx"), "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	i := slices.IndexFunc(o.Funcs, func(s Symbol) bool { return s.Size > 4 })
+	i := slices.IndexFunc(o.Funcs, func(s objfile.Symbol) bool { return s.Size > 4 })
 	va := o.Funcs[i].Addr + 2
 	off, _ := o.FileOffset(va)
 	s := NewSymbolizer(Scope{}, nil)
@@ -22,7 +23,7 @@ func TestAppendFrameRefs(t *testing.T) {
 	starts := map[int]uint64{a: 0x1000, b: 0x7f0000001000}
 	for pid, start := range starts {
 		s.procs[pid] = &procMaps{maps: []Mapping{{Start: start, End: start + 0x100000, Perms: "r-xp", Path: o.Path}},
-			open: map[string]*Object{o.Path: o}, seen: true, read: true}
+			open: map[string]*objfile.Object{o.Path: o}, seen: true, read: true}
 	}
 	refs := func(pid int, addrs ...uint64) []*Frame { return s.AppendFrameRefs(nil, pid, "", addrs) }
 	const outside = 0x500000000

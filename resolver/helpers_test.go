@@ -10,6 +10,7 @@ import (
 
 	"github.com/probee/probee/internal/procmaps"
 	"github.com/probee/probee/internal/testgate"
+	"github.com/probee/probee/objfile"
 	"github.com/probee/probee/probespec"
 )
 
@@ -57,6 +58,17 @@ func statSame(a, b string) bool {
 	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
 }
 
+func copyFile(t *testing.T, src, dst string) {
+	t.Helper()
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dst, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // installFixture copies fixture binary name to dst, creating its directory.
 func installFixture(t *testing.T, name, dst string) {
 	t.Helper()
@@ -87,7 +99,7 @@ func mapsLine(m Mapping) string {
 // funcFileOffset is the file offset of function fn in the ELF file at path.
 func funcFileOffset(t *testing.T, path, fn string) uint64 {
 	t.Helper()
-	o, err := LoadObject(path, "")
+	o, err := objfile.LoadObject(path, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/probee/probee/internal/safeelf"
+	"github.com/probee/probee/objfile"
 )
 
 // markerLine returns the 1-based line of src holding marker.
@@ -45,11 +46,11 @@ func TestInlineFramesFixture(t *testing.T) {
 	bin := fixture(t, "inline")
 	src := filepath.Join(filepath.Dir(bin), "..", "src", "inline.c")
 	hot := markerLine(t, src, "/* HOT_ADD_LINE */")
-	o, err := LoadObject(bin, "")
+	o, err := objfile.LoadObject(bin, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	hits, _, _ := lineAddrs(o, "inline.c", hot)
+	hits, _, _ := o.LineAddrs("inline.c", hot)
 	if len(hits) != 2 {
 		t.Fatalf("inline.c:%d has %d addresses, want 2", hot, len(hits))
 	}
@@ -60,7 +61,7 @@ func TestInlineFramesFixture(t *testing.T) {
 	}
 	sym := NewSymbolizer(Scope{}, nil)
 	for _, h := range hits {
-		fs, err := sym.ObjectFrames(bin, []uint64{h.addr})
+		fs, err := sym.ObjectFrames(bin, []uint64{h.Addr})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -69,12 +70,12 @@ func TestInlineFramesFixture(t *testing.T) {
 			got = append(got, srcLine(f))
 		}
 		if !want[strings.Join(got, "|")] {
-			t.Errorf("0x%x: frames %q, want one of %v", h.addr, got, want)
+			t.Errorf("0x%x: frames %q, want one of %v", h.Addr, got, want)
 		}
 		delete(want, strings.Join(got, "|"))
 	}
 	sym.SetInline(false)
-	fs, _ := sym.ObjectFrames(bin, []uint64{hits[0].addr})
+	fs, _ := sym.ObjectFrames(bin, []uint64{hits[0].Addr})
 	if len(fs) != 1 || fs[0].Inline || !strings.HasPrefix(fs[0].Function, "caller_") {
 		t.Errorf("with inline frames off: %+v", fs)
 	}
@@ -186,7 +187,7 @@ func addr2line(t *testing.T, bin string, addrs []uint64, names bool) []string {
 // fall inside a function symbol.
 func lineTableAddrs(t *testing.T, bin string) []uint64 {
 	t.Helper()
-	o, err := LoadObject(bin, "")
+	o, err := objfile.LoadObject(bin, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +198,7 @@ func lineTableAddrs(t *testing.T, bin string) []uint64 {
 // without lines, and one warning names the file and the budget.
 func TestDWARFPastBudget(t *testing.T) {
 	bin := fixture(t, "inline")
-	o, err := LoadObject(bin, "")
+	o, err := objfile.LoadObject(bin, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package resolver
 
 import (
 	"cmp"
+	"github.com/probee/probee/internal/fileid"
 	"iter"
 	"slices"
 )
@@ -46,10 +47,11 @@ func (s *Symbolizer) Prefetch(stacks iter.Seq[Stack]) {
 		}
 		s.mu.Unlock()
 	}
-	// Objects read from one file share their DWARF (Index): one group each.
-	groups := map[*lazyDWARF][]objectPlace{}
+	// Objects read from one file share their DWARF (objfile.Index): one
+	// group each.
+	groups := map[fileid.ID][]objectPlace{}
 	for at := range places {
-		groups[at.o.dwarf] = append(groups[at.o.dwarf], at)
+		groups[at.o.ID()] = append(groups[at.o.ID()], at)
 	}
 	clear(places)
 	for _, g := range groups {
@@ -62,6 +64,6 @@ func (s *Symbolizer) Prefetch(stacks iter.Seq[Stack]) {
 			}
 		}
 		s.mu.Unlock()
-		g[0].o.releaseDWARF()
+		g[0].o.ReleaseDWARF()
 	}
 }

@@ -23,11 +23,11 @@ func TestPrefetch(t *testing.T) {
 	if o == nil {
 		t.Fatal("no object for sh")
 	}
-	if o.dwarf.read {
+	if o.HoldsDWARF() {
 		t.Error("Prefetch kept sh's DWARF")
 	}
 	got := frameValues(s.AppendFrameRefs(nil, 70, "sh", addrs))
-	if o.dwarf.read {
+	if o.HoldsDWARF() {
 		t.Error("AppendFrameRefs read sh's DWARF again after Prefetch")
 	}
 	if !slices.Equal(got, want) {

@@ -1,6 +1,7 @@
 package resolver
 
 import (
+	"github.com/probee/probee/objfile"
 	"slices"
 	"time"
 )
@@ -25,7 +26,7 @@ func (s *Symbolizer) Prime(pid int, maps []Mapping, comm string) {
 	defer s.mu.Unlock()
 	p := s.procs[pid]
 	if p == nil {
-		s.procs[pid] = &procMaps{maps: exec, open: map[string]*Object{}, comm: comm, read: true, last: time.Now()}
+		s.procs[pid] = &procMaps{maps: exec, open: map[string]*objfile.Object{}, comm: comm, read: true, last: time.Now()}
 		return
 	}
 	if p.read || p.recorded {

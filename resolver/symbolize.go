@@ -2,6 +2,7 @@ package resolver
 
 import (
 	"fmt"
+	"github.com/probee/probee/objfile"
 	"os"
 	"path/filepath"
 	"sort"
@@ -43,15 +44,15 @@ func (f Frame) Name() string {
 
 // procMaps is a snapshot of one process's executable mappings.
 type procMaps struct {
-	maps   []Mapping          // executable mappings, sorted by Start
-	open   map[string]*Object // mapping path -> loaded object (nil: unreadable)
-	seen   bool               // snapshotted: the process produced an event
-	read   bool               // a /proc read gave the set (whole as of then)
-	last   time.Time          // when AddMapping last recorded a mapping
-	gone   time.Time          // when Prune first found the process gone (reused pids only)
-	jit    *jitMap            // its perf map, from the first snapshot on (nil: process gone by then)
-	comm   string             // the process's comm while these were its mappings ("" unknown)
-	parent int                // the tgid it was forked from, when known (see setFor)
+	maps   []Mapping                  // executable mappings, sorted by Start
+	open   map[string]*objfile.Object // mapping path -> loaded object (nil: unreadable)
+	seen   bool                       // snapshotted: the process produced an event
+	read   bool                       // a /proc read gave the set (whole as of then)
+	last   time.Time                  // when AddMapping last recorded a mapping
+	gone   time.Time                  // when Prune first found the process gone (reused pids only)
+	jit    *jitMap                    // its perf map, from the first snapshot on (nil: process gone by then)
+	comm   string                     // the process's comm while these were its mappings ("" unknown)
+	parent int                        // the tgid it was forked from, when known (see setFor)
 	// recorded: the set is built from the kernel's records alone since the
 	// process's fork or last exec, in their order (generations.go)
 	recorded bool
@@ -74,13 +75,13 @@ type procMaps struct {
 // first seen and kept after they exit. Objects are shared through the
 // Index (one read per file identity). Safe for concurrent use.
 type Symbolizer struct {
-	idx      *Index
+	idx      *objfile.Index
 	r        *Resolver // for rootPath and mappedFile
 	kallsyms string
 
 	mu     sync.Mutex
 	procs  map[int]*procMaps
-	byFile map[fileKey]*Object // every object read, by the mapped file's identity
+	byFile map[fileKey]*objfile.Object // every object read, by the mapped file's identity
 	// announced: the pids that have produced an event (snapshotted),
 	// forgotten or not. The kernel announces a tgid again only once the
 	// task that held it is freed (probee_free clears its seen entry): the
@@ -109,7 +110,7 @@ type Symbolizer struct {
 
 // NewSymbolizer returns a Symbolizer over scope's root and kallsyms. idx
 // may be a Resolver's Index to share already-read objects, or nil.
-func NewSymbolizer(scope Scope, idx *Index) *Symbolizer {
+func NewSymbolizer(scope Scope, idx *objfile.Index) *Symbolizer {
 	r := New(scope)
 	if idx != nil {
 		r.idx = idx
@@ -118,7 +119,7 @@ func NewSymbolizer(scope Scope, idx *Index) *Symbolizer {
 	if ks == "" {
 		ks = r.rootPath("/proc/kallsyms")
 	}
-	s := &Symbolizer{idx: r.idx, r: r, kallsyms: ks, procs: map[int]*procMaps{}, byFile: map[fileKey]*Object{}, announced: map[int]bool{}}
+	s := &Symbolizer{idx: r.idx, r: r, kallsyms: ks, procs: map[int]*procMaps{}, byFile: map[fileKey]*objfile.Object{}, announced: map[int]bool{}}
 	s.dw.warn = r.limitWarning
 	return s
 }
@@ -149,7 +150,7 @@ func (s *Symbolizer) Snapshot(pid int) error {
 // /proc/PID/maps (the unwind-table loader reads them too: one read serves
 // both), with the comm they go with (procmaps.ReadProcess; "" unknown).
 func (s *Symbolizer) SnapshotMaps(pid int, maps []Mapping, comm string) {
-	p := &procMaps{maps: execMappings(maps), open: map[string]*Object{}, jit: s.jitMapOf(pid), comm: comm}
+	p := &procMaps{maps: execMappings(maps), open: map[string]*objfile.Object{}, jit: s.jitMapOf(pid), comm: comm}
 	var files []Mapping
 	for _, m := range p.maps {
 		if _, ok := p.open[m.Path]; m.File() && !ok {
@@ -183,8 +184,8 @@ func execMappings(maps []Mapping) []Mapping {
 // relative to a root that is gone with it: a container) gets the object
 // already read for the same file (device and inode) from another
 // mapping, if any; nil otherwise.
-func (s *Symbolizer) load(pid int, files []Mapping) []*Object {
-	out := make([]*Object, len(files))
+func (s *Symbolizer) load(pid int, files []Mapping) []*objfile.Object {
+	out := make([]*objfile.Object, len(files))
 	var paths []string
 	var idx []int
 	for i, m := range files {
@@ -197,7 +198,7 @@ func (s *Symbolizer) load(pid int, files []Mapping) []*Object {
 		}
 		paths, idx = append(paths, p), append(idx, i)
 	}
-	objs, errs := s.idx.loadAll(paths, s.idx.loadMapped)
+	objs, errs := s.idx.LoadAllMapped(paths)
 	for _, err := range errs {
 		s.r.limitWarning(err)
 	}
@@ -329,7 +330,7 @@ func (p *procMaps) frame(addr uint64) Frame {
 
 // locate symbolizes addr from the ELF symbols and returns the object and
 // virtual address it falls in (nil when no readable file maps it).
-func (p *procMaps) locate(addr uint64) (Frame, *Object, uint64) {
+func (p *procMaps) locate(addr uint64) (Frame, *objfile.Object, uint64) {
 	f := Frame{Addr: addr}
 	if p == nil {
 		return f, nil, 0
@@ -360,7 +361,7 @@ func (p *procMaps) locate(addr uint64) (Frame, *Object, uint64) {
 		return f, nil, 0
 	}
 	f.VirtAddr = va
-	o.symbolize(&f, va)
+	nameFrame(&f, o, va)
 	return f, o, va
 }
 
@@ -373,22 +374,11 @@ func (p *procMaps) mappingAt(addr uint64) (Mapping, bool) {
 	return p.maps[i], true
 }
 
-// symbolize fills f's function from the virtual address va.
-func (o *Object) symbolize(f *Frame, va uint64) {
-	if s := o.pltAt(va); s != nil {
-		f.Symbol, f.Function, f.Offset = s.Name, s.Name, va-s.Addr
-		return
-	}
-	if i := o.funcAt(va); i >= 0 {
-		s := &o.Funcs[i]
-		f.Symbol, f.Function, f.Offset = s.Name, s.Name, va-s.Addr
-		if full, _ := o.demangled(i); full != "" {
-			f.Function = full
-		}
-		return
-	}
-	if s := o.labelAt(va); s != nil {
-		f.Symbol, f.Function, f.Offset = s.Name, s.Name, va-s.Addr
+// nameFrame fills f's function from the virtual address va of o
+// (objfile.Object.SymbolAt).
+func nameFrame(f *Frame, o *objfile.Object, va uint64) {
+	if sym, name := o.SymbolAt(va); sym != nil {
+		f.Symbol, f.Function, f.Offset = sym.Name, name, va-sym.Addr
 	}
 }
 

@@ -4,29 +4,17 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/probee/probee/internal/fileid"
-	"github.com/probee/probee/internal/gopclntab"
+	"github.com/probee/probee/objfile"
 )
 
 // dwarfFrames expands frames with the DWARF of their objects. The DWARF
-// itself is cached with each Object (lazyDWARF), so the Index's one entry
-// per file serves it too: one library mapped by many processes, or at
-// several paths, is parsed once.
+// itself is cached with each Object (objfile.Object.SourceAt), so the
+// Index's one entry per file serves it too: one library mapped by many
+// processes, or at several paths, is parsed once.
 type dwarfFrames struct {
 	mu       sync.Mutex
 	noInline bool
 	warn     func(error) bool // Resolver.limitWarning
-}
-
-// lazyDWARF is an object's DWARF, read when first needed, and again after
-// a release (Prefetch); for a Go binary without DWARF, its .gopclntab
-// (gosource.go) instead.
-type lazyDWARF struct {
-	mu   sync.Mutex
-	read bool
-	info *dwarfInfo
-	gtab *gopclntab.Table
-	err  error // why it was not read (a budget), until said
 }
 
 // SetInline turns the expansion of inlined calls into their own frames on
@@ -45,60 +33,14 @@ func (c *dwarfFrames) inlineOff() bool {
 	return c.noInline
 }
 
-// sources returns o's DWARF, reading it on first use; nil when o has none
-// (neither in the file nor in its separate debug file). A Go binary
-// without DWARF gets its .gopclntab instead (nil DWARF, non-nil table).
-func (o *Object) sources() (*dwarfInfo, *gopclntab.Table) {
-	l := o.dwarf
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if !l.read {
-		// Within the file's time budget: what is not read by then is not
-		// waited for again (the lock is held while reading).
-		l.info, l.err = fileid.Bounded(o.Path, func() (*dwarfInfo, error) { return openDWARFInfo(o.files()) })
-		if l.info == nil && o.Go {
-			l.gtab, _ = fileid.Bounded(o.Path, func() (*gopclntab.Table, error) { return openGoTable(o.files()[0]), nil })
-		}
-		l.read = true
-	}
-	return l.info, l.gtab
-}
-
-// srcFrames returns the source frames of va: from o's DWARF, else from a
-// Go binary's .gopclntab; nil when neither covers it.
-func (o *Object) srcFrames(va uint64) []srcFrame {
-	info, gtab := o.sources()
-	if info != nil {
-		return info.lookup(va)
-	}
-	return goSrcFrames(gtab, va)
-}
-
-// unsaid returns why the DWARF was not read, once.
-func (l *lazyDWARF) unsaid() error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	err := l.err
-	l.err = nil
-	return err
-}
-
-// releaseDWARF lets go of o's DWARF; the next use reads it again.
-func (o *Object) releaseDWARF() {
-	l := o.dwarf
-	l.mu.Lock()
-	l.info, l.gtab, l.read = nil, nil, false
-	l.mu.Unlock()
-}
-
 // expand appends f to out, preceded by its inlined calls when o's DWARF
 // has them for va, with files and lines filled in.
-func (c *dwarfFrames) expand(out []Frame, f Frame, o *Object, va uint64) []Frame {
+func (c *dwarfFrames) expand(out []Frame, f Frame, o *objfile.Object, va uint64) []Frame {
 	if o == nil {
 		return append(out, f)
 	}
-	src := o.srcFrames(va)
-	if err := o.dwarf.unsaid(); err != nil && c.warn != nil {
+	src := o.SourceAt(va)
+	if err := o.DWARFWarning(); err != nil && c.warn != nil {
 		c.warn(err)
 	}
 	if len(src) == 0 {
@@ -136,7 +78,7 @@ func (s *Symbolizer) ObjectFrames(path string, vaddrs []uint64) ([]Frame, error)
 	for _, va := range vaddrs {
 		f := Frame{Addr: va, VirtAddr: va, Module: o.Path, BuildID: o.BuildID}
 		f.ModuleOffset, _ = o.FileOffset(va)
-		o.symbolize(&f, va)
+		nameFrame(&f, o, va)
 		out = s.dw.expand(out, f, o, va)
 	}
 	return out, nil

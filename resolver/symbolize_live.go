@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/probee/probee/internal/procmaps"
+	"github.com/probee/probee/objfile"
 )
 
 // AddMapping records one executable mapping of pid as the kernel reported
@@ -23,7 +24,7 @@ func (s *Symbolizer) AddMapping(pid int, m Mapping) {
 	s.mu.Lock()
 	p := s.procs[pid]
 	if p == nil {
-		p = &procMaps{open: map[string]*Object{}}
+		p = &procMaps{open: map[string]*objfile.Object{}}
 		s.procs[pid] = p
 	}
 	p.insert(m)
@@ -255,7 +256,7 @@ func (s *Symbolizer) ExecReset(pid int, comm string) {
 		s.mu.Unlock()
 		return
 	}
-	q := &procMaps{open: map[string]*Object{}, last: time.Now(), comm: comm, recorded: true}
+	q := &procMaps{open: map[string]*objfile.Object{}, last: time.Now(), comm: comm, recorded: true}
 	if p != nil {
 		q.seen, q.before, q.parent = p.seen, p.before, p.parent
 		q.addBefore(p.retired())
@@ -280,7 +281,7 @@ func (s *Symbolizer) rereadJIT(pid int, p *procMaps, comm string) {
 	defer s.mu.Unlock()
 	q := s.procs[pid]
 	if q == nil {
-		q = &procMaps{open: map[string]*Object{}, seen: p.seen, last: time.Now(), before: p.before, comm: comm}
+		q = &procMaps{open: map[string]*objfile.Object{}, seen: p.seen, last: time.Now(), before: p.before, comm: comm}
 		s.procs[pid] = q
 	}
 	if q.jit == nil {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/probee/probee/internal/vdso"
+	"github.com/probee/probee/objfile"
 	"github.com/probee/probee/probespec"
 )
 
@@ -81,15 +82,15 @@ func TestSymbolizerAfterExit(t *testing.T) {
 }
 
 func TestFrameNames(t *testing.T) {
-	o, err := LoadObject(fixture(t, "cxx"), "")
+	o, err := objfile.LoadObject(fixture(t, "cxx"), "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	p := &procMaps{maps: []Mapping{{Start: 0x1000, End: 0x100000, Perms: "r-xp", Path: o.Path}, {Start: 0x200000, End: 0x201000, Perms: "r-xp", Path: "[vdso]"}},
-		open: map[string]*Object{o.Path: o}}
+		open: map[string]*objfile.Object{o.Path: o}}
 	var method uint64
 	for i, s := range o.Funcs {
-		if full, _ := o.demangled(i); full == "ns::Klass::method(int)" {
+		if full, _ := o.DemangledName(i); full == "ns::Klass::method(int)" {
 			method = s.Addr
 		}
 	}
@@ -156,7 +157,7 @@ func TestVDSOFrames(t *testing.T) {
 	if o == nil {
 		t.Fatal("the vDSO image cannot be read")
 	}
-	i := slices.IndexFunc(o.Funcs, func(s Symbol) bool { return s.Name == "__vdso_clock_gettime" })
+	i := slices.IndexFunc(o.Funcs, func(s objfile.Symbol) bool { return s.Name == "__vdso_clock_gettime" })
 	if i < 0 {
 		t.Fatal("no __vdso_clock_gettime in the vDSO's symbols")
 	}
@@ -173,11 +174,11 @@ func TestVDSOFrames(t *testing.T) {
 // file) in two processes that load the file at different addresses, and
 // none where no object holds the address.
 func TestFrameVirtAddr(t *testing.T) {
-	o, err := LoadObject(fixture(t, "cxx"), "")
+	o, err := objfile.LoadObject(fixture(t, "cxx"), "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	i := slices.IndexFunc(o.Funcs, func(s Symbol) bool { return s.Size > 4 })
+	i := slices.IndexFunc(o.Funcs, func(s objfile.Symbol) bool { return s.Size > 4 })
 	if i < 0 {
 		t.Fatal("no function in the fixture")
 	}
@@ -186,7 +187,7 @@ func TestFrameVirtAddr(t *testing.T) {
 	var got []uint64
 	for _, start := range []uint64{0x1000, 0x7f0000001000} {
 		p := &procMaps{maps: []Mapping{{Start: start, End: start + 0x100000, Perms: "r-xp", Path: o.Path}},
-			open: map[string]*Object{o.Path: o}}
+			open: map[string]*objfile.Object{o.Path: o}}
 		got = append(got, p.frame(start+off).VirtAddr, p.frame(start+0x200000).VirtAddr)
 	}
 	if want := []uint64{va, 0, va, 0}; !slices.Equal(got, want) {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/probee/probee/internal/procmaps"
+	"github.com/probee/probee/objfile"
 	"github.com/probee/probee/probespec"
 )
 
@@ -46,16 +47,16 @@ func (r *Resolver) resolveUser(spec probespec.Spec) ([]Target, error) {
 
 // loadObjects reads paths in parallel. An explicit path must be a readable
 // ELF file; files found by searching that are not ELF are skipped.
-func (r *Resolver) loadObjects(t probespec.Target, paths []string) ([]*Object, error) {
+func (r *Resolver) loadObjects(t probespec.Target, paths []string) ([]*objfile.Object, error) {
 	objs, errs := r.idx.LoadAll(paths)
-	var out []*Object
+	var out []*objfile.Object
 	for i, err := range errs {
 		switch {
 		case err == nil:
 			out = append(out, objs[i])
 		case t.Kind == probespec.TargetPath:
 			return nil, fmt.Errorf("resolve %s: %w", t.Name, err)
-		case !errors.Is(err, ErrNotELF):
+		case !errors.Is(err, objfile.ErrNotELF):
 			r.warnf("skipping %s: %v", paths[i], err)
 		}
 	}

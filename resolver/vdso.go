@@ -6,18 +6,19 @@ import (
 	"sync"
 
 	"github.com/probee/probee/internal/vdso"
+	"github.com/probee/probee/objfile"
 )
 
 // vdsoObject is the symbols of the kernel's vDSO image (internal/vdso: the
 // same in every 64-bit process), read once; nil when it cannot be read.
 // Frames in a [vdso] mapping are named from it (__vdso_clock_gettime), as
 // perf names them.
-var vdsoObject = sync.OnceValue(func() *Object {
+var vdsoObject = sync.OnceValue(func() *objfile.Object {
 	img, err := vdso.Image()
 	if err != nil {
 		return nil
 	}
-	o, err := NewObject(vdso.Path, bytes.NewReader(img))
+	o, err := objfile.NewObject(vdso.Path, bytes.NewReader(img))
 	if err != nil {
 		return nil
 	}
@@ -37,7 +38,7 @@ func vdsoFrame(f *Frame, m Mapping) bool {
 	f.BuildID = o.BuildID
 	if va, ok := o.VirtAddr(f.ModuleOffset); ok {
 		f.VirtAddr = va
-		o.symbolize(f, va)
+		nameFrame(f, o, va)
 		vdsoName(o, f, va-f.Offset)
 	}
 	return true
@@ -46,7 +47,7 @@ func vdsoFrame(f *Frame, m Mapping) bool {
 // vdsoName prefers a vDSO function's "__vdso_" name to its plain alias
 // (clock_gettime): a stack then does not show libc's clock_gettime
 // calling "clock_gettime".
-func vdsoName(o *Object, f *Frame, addr uint64) {
+func vdsoName(o *objfile.Object, f *Frame, addr uint64) {
 	if f.Function == "" || strings.HasPrefix(f.Function, "__vdso_") {
 		return
 	}

@@ -3,7 +3,7 @@ package main
 import (
 	"bufio"
 	"fmt"
-	"github.com/probee/probee/resolver"
+	"github.com/probee/probee/objfile"
 	"io"
 	"path"
 	"regexp"
@@ -52,7 +52,7 @@ var (
 // demangler styles): see aliasName and unbracket.
 func normName(s string) string {
 	s = symOffRE.ReplaceAllString(s, "")
-	s = resolver.Demangle(versionRE.ReplaceAllString(s, ""))
+	s = objfile.Demangle(versionRE.ReplaceAllString(s, ""))
 	return unbracket(aliasName(spelling(stripParams(s))))
 }
 
