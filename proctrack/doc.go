@@ -46,7 +46,7 @@
 // It does not touch the kernel: every load, gate, filter entry and resume
 // goes through the Kernel interface (*bpf.Session implements it). It does
 // not build tables (unwind.Cache does) or name frames (the Symbols
-// interface, *resolver.Symbolizer). It prints nothing: warnings and
+// interface, *symbolize.Symbolizer). It prints nothing: warnings and
 // progress go to the Warnf and Debugf callbacks, and cmd/probee turns them
 // into status lines. It reads /proc and the traced files under
 // Config.Root, so its tests run on a fake /proc with a fake kernel side

@@ -44,7 +44,7 @@ type Kernel interface {
 }
 
 // Symbols is what the symbolizer is told of processes.
-// *resolver.Symbolizer implements it.
+// *symbolize.Symbolizer implements it.
 type Symbols interface {
 	Snapshot(pid int) error
 	SnapshotMaps(pid int, maps []Mapping, comm string)
@@ -266,7 +266,7 @@ func (t *Tracker) FinishDeferred() DeferredStats {
 
 // The mappings the kernel reports for processes that never hit a probe are
 // forgotten every PruneEvery (the caller's ticker calls Prune), pruneGrace
-// after their last record (see resolver.Symbolizer.Prune): memory stays
+// after their last record (see symbolize.Symbolizer.Prune): memory stays
 // flat on a machine that starts hundreds of processes a second. The grace
 // is long enough for a process notice queued behind a slow unwind-table
 // load (seconds for the largest binaries) to be handled first.

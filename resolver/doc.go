@@ -1,11 +1,11 @@
-// Package resolver owns probee's symbol index in both directions.
-//
-// Forward (Resolve): a parsed probespec.Spec becomes the concrete places a
-// probe attaches to — ELF functions (with file offsets for uprobes), source
-// lines through DWARF line tables, USDT probes (resolver/usdt reads their
-// notes), kernel functions and tracepoints.
-// Backward (Symbolizer): addresses captured in stacks become frame names,
-// from the same per-run index of ELF objects and /proc/kallsyms.
+// Package resolver resolves probe specs to targets: a parsed
+// probespec.Spec (Resolve) becomes the concrete places a probe attaches to
+// — ELF functions (with file offsets for uprobes), source lines through
+// DWARF line tables, USDT probes (resolver/usdt reads their notes), kernel
+// functions and tracepoints — and the places that see a function's
+// returns (ReturnTargets). It writes the --list-probes listing of targets
+// (WriteList, WriteJSON). The way back, addresses to frames, is package
+// symbolize's, from the same per-run index of ELF objects (objfile.Index).
 //
 // Everything here is a pure function of files: the ELF objects, the
 // ld.so.cache, /proc/PID/maps, tracefs and kallsyms text. Nothing is loaded
@@ -20,8 +20,10 @@
 //   - the ld.so.cache parser (no Go library reads glibc's cache format);
 //   - the DT_NEEDED closure (glibc's search order: RPATH, RUNPATH with
 //     $ORIGIN/$LIB/$PLATFORM, ld.so.cache, default directories);
-//   - the kallsyms and perf map parsers, and the /proc/PID/maps one shared
-//     with unwind (internal/procmaps): tiny, and they must never panic.
+//   - the parsers of tracefs' available_filter_functions and debugfs'
+//     kprobe blacklist; kallsyms (internal/kallsyms) and /proc/PID/maps
+//     (internal/procmaps) are read by parsers shared with symbolize and
+//     unwind: tiny, and they must never panic.
 //
 // Globs use github.com/gobwas/glob. Demangled and regex patterns first
 // test the raw name against the identifiers the pattern requires
@@ -74,50 +76,4 @@
 // (objfile.Object.LineAddrs: inlined copies, split hot/cold code). Files
 // match by path suffix on "/" boundaries; two different files matching is
 // an error listing them.
-//
-// Frames: Symbolizer.Frames looks up exactly the addresses given. Callers
-// pass pc-1 for return addresses (every frame but the leaf) themselves.
-// Unsymbolized addresses are named module+0xOFF, OFF being the file offset
-// (as in /proc/PID/maps), never a bare [unknown] when the module is known.
-// A frame in an ELF file also carries its address in that file (VirtAddr,
-// before any load bias): the same in every process, whatever its load
-// address. AppendFrameRefs, for callers that symbolize many stacks of many
-// processes (a profile), symbolizes each address once and returns shared
-// frames (framememo.go): frames in ELF files are kept per file, path and
-// address in the file, for every process; the rest per mapping set, until
-// the set, its objects or its perf map change.
-//
-// JIT frames (perfmap.go, jitmap.go): an address that no file mapping
-// covers (an anonymous executable mapping, or memory mapped after the
-// snapshot) is named from the process's perf map, the "START SIZE NAME"
-// lines (hex) a JIT appends to /tmp/perf-PID.map (V8 with
-// --perf-basic-prof names them like "JS:*fib /app/fib.js:1:13"). The one
-// path read is /proc/PID/root/tmp/perf-NSPID.map, NSPID being the last
-// field of NSpid in /proc/PID/status: it is the host's /tmp/perf-PID.map
-// for a host process and the container's file for a process in one. Names
-// are kept as written (spaces too; the output turns ';' into ','); such
-// frames have Module "[anon]" (or their mapping's name) and no source file.
-// Where lines overlap, the later one wins (the JIT reused the addresses).
-// The process's /tmp is opened when the process is first snapshotted, and
-// the map in it once it exists; both are kept open, so a map written after
-// that, and lines appended later, are read when an address is not found,
-// even after the process exited or deleted the file. The file is opened
-// inside that /tmp only (no link out of it), only when it is a regular
-// file no older than the process (else it is an earlier process's with the
-// pid); it is read no more once the pid runs another process (start time
-// in /proc/PID/stat differs) or the file was rewritten (its first bytes
-// changed). At most 1024 processes keep theirs open; past that, maps are
-// read by path while their process runs. An exec record re-reads the map
-// of a running process. A process that exits before its first event is
-// handled is symbolized from its mapping records only, without JIT names.
-// jitdump files (/tmp/jit-PID.dump) are not read.
-//
-// Source lines and inline frames: where an object has DWARF (or is a Go
-// binary with only .gopclntab), each frame gets the file and line of its
-// address, and an address inside inlined calls expands into one Inline
-// frame per call, innermost first, each with the line executing in it,
-// followed by the physical frame with the line of the outermost call site,
-// as binutils' addr2line -i prints them (objfile.Object.SourceAt). The
-// physical frame keeps its ELF symbol name; inline frames are named from
-// DWARF (linkage name demangled, else DW_AT_name).
 package resolver

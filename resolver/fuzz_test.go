@@ -20,14 +20,18 @@ func FuzzParseLdCache(f *testing.F) {
 	})
 }
 
-func FuzzParseKallsyms(f *testing.F) {
-	if b, err := os.ReadFile("testdata/kallsyms"); err == nil {
+// FuzzParseKernelLists feeds arbitrary text to the parsers of tracefs'
+// available_filter_functions and debugfs' kprobe blacklist (kallsyms is
+// internal/kallsyms' FuzzParse).
+func FuzzParseKernelLists(f *testing.F) {
+	if b, err := os.ReadFile("testdata/tracefs/available_filter_functions"); err == nil {
 		f.Add(string(b))
 	}
-	f.Add("ffffffff81000000 T x [mod]\n")
+	if b, err := os.ReadFile("testdata/kprobe_blacklist"); err == nil {
+		f.Add(string(b))
+	}
+	f.Add("ffffffff81000000 x [mod]\n")
 	f.Fuzz(func(t *testing.T, s string) {
-		ks, _ := ParseKallsyms(strings.NewReader(s))
-		kernelFrame(ks, 0xffffffff81000010)
 		ParseFilterFunctions(strings.NewReader(s))
 		ParseKprobeBlacklist(strings.NewReader(s))
 	})

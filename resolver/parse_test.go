@@ -129,20 +129,3 @@ func TestParseMaps(t *testing.T) {
 		}
 	}
 }
-
-func TestParseKallsyms(t *testing.T) {
-	f, _ := os.Open("testdata/kallsyms")
-	defer f.Close()
-	ks, err := ParseKallsyms(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []KernelSymbol{
-		{0xffffffff81000000, "_stext", ""}, {0xffffffff81100000, "vfs_read", ""},
-		{0xffffffff81100100, "vfs_write", ""}, {0xffffffff81100300, "weak_fn", ""},
-		{0xffffffffc0000000, "ext4_file_open", "ext4"}, {0xffffffffc0000100, "ext4_file_read_iter", "ext4"},
-	}
-	if !reflect.DeepEqual(ks, want) {
-		t.Errorf("got %+v", ks)
-	}
-}

@@ -158,12 +158,12 @@ func (r *Resolver) pidObjects(pid int) (paths, names []string, err error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	seen := map[fileKey]bool{}
+	seen := map[procmaps.FileKey]bool{}
 	for _, m := range maps {
-		if !m.Exec() || !m.File() || seen[keyOf(m)] {
+		if !m.Exec() || !m.File() || seen[m.FileKey()] {
 			continue
 		}
-		seen[keyOf(m)] = true
+		seen[m.FileKey()] = true
 		p, err := r.mappedFile(pid, m)
 		if err != nil {
 			r.warnf("skipping a file of pid %d: %v", pid, err)
@@ -173,15 +173,6 @@ func (r *Resolver) pidObjects(pid int) (paths, names []string, err error) {
 	}
 	return paths, names, nil
 }
-
-// fileKey is a mapped file's identity as /proc/PID/maps and the kernel's
-// mapping records show it.
-type fileKey struct {
-	dev string
-	ino uint64
-}
-
-func keyOf(m Mapping) fileKey { return fileKey{m.Dev, m.Inode} }
 
 // mappedFile is the path that opens the file m (a mapping of pid) maps.
 func (r *Resolver) mappedFile(pid int, m Mapping) (string, error) {

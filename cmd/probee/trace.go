@@ -14,6 +14,7 @@ import (
 	"github.com/probee/probee/probespec"
 	"github.com/probee/probee/proctrack"
 	"github.com/probee/probee/resolver"
+	"github.com/probee/probee/symbolize"
 	"github.com/probee/probee/unwind"
 	"github.com/probee/probee/unwind/diskcache"
 	"golang.org/x/sys/unix"
@@ -30,7 +31,7 @@ type tracer struct {
 	target      *proctrack.Target // -p, held by a pidfd
 	sess        *bpf.Session
 	res         *resolver.Resolver
-	sym         *resolver.Symbolizer
+	sym         *symbolize.Symbolizer
 	targets     [][]resolver.Target // per probe id
 	stopEv      func()
 	stopDef     func() // the deferred stack reader
@@ -62,7 +63,7 @@ func trace(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 	}
 	scope := resolver.Scope{PID: cfg.pid, Command: cfg.command}
 	t.res = resolver.New(scope)
-	t.sym = resolver.NewSymbolizer(scope, t.res.Index())
+	t.sym = symbolize.New(symbolize.Config{Objects: t.res.Index()})
 	if err := t.resolveAll(); err != nil {
 		return err
 	}
