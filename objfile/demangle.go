@@ -5,7 +5,6 @@ import (
 	"sync"
 
 	"github.com/ianlancetaylor/demangle"
-
 	"github.com/probee/probee/internal/parallel"
 )
 

@@ -2,10 +2,11 @@ package resolver
 
 import (
 	"fmt"
-	"github.com/probee/probee/objfile"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/probee/probee/objfile"
 )
 
 // commandPath finds the command's binary like execvp: a name with a "/" is

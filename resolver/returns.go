@@ -4,10 +4,9 @@ import (
 	"errors"
 	"fmt"
 
-	"golang.org/x/arch/x86/x86asm"
-
 	"github.com/probee/probee/internal/safefile"
 	"github.com/probee/probee/internal/x86code"
+	"golang.org/x/arch/x86/x86asm"
 )
 
 // Where the returns of a function are probed.

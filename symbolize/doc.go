@@ -4,16 +4,17 @@
 // inlined call), JIT code through the process's perf map, the vDSO through
 // the kernel's image of it, and kernel addresses through /proc/kallsyms.
 //
-// A Symbolizer keeps what it needs to name a process's addresses after the
-// process exited or exec'd: its mapping sets, one per image it ran
-// (generations.go), built from /proc reads (Snapshot, Prime) and from the
-// kernel's mapping records (AddMapping, Fork, ExecReset, Inherit), which
-// package proctrack hands over; the objects of the files mapped, read
-// while the process lives. It forgets processes that never produced an
-// event once they are gone (Prune), and lets go of the objects and
-// frames of files no process it knows maps (evict.go). It reads /proc,
-// kallsyms and the mapped files under Config.Root; it never touches the
-// kernel.
+// A Symbolizer names a process's addresses from the image that ran them,
+// as the processes' mapping history keeps it (proctrack.History: the
+// mapping sets of each image a process ran, the objects of the files they
+// map, read while the process lived, and its perf map), also after the
+// process exited or exec'd. The Symbolizer creates that History (History)
+// and reads it; a proctrack.Tracker keeps it up to date from the kernel's
+// process notices and mapping records. Nothing is pushed the other way:
+// proctrack knows nothing of frames. The Symbolizer keeps only frames: it
+// lets go of those of files no known process maps after each of the
+// History's sweeps (evict.go). It reads kallsyms under Config.Root; it
+// never touches the kernel.
 //
 // Frames: Symbolizer.Frames looks up exactly the addresses given. Callers
 // pass pc-1 for return addresses (every frame but the leaf) themselves.
@@ -24,19 +25,20 @@
 // address. AppendFrameRefs, for callers that symbolize many stacks of many
 // processes (a profile), symbolizes each address once and returns shared
 // frames (framememo.go): frames in ELF files are kept per file, path and
-// address in the file, for every process; the rest per mapping set, until
-// the set, its objects or its perf map change.
+// address in the file, for every process; the rest per image
+// (proctrack.Image), until the image, its objects or its perf map change.
 //
-// JIT frames (perfmap.go, jitmap.go): an address that no file mapping
-// covers (an anonymous executable mapping, or memory mapped after the
-// snapshot) is named from the process's perf map, the "START SIZE NAME"
-// lines (hex) a JIT appends to /tmp/perf-PID.map (V8 with
-// --perf-basic-prof names them like "JS:*fib /app/fib.js:1:13"). The one
-// path read is /proc/PID/root/tmp/perf-NSPID.map, NSPID being the last
-// field of NSpid in /proc/PID/status: it is the host's /tmp/perf-PID.map
-// for a host process and the container's file for a process in one. Names
-// are kept as written (spaces too; the output turns ';' into ','); such
-// frames have Module "[anon]" (or their mapping's name) and no source file.
+// JIT frames: an address that no file mapping covers (an anonymous
+// executable mapping, or memory mapped after the snapshot) is named from
+// the process's perf map (internal/perfmap reads it, the History keeps
+// it), the "START SIZE NAME" lines (hex) a JIT appends to
+// /tmp/perf-PID.map (V8 with --perf-basic-prof names them like
+// "JS:*fib /app/fib.js:1:13"). The one path read is
+// /proc/PID/root/tmp/perf-NSPID.map, NSPID being the last field of NSpid
+// in /proc/PID/status: it is the host's /tmp/perf-PID.map for a host
+// process and the container's file for a process in one. Names are kept
+// as written (spaces too; the output turns ';' into ','); such frames
+// have Module "[anon]" (or their mapping's name) and no source file.
 // Where lines overlap, the later one wins (the JIT reused the addresses).
 // The process's /tmp is opened when the process is first snapshotted, and
 // the map in it once it exists; both are kept open, so a map written after

@@ -3,12 +3,13 @@ package symbolize
 import (
 	"debug/dwarf"
 	"debug/elf"
-	"github.com/probee/probee/objfile"
 	"os"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/probee/probee/objfile"
 )
 
 const libcPath = "/lib/x86_64-linux-gnu/libc.so.6"

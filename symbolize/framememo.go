@@ -1,6 +1,9 @@
 package symbolize
 
-import "github.com/probee/probee/objfile"
+import (
+	"github.com/probee/probee/objfile"
+	"github.com/probee/probee/proctrack"
+)
 
 // Frame memos: AppendFrameRefs symbolizes each address once. A
 // system-wide run symbolizes ~1M stacks of ~22 frames (12 s of malloc
@@ -9,17 +12,18 @@ import "github.com/probee/probee/objfile"
 // few thousand places in the same few files, in hundreds of processes.
 // So frames in ELF files are kept per file, path and address in the file
 // (objectMemo): shared by every process, whatever its load address. Each
-// mapping set keeps the frames of its addresses (procMaps.memo): those of
-// ELF files from the objectMemo, the rest (JIT code named by a perf map,
-// the vDSO, unknown addresses) its own; it forgets them when the set, its
-// objects or its perf map change.
+// image (proctrack.Image: a mapping set) has the frames of its addresses
+// (frameMemo): those of ELF files from the objectMemo, the rest (JIT code
+// named by a perf map, the vDSO, unknown addresses) its own; they are
+// forgotten when the image, its objects or its perf map change.
 
 // frameMemo holds the frames of one mapping set's addresses: those in ELF
 // files are the objectMemo's (the memo saves finding the file, ~40% of the
 // time a frame takes when every process's addresses go to the objectMemo).
 type frameMemo struct {
 	frames   map[uint64][]*Frame // by address: the frames AppendFrames gives it
-	jitLines int                 // the perf map's lines when the memo began
+	version  uint64              // the image's version when the memo began
+	jitLines int                 // the perf map's lines then
 	noInline bool                // SetInline's setting then
 }
 
@@ -45,18 +49,16 @@ type objectMemo struct {
 // file from the same path: their Addr is VirtAddr, the address in the
 // file. Never modify a returned frame.
 func (s *Symbolizer) AppendFrameRefs(dst []*Frame, pid int, comm string, addrs []uint64) []*Frame {
-	p := s.setOf(pid, comm, addrs)
+	g := s.hist.ImageOf(pid, comm, addrs)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if p == nil {
-		p = &s.unknown
-	}
+	s.maybeSweep()
 	noInline := s.dw.inlineOff()
-	pm := p.frameMemo(noInline)
+	pm := s.frameMemo(g, noInline)
 	for _, a := range addrs {
 		fr := pm.frames[a] // nil: never symbolized (or only seen by Prefetch)
 		if fr == nil {
-			fr = s.framesAt(p, a, noInline)
+			fr = s.framesAt(g, a, noInline)
 			pm.frames[a] = fr
 		}
 		dst = append(dst, fr...)
@@ -64,12 +66,13 @@ func (s *Symbolizer) AppendFrameRefs(dst []*Frame, pid int, comm string, addrs [
 	return dst
 }
 
-// framesAt symbolizes addr of p: from the memo of frames in ELF files when
-// it lies in one, else into frames of its own. Call with s.mu held.
-func (s *Symbolizer) framesAt(p *procMaps, addr uint64, noInline bool) []*Frame {
-	at, ok := p.objectPlace(addr)
+// framesAt symbolizes addr of image g (nil: unknown): from the memo of
+// frames in ELF files when it lies in one, else into frames of its own.
+// Call with s.mu held.
+func (s *Symbolizer) framesAt(g *proctrack.Image, addr uint64, noInline bool) []*Frame {
+	at, ok := placeOf(g, addr)
 	if !ok {
-		f, o, va := p.locate(addr)
+		f, o, va := locate(g, addr)
 		return s.refs(s.dw.expand(s.scratch[:0], f, o, va))
 	}
 	om := s.objectMemo(noInline)
@@ -91,15 +94,14 @@ func (s *Symbolizer) placeFrames(at objectPlace) []*Frame {
 	return s.refs(s.dw.expand(s.scratch[:0], f, at.o, at.va))
 }
 
-// objectPlace is where addr lies in an ELF file p maps (not the vDSO,
+// placeOf is where addr lies in an ELF file image g maps (not the vDSO,
 // whose image comes from the kernel).
-func (p *procMaps) objectPlace(addr uint64) (objectPlace, bool) {
-	m, ok := p.mappingAt(addr)
-	if !ok || !m.File() {
+func placeOf(g *proctrack.Image, addr uint64) (objectPlace, bool) {
+	if g == nil {
 		return objectPlace{}, false
 	}
-	o := p.open[m.Path]
-	if o == nil {
+	m, o, ok := g.At(addr)
+	if !ok || !m.File() || o == nil {
 		return objectPlace{}, false
 	}
 	va, ok := o.VirtAddr(addr - m.Start + m.Offset)
@@ -127,13 +129,24 @@ func (s *Symbolizer) objectMemo(noInline bool) *objectMemo {
 	return s.objMemo
 }
 
-// frameMemo returns p's memo, begun anew when p's perf map has grown or
-// SetInline changed since it began. Call with the Symbolizer's mu held.
-func (p *procMaps) frameMemo(noInline bool) *frameMemo {
-	lines := p.jit.lines()
-	if m := p.memo; m != nil && m.jitLines == lines && m.noInline == noInline {
+// frameMemo returns the memo of image g (nil: the pids unknown and gone),
+// begun anew when g changed, its perf map has grown or SetInline changed
+// since it began. Call with s.mu held.
+func (s *Symbolizer) frameMemo(g *proctrack.Image, noInline bool) *frameMemo {
+	m := s.unknown
+	var version uint64
+	var lines int
+	if g != nil {
+		m, version, lines = s.memos[g], g.Version(), g.PerfMap().Lines()
+	}
+	if m != nil && m.version == version && m.jitLines == lines && m.noInline == noInline {
 		return m
 	}
-	p.memo = &frameMemo{frames: map[uint64][]*Frame{}, jitLines: lines, noInline: noInline}
-	return p.memo
+	m = &frameMemo{frames: map[uint64][]*Frame{}, version: version, jitLines: lines, noInline: noInline}
+	if g == nil {
+		s.unknown = m
+	} else {
+		s.memos[g] = m
+	}
+	return m
 }

@@ -1,10 +1,11 @@
 package symbolize
 
 import (
-	"github.com/probee/probee/internal/procmaps"
-	"github.com/probee/probee/objfile"
 	"slices"
 	"testing"
+
+	"github.com/probee/probee/internal/procmaps"
+	"github.com/probee/probee/objfile"
 )
 
 // AppendFrameRefs gives AppendFrames' frames, the same pointers for an
@@ -12,19 +13,21 @@ import (
 // the address in the file), and symbolizes again once the mapping set,
 // the perf map or SetInline changed.
 func TestAppendFrameRefs(t *testing.T) {
-	o, err := objfile.LoadObject(fixture(t, "cxx"), "")
+	j := newFakeJIT(t) // pid 7, with a perf map
+	bin := j.path("/usr/bin/cxx")
+	installFixture(t, "cxx", bin)
+	o, err := objfile.LoadObject(bin, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	i := slices.IndexFunc(o.Funcs, func(s objfile.Symbol) bool { return s.Size > 4 })
 	va := o.Funcs[i].Addr + 2
 	off, _ := o.FileOffset(va)
-	s := New(Config{})
-	const a, b = 1 << 30, 1<<30 + 1 // pids no process has
-	starts := map[int]uint64{a: 0x1000, b: 0x7f0000001000}
+	s := j.sym
+	const a, b = 7, 1 << 30 // b: a pid no process has
+	starts := map[int]uint64{a: 0x1000, b: 0x7f0000101000}
 	for pid, start := range starts {
-		s.procs[pid] = &procMaps{maps: []procmaps.Mapping{{Start: start, End: start + 0x100000, Perms: "r-xp", Path: o.Path}},
-			open: map[string]*objfile.Object{o.Path: o}, seen: true, read: true}
+		s.History().SnapshotMaps(pid, []procmaps.Mapping{fileMapping(t, bin, "/usr/bin/cxx", start)}, "")
 	}
 	refs := func(pid int, addrs ...uint64) []*Frame { return s.AppendFrameRefs(nil, pid, "", addrs) }
 	const outside = 0x500000000
@@ -40,20 +43,13 @@ func TestAppendFrameRefs(t *testing.T) {
 	if inB := refs(b, starts[b]+off); inB[0] != first[0] {
 		t.Errorf("a file's frame at another load address was symbolized again")
 	}
-	s.mu.Lock()
-	s.procs[a].insert(procmaps.Mapping{Start: outside, End: outside + 0x1000, Perms: "r-xp"})
-	s.mu.Unlock()
+	s.History().AddMapping(a, procmaps.Mapping{Start: outside, End: outside + 0x1000, Perms: "r-xp"})
 	if f := refs(a, outside)[0]; f == first[len(first)-1] || f.Module != "[anon]" {
 		t.Errorf("after a new mapping, the frame at it = %+v, want one in [anon]", *f)
 	}
 	const jit = 0x600000000
-	m := &jitMap{done: true}
-	s.mu.Lock()
-	s.procs[a].jit = m
-	s.mu.Unlock()
 	unnamed := refs(a, jit)[0]
-	m.syms = append(m.syms, perfSym{Start: jit, Size: 16, Name: "JS:f"})
-	m.segs = perfSegments(m.syms)
+	j.appendMap("600000000 10 JS:f\n")
 	if f := refs(a, jit)[0]; f == unnamed || f.Function != "JS:f" {
 		t.Errorf("after the perf map grew, the frame at its new line = %+v, want JS:f", *f)
 	}

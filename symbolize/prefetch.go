@@ -2,9 +2,10 @@ package symbolize
 
 import (
 	"cmp"
-	"github.com/probee/probee/internal/fileid"
 	"iter"
 	"slices"
+
+	"github.com/probee/probee/internal/fileid"
 )
 
 // Stack is one stack to symbolize: user addresses of pid, as Frames takes
@@ -27,19 +28,20 @@ type Stack struct {
 func (s *Symbolizer) Prefetch(stacks iter.Seq[Stack]) {
 	places := map[objectPlace]struct{}{}
 	for st := range stacks {
-		p := s.setOf(st.PID, st.Comm, st.PCs)
-		if p == nil {
+		g := s.hist.ImageOf(st.PID, st.Comm, st.PCs)
+		if g == nil {
 			continue
 		}
 		s.mu.Lock()
+		s.maybeSweep()
 		noInline := s.dw.inlineOff()
-		pm, om := p.frameMemo(noInline), s.objectMemo(noInline)
+		pm, om := s.frameMemo(g, noInline), s.objectMemo(noInline)
 		for _, a := range st.PCs {
 			if _, seen := pm.frames[a]; seen {
 				continue
 			}
 			pm.frames[a] = nil // seen; AppendFrameRefs fills it in
-			if at, ok := p.objectPlace(a); ok {
+			if at, ok := placeOf(g, a); ok {
 				if _, done := om.frames[at]; !done {
 					places[at] = struct{}{}
 				}

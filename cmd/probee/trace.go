@@ -233,7 +233,7 @@ func (t *tracer) open() error {
 		t.openTables()
 	}
 	t.procs = proctrack.New(proctrack.Config{
-		Kernel: s, Symbols: t.sym, Tables: t.dwarfOn(), TableCache: t.tables,
+		Kernel: s, History: t.sym.History(), Tables: t.dwarfOn(), TableCache: t.tables,
 		GoByFramePointers: t.cfg.unwind.goByFramePointers(), SystemWide: !filter,
 		Containers: t.cfg.groupBy == groupContainer,
 		Warnf:      t.status.warnf, Debugf: t.status.debugf,

@@ -15,7 +15,7 @@ func TestReadCorpus(t *testing.T) {
 	}{
 		{"../../unwind/testdata/fuzz/FuzzParseEhFrame", 5},
 		{"../../objfile/testdata/fuzz/FuzzSymbolTables", 9},
-		{"../../symbolize/testdata/fuzz/FuzzParsePerfMap", 6},
+		{"../../internal/perfmap/testdata/fuzz/FuzzParsePerfMap", 6},
 	} {
 		vals, err := ReadCorpus(c.dir)
 		if err != nil || len(vals) < c.min {

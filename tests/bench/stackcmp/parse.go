@@ -3,13 +3,14 @@ package main
 import (
 	"bufio"
 	"fmt"
-	"github.com/probee/probee/objfile"
 	"io"
 	"path"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/probee/probee/objfile"
 )
 
 // Frame is one physical user-space frame.

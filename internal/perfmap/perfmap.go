@@ -1,4 +1,13 @@
-package symbolize
+// Package perfmap reads the perf maps JIT compilers write
+// (/tmp/perf-PID.map: "START SIZE NAME" lines, hex), the names of the code
+// they put in anonymous memory: the parser (perfmap.go) and one process's
+// map as it is read over the process's life (Map, map.go: opened when the
+// process is first seen, kept open after it exits, read again for the
+// lines appended, within budgets). Package proctrack opens and keeps them
+// with the processes' mapping history; package symbolize names JIT
+// frames from them. Written here: tiny, and it must never panic on what a
+// process writes.
+package perfmap
 
 import (
 	"bytes"
@@ -7,9 +16,9 @@ import (
 	"strconv"
 )
 
-// perfSym is one line of a perf map: code at [Start, Start+Size) is Name.
+// Symbol is one line of a perf map: code at [Start, Start+Size) is Name.
 // Seq orders lines as they appear in the file (later lines win).
-type perfSym struct {
+type Symbol struct {
 	Start, Size uint64
 	Name        string
 	Seq         int
@@ -25,7 +34,7 @@ const maxPerfLine = 64 << 10
 // are taken unless final is set (the writer may be between two writes of
 // one line); consumed is how many bytes of b the taken lines span. seq
 // numbers the first entry.
-func parsePerfMap(b []byte, final bool, seq int) (syms []perfSym, consumed int) {
+func parsePerfMap(b []byte, final bool, seq int) (syms []Symbol, consumed int) {
 	for consumed < len(b) {
 		line := b[consumed:]
 		n := bytes.IndexByte(line, '\n')
@@ -51,17 +60,17 @@ func parsePerfMap(b []byte, final bool, seq int) (syms []perfSym, consumed int) 
 }
 
 // parsePerfLine parses one line without its newline.
-func parsePerfLine(line []byte) (perfSym, bool) {
+func parsePerfLine(line []byte) (Symbol, bool) {
 	line = bytes.TrimSuffix(line, []byte{'\r'})
 	start, rest, ok := hexField(line)
 	if !ok {
-		return perfSym{}, false
+		return Symbol{}, false
 	}
 	size, rest, ok := hexField(rest)
 	if !ok || size == 0 || start+size < start || len(rest) == 0 {
-		return perfSym{}, false
+		return Symbol{}, false
 	}
-	return perfSym{Start: start, Size: size, Name: string(rest)}, true
+	return Symbol{Start: start, Size: size, Name: string(rest)}, true
 }
 
 // hexField parses a hex number and returns what follows the spaces or tabs
@@ -92,7 +101,7 @@ type perfSeg struct {
 // where ranges overlap, the later line wins (code moved or replaced by the
 // JIT reuses addresses). O(n log n): a sweep over every range boundary with
 // the covering lines in a heap by Seq.
-func perfSegments(syms []perfSym) []perfSeg {
+func perfSegments(syms []Symbol) []perfSeg {
 	order := make([]int, len(syms))
 	var bounds []uint64
 	for i, s := range syms {
@@ -130,7 +139,7 @@ func perfSegments(syms []perfSym) []perfSeg {
 
 // seqHeap is a max-heap of indexes into syms by Seq.
 type seqHeap struct {
-	syms []perfSym
+	syms []Symbol
 	idx  []int
 }
 

@@ -1,4 +1,4 @@
-package symbolize
+package proctrack
 
 import (
 	"maps"
@@ -11,9 +11,9 @@ import (
 // the shell's code until execve) and after it (the new program) share the
 // pid; the comm tells them apart, since exec renames the process after the
 // new program. So a process's snapshot keeps the mapping sets it had
-// before each exec (before), each with the comm it had then, and Frames
-// symbolizes a stack with a set of the comm it was counted under, the one
-// that holds the stack's addresses. A child whose first snapshot shows it
+// before each exec (before), each with the comm it had then, and ImageOf
+// gives a stack the set of the comm it was counted under, the one that
+// holds the stack's addresses. A child whose first snapshot shows it
 // after its exec gets its parent's set (a fork copies it) as its earlier
 // one (Inherit), and the parent's sets are tried for the stacks its own
 // do not hold (setFor).
@@ -39,7 +39,7 @@ import (
 // mappings hold most of addrs wins, the latest on a tie. Where comm is
 // unknown, or no set has it, the current one is used. It also returns how
 // many of addrs the set holds.
-func (p *procMaps) generation(comm string, addrs []uint64) (*procMaps, int) {
+func (p *Image) generation(comm string, addrs []uint64) (*Image, int) {
 	if comm == "" || p.comm == "" {
 		return p, p.holds(addrs)
 	}
@@ -67,20 +67,20 @@ func (p *procMaps) generation(comm string, addrs []uint64) (*procMaps, int) {
 // can be before the records of its parent's last exec were: a shell that
 // has just exec'd forks a subshell at once. Where the child's own sets do
 // not hold every address, the parent's sets as they are now are tried
-// too. Call it with s.mu held.
-func (s *Symbolizer) setFor(pid int, p *procMaps, comm string, addrs []uint64) (*procMaps, int) {
+// too. Call it with h.mu held.
+func (h *History) setFor(pid int, p *Image, comm string, addrs []uint64) (*Image, int) {
 	g, n := p.generation(comm, addrs)
-	if n == len(addrs) || p.parent == 0 || s.procs[p.parent] == nil {
+	if n == len(addrs) || p.parent == 0 || h.procs[p.parent] == nil {
 		return g, pid
 	}
-	if pg, pn := s.procs[p.parent].generation(comm, addrs); pn > n {
+	if pg, pn := h.procs[p.parent].generation(comm, addrs); pn > n {
 		return pg, p.parent
 	}
 	return g, pid
 }
 
 // holds is how many of addrs p's mappings hold.
-func (p *procMaps) holds(addrs []uint64) int {
+func (p *Image) holds(addrs []uint64) int {
 	n := 0
 	for _, a := range addrs {
 		if _, ok := p.mappingAt(a); ok {
@@ -92,16 +92,16 @@ func (p *procMaps) holds(addrs []uint64) int {
 
 // retired is p as an earlier set of its process: without the perf map
 // (the current set keeps it) and without its own history.
-func (p *procMaps) retired() *procMaps {
+func (p *Image) retired() *Image {
 	q := *p
-	q.jit, q.before, q.memo = nil, nil, nil
+	q.jit, q.before = nil, nil
 	return &q
 }
 
 // addBefore records g as a set p had before its last exec. A set with
 // g's comm there already gets g's mappings added (g's win where they
 // overlap): the stacks counted under that comm may come from either.
-func (p *procMaps) addBefore(g *procMaps) {
+func (p *Image) addBefore(g *Image) {
 	if g.comm == "" || !g.hasFile() {
 		return
 	}
@@ -115,17 +115,17 @@ func (p *procMaps) addBefore(g *procMaps) {
 }
 
 // own makes p's maps and objects its own before they change (see
-// procMaps.shared).
-func (p *procMaps) own() {
+// Image.shared).
+func (p *Image) own() {
 	if p.shared {
 		p.maps, p.open, p.shared = slices.Clone(p.maps), maps.Clone(p.open), false
 	}
 }
 
 // absorb adds g's mappings and objects to p.
-func (p *procMaps) absorb(g *procMaps) {
+func (p *Image) absorb(g *Image) {
 	p.maps, p.open, p.shared = slices.Clone(p.maps), maps.Clone(p.open), false
-	p.memo = nil
+	p.changed()
 	for _, m := range g.maps {
 		p.insert(m)
 	}

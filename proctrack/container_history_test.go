@@ -1,12 +1,10 @@
-package symbolize
+package proctrack
 
 import (
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
-
-	"github.com/probee/probee/internal/procmaps"
 )
 
 // ctrRoot is a fake root where /usr/lib/libctr.so is spin-nofp on the host
@@ -15,8 +13,8 @@ import (
 // mapping record of the same file.
 type ctrRoot struct {
 	root string
-	lib  procmaps.Mapping // pid 7's mapping of its libctr.so
-	leaf uint64           // address of chain's leaf in that mapping
+	lib  Mapping // pid 7's mapping of its libctr.so
+	leaf uint64  // address of chain's leaf in that mapping
 }
 
 func newCtrRoot(t *testing.T) ctrRoot {
@@ -43,27 +41,27 @@ func newCtrRoot(t *testing.T) ctrRoot {
 // host's file at the same path; and so is a process known only from a
 // mapping record, once its container is gone, from the file read for the
 // other process.
-func TestSymbolizeContainer(t *testing.T) {
+func TestImageContainerFiles(t *testing.T) {
 	c := newCtrRoot(t)
-	s := New(Config{Root: c.root})
+	s := newTestHistory(c.root)
 	if err := s.Snapshot(7); err != nil {
 		t.Fatal(err)
 	}
-	if f := s.Frames(7, "", []uint64{c.leaf}); f[0].Function != "leaf" {
-		t.Errorf("pid 7: frame %+v, want leaf (the container's build)", f[0])
+	if f := functionAt(s, 7, "", c.leaf); f != "leaf" {
+		t.Errorf("pid 7: %q, want leaf (the container's build)", f)
 	}
 	s.AddMapping(8, c.lib) // pid 8 has no /proc entry
-	if f := s.Frames(8, "", []uint64{c.leaf}); f[0].Function != "leaf" {
-		t.Errorf("pid 8, gone: frame %+v, want leaf", f[0])
+	if f := functionAt(s, 8, "", c.leaf); f != "leaf" {
+		t.Errorf("pid 8, gone: %q, want leaf", f)
 	}
 }
 
 // A process known only from a mapping record of a container's file is
 // symbolized after it exits: the record's path names no file on the host,
 // so its object is read while the process lives.
-func TestSymbolizeContainerRecord(t *testing.T) {
+func TestImageContainerRecord(t *testing.T) {
 	c := newCtrRoot(t)
-	s := New(Config{Root: c.root})
+	s := newTestHistory(c.root)
 	s.AddMapping(7, c.lib)
 	deadline := time.Now().Add(5 * time.Second)
 	for {
@@ -81,7 +79,7 @@ func TestSymbolizeContainerRecord(t *testing.T) {
 	if err := os.RemoveAll(filepath.Join(c.root, "proc/7")); err != nil { // pid 7 exits
 		t.Fatal(err)
 	}
-	if f := s.Frames(7, "", []uint64{c.leaf}); f[0].Function != "leaf" {
-		t.Errorf("frame %+v, want leaf (the container's build)", f[0])
+	if f := functionAt(s, 7, "", c.leaf); f != "leaf" {
+		t.Errorf("%q, want leaf (the container's build)", f)
 	}
 }

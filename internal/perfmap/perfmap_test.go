@@ -1,4 +1,4 @@
-package symbolize
+package perfmap
 
 import (
 	"reflect"
@@ -9,18 +9,18 @@ func TestParsePerfMap(t *testing.T) {
 	for _, c := range []struct {
 		name, text string
 		final      bool
-		want       []perfSym
+		want       []Symbol
 		consumed   int
 	}{
 		{"v8", "3ef4c0a2b3c0 5c JS:*fib /tmp/fib.js:1:13\n", false,
-			[]perfSym{{0x3ef4c0a2b3c0, 0x5c, "JS:*fib /tmp/fib.js:1:13", 0}}, 41},
-		{"0x and tabs", "0x1000\t0X20 \t a;b  c\r\n", false, []perfSym{{0x1000, 0x20, "a;b  c", 0}}, 22},
-		{"unterminated", "1000 10 a\n2000 10 b", false, []perfSym{{0x1000, 0x10, "a", 0}}, 10},
+			[]Symbol{{0x3ef4c0a2b3c0, 0x5c, "JS:*fib /tmp/fib.js:1:13", 0}}, 41},
+		{"0x and tabs", "0x1000\t0X20 \t a;b  c\r\n", false, []Symbol{{0x1000, 0x20, "a;b  c", 0}}, 22},
+		{"unterminated", "1000 10 a\n2000 10 b", false, []Symbol{{0x1000, 0x10, "a", 0}}, 10},
 		{"unterminated final", "1000 10 a\n2000 10 b", true,
-			[]perfSym{{0x1000, 0x10, "a", 0}, {0x2000, 0x10, "b", 1}}, 19},
+			[]Symbol{{0x1000, 0x10, "a", 0}, {0x2000, 0x10, "b", 1}}, 19},
 		{"garbage skipped", "\n\nzz 10 a\n1000 zz a\n1000 0 zero\n1000 10\n1000 10 \n" +
 			"ffffffffffffffff 2 wraps\n 1000 10 lead\n-1 1 neg\n1000 10 ok\n", false,
-			[]perfSym{{0x1000, 0x10, "ok", 0}}, 108},
+			[]Symbol{{0x1000, 0x10, "ok", 0}}, 108},
 		{"empty", "", true, nil, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {

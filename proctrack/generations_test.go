@@ -1,8 +1,7 @@
-package symbolize
+package proctrack
 
 import (
 	"fmt"
-	"github.com/probee/probee/internal/procmaps"
 	"os"
 	"path/filepath"
 	"testing"
@@ -13,7 +12,7 @@ import (
 type genRoot struct {
 	t              *testing.T
 	root           string
-	sh, tr         procmaps.Mapping
+	sh, tr         Mapping
 	spinAt, leafAt uint64 // spin_leaf in sh's mapping, leaf in true's
 }
 
@@ -30,7 +29,7 @@ func newGenRoot(t *testing.T) *genRoot {
 
 // install copies fixture to path and returns its mapping at genBase and
 // the file offset of fn.
-func (g *genRoot) install(fixtureName, path, fn string) (procmaps.Mapping, uint64) {
+func (g *genRoot) install(fixtureName, path, fn string) (Mapping, uint64) {
 	g.t.Helper()
 	dst := filepath.Join(g.root, path)
 	installFixture(g.t, fixtureName, dst)
@@ -38,7 +37,7 @@ func (g *genRoot) install(fixtureName, path, fn string) (procmaps.Mapping, uint6
 }
 
 // snapshot writes /proc/PID (process) and snapshots it in s.
-func (g *genRoot) snapshot(s *Symbolizer, pid int, comm string, m procmaps.Mapping) {
+func (g *genRoot) snapshot(s *History, pid int, comm string, m Mapping) {
 	g.t.Helper()
 	g.process(pid, comm, m)
 	if err := s.Snapshot(pid); err != nil {
@@ -47,7 +46,7 @@ func (g *genRoot) snapshot(s *Symbolizer, pid int, comm string, m procmaps.Mappi
 }
 
 // process writes /proc/PID with comm and one mapping.
-func (g *genRoot) process(pid int, comm string, m procmaps.Mapping) {
+func (g *genRoot) process(pid int, comm string, m Mapping) {
 	g.t.Helper()
 	dir := filepath.Join(g.root, "proc", fmt.Sprint(pid))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -73,7 +72,7 @@ func (g *genRoot) process(pid int, comm string, m procmaps.Mapping) {
 // current set names its stacks.
 func TestExecGenerations(t *testing.T) {
 	g := newGenRoot(t)
-	s := New(Config{Root: g.root})
+	s := newTestHistory(g.root)
 	g.process(10, "sh", g.sh)
 	g.process(11, "true", g.tr)
 	if err := s.Snapshot(11); err != nil { // the child, read after its exec
@@ -89,7 +88,7 @@ func TestExecGenerations(t *testing.T) {
 	g.snapshot(s, 13, "sh", g.sh)
 	s.ExecReset(13, "sh")
 	s.AddMapping(13, g.tr)
-	wantFunctions(t, s, []functionAt{
+	wantFunctions(t, s, []functionCase{
 		{11, "sh", g.spinAt, "spin_leaf"},
 		{11, "true", g.leafAt, "leaf"},
 		{11, "", g.leafAt, "leaf"},
@@ -101,7 +100,7 @@ func TestExecGenerations(t *testing.T) {
 }
 
 // moved is m mapped from start instead.
-func moved(m procmaps.Mapping, start uint64) procmaps.Mapping {
+func moved(m Mapping, start uint64) Mapping {
 	m.End, m.Start = start+m.End-m.Start, start
 	return m
 }
@@ -121,7 +120,7 @@ func moved(m procmaps.Mapping, start uint64) procmaps.Mapping {
 //     before that exec's records: its copy of 24's set is stale.
 func TestExecRecordOrder(t *testing.T) {
 	g := newGenRoot(t)
-	s := New(Config{Root: g.root})
+	s := newTestHistory(g.root)
 	const base2, base3 = 0x400000, 0x800000
 	spin3, leaf2 := g.spinAt-genBase+base3, g.leafAt-genBase+base2
 	third := map[int]string{20: "true", 21: "true", 22: "sh"}
@@ -137,7 +136,7 @@ func TestExecRecordOrder(t *testing.T) {
 	s.Inherit(23, 24) // no /proc/23: gone
 	s.ExecReset(24, "true")
 	s.AddMapping(24, moved(g.tr, base2))
-	wantFunctions(t, s, []functionAt{
+	wantFunctions(t, s, []functionCase{
 		{20, "env", leaf2, "leaf"},
 		{20, "true", spin3, "spin_leaf"},
 		{21, "env", leaf2, "leaf"},
@@ -156,7 +155,7 @@ func TestExecRecordOrder(t *testing.T) {
 // before its exec.
 func TestMappingsOfImage(t *testing.T) {
 	g := newGenRoot(t)
-	s := New(Config{Root: g.root})
+	s := newTestHistory(g.root)
 	const base2, base3 = 0x400000, 0x800000
 	g.snapshot(s, 30, "sh", g.sh)
 	s.Inherit(31, 30)
@@ -189,7 +188,7 @@ func TestMappingsOfImage(t *testing.T) {
 // not mixed into true's set either.
 func TestForkRecords(t *testing.T) {
 	g := newGenRoot(t)
-	s := New(Config{Root: g.root})
+	s := newTestHistory(g.root)
 	g.snapshot(s, 40, "sh", g.sh)
 	g.snapshot(s, 41, "sh", g.tr)
 	s.Inherit(41, 40)
@@ -206,12 +205,12 @@ func TestForkRecords(t *testing.T) {
 		{"sh", g.spinAt, "spin_leaf"},
 		{"true", g.leafAt, "leaf"},
 	} {
-		if f := s.Frames(41, c.comm, []uint64{c.addr}); f[0].Function != c.want {
-			t.Errorf("comm %q 0x%x: %q, want %q", c.comm, c.addr, f[0].Function, c.want)
+		if f := functionAt(s, 41, c.comm, c.addr); f != c.want {
+			t.Errorf("comm %q 0x%x: %q, want %q", c.comm, c.addr, f, c.want)
 		}
 	}
-	if f := s.Frames(42, "", []uint64{g.spinAt}); f[0].Function != "" {
-		t.Errorf("pid 42 forked from an unknown parent: %q, want no name", f[0].Function)
+	if f := functionAt(s, 42, "", g.spinAt); f != "" {
+		t.Errorf("pid 42 forked from an unknown parent: %q, want no name", f)
 	}
 }
 
@@ -220,11 +219,11 @@ func TestForkRecords(t *testing.T) {
 // its mappings; what is known already is not replaced by the older read.
 func TestPrime(t *testing.T) {
 	g := newGenRoot(t)
-	s := New(Config{Root: g.root})
-	s.Prime(50, []procmaps.Mapping{g.sh}, "sh") // no /proc/50 by the time of Frames
+	s := newTestHistory(g.root)
+	s.Prime(50, []Mapping{g.sh}, "sh") // no /proc/50 by the time of ImageOf
 	s.Fork(51, 50)
 	g.snapshot(s, 52, "true", g.tr)
-	s.Prime(52, []procmaps.Mapping{g.sh}, "sh")
+	s.Prime(52, []Mapping{g.sh}, "sh")
 	for _, c := range []struct {
 		pid  int
 		addr uint64
@@ -234,8 +233,8 @@ func TestPrime(t *testing.T) {
 		{51, g.spinAt, "spin_leaf"},
 		{52, g.leafAt, "leaf"},
 	} {
-		if f := s.Frames(c.pid, "", []uint64{c.addr}); f[0].Function != c.want {
-			t.Errorf("pid %d 0x%x: %q, want %q", c.pid, c.addr, f[0].Function, c.want)
+		if f := functionAt(s, c.pid, "", c.addr); f != c.want {
+			t.Errorf("pid %d 0x%x: %q, want %q", c.pid, c.addr, f, c.want)
 		}
 	}
 }
@@ -247,18 +246,18 @@ func TestPrime(t *testing.T) {
 // one of pid 62 and the one before the exec of pid 61, as they were.
 func TestForkSharesSet(t *testing.T) {
 	g := newGenRoot(t)
-	s := New(Config{Root: g.root})
+	s := newTestHistory(g.root)
 	g.snapshot(s, 60, "sh", g.sh)
 	s.Fork(61, 60)
 	s.Fork(62, 60)
-	s.Frames(62, "sh", []uint64{g.spinAt}) // its objects are its parent's: nothing to load
+	s.ImageOf(62, "sh", []uint64{g.spinAt}) // its objects are its parent's: nothing to load
 	if p, c := s.procs[60].maps, s.procs[62].maps; len(c) == 0 || &p[0] != &c[0] {
 		t.Errorf("pid 62's mappings are a copy of its parent's, want them shared")
 	}
 	s.ExecReset(61, "true")
 	s.AddMapping(61, g.tr)
 	s.AddMapping(60, g.tr)
-	wantFunctions(t, s, []functionAt{
+	wantFunctions(t, s, []functionCase{
 		{60, "", g.leafAt, "leaf"},
 		{61, "true", g.leafAt, "leaf"},
 		{61, "sh", g.spinAt, "spin_leaf"},
@@ -266,20 +265,20 @@ func TestForkSharesSet(t *testing.T) {
 	})
 }
 
-// functionAt is the function Frames should name at addr of pid, counted
+// functionCase is the function that should name addr of pid, counted
 // under comm.
-type functionAt struct {
+type functionCase struct {
 	pid  int
 	comm string
 	addr uint64
 	want string
 }
 
-func wantFunctions(t *testing.T, s *Symbolizer, cases []functionAt) {
+func wantFunctions(t *testing.T, s *History, cases []functionCase) {
 	t.Helper()
 	for _, c := range cases {
-		if f := s.Frames(c.pid, c.comm, []uint64{c.addr}); f[0].Function != c.want {
-			t.Errorf("pid %d comm %q 0x%x: %q, want %q", c.pid, c.comm, c.addr, f[0].Function, c.want)
+		if f := functionAt(s, c.pid, c.comm, c.addr); f != c.want {
+			t.Errorf("pid %d comm %q 0x%x: %q, want %q", c.pid, c.comm, c.addr, f, c.want)
 		}
 	}
 }

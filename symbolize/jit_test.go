@@ -1,7 +1,6 @@
 package symbolize
 
 import (
-	"github.com/probee/probee/internal/procmaps"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -9,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/probee/probee/internal/procmaps"
 )
 
 // fakeJIT is a process in a fake /proc under root: pid 7, pid 3 in its
@@ -98,7 +99,7 @@ func (j *fakeJIT) want(got []string, want ...string) {
 func TestJITMapAppendAndExit(t *testing.T) {
 	j := newFakeJIT(t)
 	j.appendMap("7f0000001000 100 JS:*fib /tmp/fib.js:1:13\n")
-	if err := j.sym.Snapshot(7); err != nil {
+	if err := j.sym.History().Snapshot(7); err != nil {
 		t.Fatal(err)
 	}
 	j.appendMap("7f0000002000 80 JS:~inner /tmp/a b.js:2:1\n7f0000100000 40 Stub:la")
@@ -115,7 +116,7 @@ func TestJITMapAppendAndExit(t *testing.T) {
 	if f := j.sym.Frames(7, "", []uint64{fakeJITBase + 0x100008})[0]; f.Function != "Stub:late" || f.Offset != 8 || f.Module != "[anon]" {
 		t.Errorf("frame outside every mapping = %+v, want Stub:late+8 in [anon]", f)
 	}
-	if n := j.sym.heldPerfMaps.Load(); n != 0 {
+	if n := j.sym.History().PerfMapsHeld(); n != 0 {
 		t.Errorf("%d perf maps still open after the process is gone", n)
 	}
 }
@@ -125,7 +126,7 @@ func TestJITMapAppendAndExit(t *testing.T) {
 func TestJITMapReuseAndRewrite(t *testing.T) {
 	j := newFakeJIT(t)
 	j.appendMap("7f0000001000 100 first\n")
-	j.sym.Snapshot(7)
+	j.sym.History().Snapshot(7)
 	j.started(99999)
 	j.appendMap("7f0000002000 100 other process\n")
 	j.want(j.names(0x1000, 0x2000), "first", "[anon]+0x2000")
@@ -133,33 +134,11 @@ func TestJITMapReuseAndRewrite(t *testing.T) {
 	for _, rewrite := range []string{"1 1 x\n", "7f0000009000 100 other\n7f0000002000 100 second\n"} {
 		j = newFakeJIT(t)
 		j.appendMap("7f0000001000 100 first\n")
-		j.sym.Snapshot(7)
+		j.sym.History().Snapshot(7)
 		j.write(mapFile, rewrite)
 		j.want(j.names(0x1000, 0x2000), "first", "[anon]+0x2000")
 		j.appendMap("7f0000003000 100 third\n")
 		j.want(j.names(0x3000), "[anon]+0x3000")
-	}
-}
-
-// A file created after the snapshot is opened while the process is the
-// same; past maxHeldPerfMaps open files, maps are read by path.
-func TestJITMapLateFileAndCap(t *testing.T) {
-	for _, full := range []bool{false, true} {
-		j := newFakeJIT(t)
-		if full {
-			j.appendMap("7f0000001000 100 first\n")
-			j.sym.heldPerfMaps.Store(maxHeldPerfMaps)
-		}
-		j.sym.Snapshot(7)
-		j.appendMap("7f0000002000 100 late\n")
-		j.want(j.names(0x2000), "late")
-		if n, want := j.sym.heldPerfMaps.Load(), map[bool]int32{false: 1, true: maxHeldPerfMaps}[full]; n != want {
-			t.Errorf("full %v: %d perf maps open, want %d", full, n, want)
-		}
-		j.sym.Forget(7)
-		if n, want := j.sym.heldPerfMaps.Load(), map[bool]int32{false: 0, true: maxHeldPerfMaps}[full]; n != want {
-			t.Errorf("full %v: %d perf maps open after Forget, want %d", full, n, want)
-		}
 	}
 }
 
@@ -170,7 +149,7 @@ func TestJITMapOnlyAnonymous(t *testing.T) {
 	j.write("/proc/7/maps", "7f0000000000-7f0000010000 r-xp 00000000 00:00 0 \n"+
 		"7f0000020000-7f0000021000 r-xp 00000000 08:01 5 /usr/bin/x\n")
 	j.appendMap("7f0000020000 1000 not-this\n7f0000000000 10000 anon\n")
-	j.sym.Snapshot(7)
+	j.sym.History().Snapshot(7)
 	j.want(j.names(0x20005, 0x5), "x+0x5", "anon")
 }
 
@@ -183,20 +162,20 @@ func TestJITMapExecReset(t *testing.T) {
 	for _, alive := range []bool{true, false} {
 		j := newFakeJIT(t)
 		j.appendMap("7f0000001000 100 before\n")
-		j.sym.Snapshot(7)
+		j.sym.History().Snapshot(7)
 		j.write(mapFile, "7f0000001000 100 after-exec\n")
 		if !alive {
 			j.write(mapFile, "7f0000001000 100 before\n7f0000002000 100 appended\n")
 			os.Remove(j.path("/proc/7/stat"))
 		}
-		j.sym.ExecReset(7, "jit")
-		j.sym.AddMapping(7, procmaps.Mapping{Start: fakeJITBase, End: fakeJITBase + 0x10000, Perms: "r-xp", Path: "//anon"})
+		j.sym.History().ExecReset(7, "jit")
+		j.sym.History().AddMapping(7, procmaps.Mapping{Start: fakeJITBase, End: fakeJITBase + 0x10000, Perms: "r-xp", Path: "//anon"})
 		if alive {
 			j.want(j.names(0x1000, 0x2000), "after-exec", "[anon]+0x2000")
 		} else {
 			j.want(j.names(0x1000, 0x2000), "before", "appended")
 		}
-		if n := j.sym.heldPerfMaps.Load(); n != map[bool]int32{true: 1, false: 0}[alive] {
+		if n := j.sym.History().PerfMapsHeld(); n != map[bool]int{true: 1, false: 0}[alive] {
 			t.Errorf("alive %v: %d perf maps open", alive, n)
 		}
 	}
@@ -208,23 +187,23 @@ func TestJITMapExecReset(t *testing.T) {
 func TestJITMapWrittenAfterSnapshotThenExit(t *testing.T) {
 	for _, prune := range []bool{false, true} {
 		j := newFakeJIT(t)
-		j.sym.Snapshot(7)
+		j.sym.History().Snapshot(7)
 		j.appendMap("7f0000001000 100 late\n")
 		alive := func(int) bool { return true }
-		if j.sym.Prune(time.Hour, alive); j.sym.heldPerfMaps.Load() != 1 {
+		if j.sym.History().Prune(time.Hour, alive); j.sym.History().PerfMapsHeld() != 1 {
 			t.Errorf("Prune closed the perf map of a running process")
 		}
 		if err := os.Rename(j.path("/proc/7"), j.path("/proc/gone")); err != nil {
 			t.Fatal(err)
 		}
 		if prune {
-			j.sym.Prune(time.Hour, func(int) bool { return false })
-			if n := j.sym.heldPerfMaps.Load(); n != 0 {
+			j.sym.History().Prune(time.Hour, func(int) bool { return false })
+			if n := j.sym.History().PerfMapsHeld(); n != 0 {
 				t.Errorf("%d perf maps still open after Prune saw the process gone", n)
 			}
 		}
 		j.want(j.names(0x1000), "late")
-		if n := j.sym.heldPerfMaps.Load(); n != 0 {
+		if n := j.sym.History().PerfMapsHeld(); n != 0 {
 			t.Errorf("%d perf maps still open after the process is gone", n)
 		}
 	}
@@ -254,7 +233,7 @@ func TestJITMapNotItsFile(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			j.sym.Snapshot(7)
+			j.sym.History().Snapshot(7)
 			j.want(j.names(0x1000), "[anon]+0x1000")
 		})
 	}
@@ -266,14 +245,14 @@ func TestJITMapInherit(t *testing.T) {
 	j := newFakeJIT(t)
 	j.write("/proc/7/maps", "") // read while it exits: no mappings
 	j.appendMap("7f0000001000 100 child\n")
-	j.sym.Snapshot(7)
+	j.sym.History().Snapshot(7)
 	j.write("/proc/8/maps", "7f0000000000-7f0000010000 r-xp 00000000 00:00 0 \n")
 	j.write("/proc/8/stat", "8 (p) S"+strings.Repeat(" 1", 18)+" 100 0 0\n")
 	j.write("/proc/8/root/tmp/perf-8.map", "7f0000002000 100 parent\n")
-	j.sym.Inherit(7, 8)
+	j.sym.History().Inherit(7, 8)
 	j.want(j.names(0x1000, 0x2000), "child", "[anon]+0x2000")
-	j.sym.Forget(7)
-	if n := j.sym.heldPerfMaps.Load(); n != 1 {
+	j.sym.History().Forget(7)
+	if n := j.sym.History().PerfMapsHeld(); n != 1 {
 		t.Errorf("%d perf maps open after the child is forgotten, want 1 (the parent's)", n)
 	}
 }
@@ -287,15 +266,15 @@ func TestInheritForkedChild(t *testing.T) {
 	os.Remove(j.path("/proc/7/maps")) // the child is gone
 	j.write("/proc/8/maps", "5500000000-5500001000 r-xp 00001000 fe:00 42 /usr/bin/app\n")
 	uprobes := procmaps.Mapping{Start: 0x7fffffffe000, End: 0x7ffffffff000, Perms: "r-xp", Path: "[uprobes]"}
-	j.sym.AddMapping(7, uprobes)
-	j.sym.Inherit(7, 8)
-	if got := j.sym.procs[7].maps; len(got) != 2 || got[0].Path != "/usr/bin/app" || got[1].Path != "[uprobes]" {
+	j.sym.History().AddMapping(7, uprobes)
+	j.sym.History().Inherit(7, 8)
+	if got := j.sym.History().Mappings(7, "", nil); len(got) != 2 || got[0].Path != "/usr/bin/app" || got[1].Path != "[uprobes]" {
 		t.Errorf("child's mappings %v, want the parent's app and its own [uprobes]", got)
 	}
 	own := procmaps.Mapping{Start: 0x6600000000, End: 0x6600001000, Perms: "r-xp", Inode: 43, Path: "/usr/bin/other"}
-	j.sym.AddMapping(9, own)
-	j.sym.Inherit(9, 8)
-	if got := j.sym.procs[9].maps; len(got) != 1 || got[0].Path != "/usr/bin/other" {
+	j.sym.History().AddMapping(9, own)
+	j.sym.History().Inherit(9, 8)
+	if got := j.sym.History().Mappings(9, "", nil); len(got) != 1 || got[0].Path != "/usr/bin/other" {
 		t.Errorf("exec'd child's mappings %v, want only its own", got)
 	}
 }

@@ -1,10 +1,11 @@
-package symbolize
+package perfmap
 
 import (
 	"bytes"
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,16 +16,17 @@ import (
 )
 
 // maxHeldPerfMaps bounds the processes whose perf map (or /tmp) is kept
-// open (see jitMap).
+// open (see Map).
 const maxHeldPerfMaps = 1024
 
 // staleSlack is how much older than its process a perf map may look and
 // still be its own (btime has a resolution of a second).
 const staleSlack = 2 * time.Second
 
-// jitMap is what is known of one process's perf map, the names a JIT
+// Map is what is known of one process's perf map, the names a JIT
 // compiler (V8 with --perf-basic-prof, the JVM with perf-map-agent, ...)
-// gives the code it writes into anonymous memory.
+// gives the code it writes into anonymous memory. A nil *Map is a process
+// without one. Its methods are safe for concurrent use.
 //
 // The process's /tmp is opened when the process is first snapshotted, and
 // the map in it as soon as it exists; both stay open. So the map is found
@@ -32,8 +34,8 @@ const staleSlack = 2 * time.Second
 // its first event, and then deleted it (/proc/PID/root is gone with the
 // process, a path would not survive). A file older than the process is an
 // earlier process's with the same pid, and is not read.
-type jitMap struct {
-	dir       string // /proc/PID/root/tmp (under Scope.Root)
+type Map struct {
+	dir       string // /proc/PID/root/tmp (under Opener.Root)
 	name      string // perf-NSPID.map
 	stat      string // /proc/PID/stat, for the process start time
 	start     uint64 // the process's start time (clock ticks after boot) when snapshotted
@@ -48,27 +50,58 @@ type jitMap struct {
 	off   int64          // bytes of the file parsed (whole lines)
 	long  bool           // inside a line too long to keep, skipped to its newline
 	head  []byte         // the file's first bytes, to notice it was rewritten
-	syms  []perfSym
+	syms  []Symbol
 	segs  []perfSeg
 	done  bool   // nothing more will be read: process gone or pid reused
 	over  string // what of the map was read, when past a budget ("" if not)
 	read  int64  // bytes read from the file (holes are skipped, not read)
 }
 
-// newJITMap records pid's start time and reads its perf map when there is
+// Opener opens the perf maps of processes, within one budget of maps kept
+// open.
+type Opener struct {
+	// Root is prefixed to /proc ("" or "/": none), for tests with a fake
+	// file system.
+	Root string
+	// Warnf receives a warning when a map is past its budget; nil
+	// discards it.
+	Warnf func(format string, args ...any)
+
+	held     atomic.Int32 // processes whose perf map is kept open
+	bootOnce sync.Once
+	boot     time.Time // btime, for the age of perf maps
+}
+
+// Held is how many processes' perf maps (or /tmp directories) are kept
+// open.
+func (o *Opener) Held() int { return int(o.held.Load()) }
+
+// path is p under o.Root.
+func (o *Opener) path(p string) string {
+	if o.Root == "" || o.Root == "/" {
+		return p
+	}
+	return filepath.Join(o.Root, p)
+}
+
+// Open records pid's start time and reads its perf map when there is
 // one. It returns nil when the process is gone.
-func (s *Symbolizer) newJITMap(pid int) *jitMap {
-	stat := s.rootPath(fmt.Sprintf("/proc/%d/stat", pid))
+func (o *Opener) Open(pid int) *Map {
+	stat := o.path(fmt.Sprintf("/proc/%d/stat", pid))
 	start, err := procStart(stat)
 	if err != nil {
 		return nil
 	}
-	s.bootOnce.Do(func() { s.boot = bootTime(s.rootPath("/proc/stat")) })
-	m := &jitMap{stat: stat, start: start, held: &s.heldPerfMaps, warnf: s.warn.printf,
-		dir:  s.rootPath(fmt.Sprintf("/proc/%d/root/tmp", pid)),
-		name: fmt.Sprintf("perf-%d.map", procNSpid(s.rootPath(fmt.Sprintf("/proc/%d/status", pid)), pid))}
-	if !s.boot.IsZero() {
-		m.notBefore = s.boot.Add(time.Duration(start) * time.Second / userHZ).Add(-staleSlack)
+	o.bootOnce.Do(func() { o.boot = bootTime(o.path("/proc/stat")) })
+	warnf := o.Warnf
+	if warnf == nil {
+		warnf = func(string, ...any) {}
+	}
+	m := &Map{stat: stat, start: start, held: &o.held, warnf: warnf,
+		dir:  o.path(fmt.Sprintf("/proc/%d/root/tmp", pid)),
+		name: fmt.Sprintf("perf-%d.map", procNSpid(o.path(fmt.Sprintf("/proc/%d/status", pid)), pid))}
+	if !o.boot.IsZero() {
+		m.notBefore = o.boot.Add(time.Duration(start) * time.Second / userHZ).Add(-staleSlack)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -81,21 +114,22 @@ func (s *Symbolizer) newJITMap(pid int) *jitMap {
 	return m
 }
 
-// lookup returns the perf map line naming addr.
-func (m *jitMap) lookup(addr uint64) (perfSym, bool) {
+// Lookup returns the perf map line naming addr.
+func (m *Map) Lookup(addr uint64) (Symbol, bool) {
 	if m == nil {
-		return perfSym{}, false
+		return Symbol{}, false
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if i := lookupSeg(m.segs, addr); i >= 0 {
 		return m.syms[m.segs[i].sym], true
 	}
-	return perfSym{}, false
+	return Symbol{}, false
 }
 
-// ended reports whether nothing more will be read (or there is no map).
-func (m *jitMap) ended() bool {
+// Ended reports whether nothing more will be read (or there is no map):
+// the process is gone and its map read, or the pid runs another process.
+func (m *Map) Ended() bool {
 	if m == nil {
 		return true
 	}
@@ -104,8 +138,9 @@ func (m *jitMap) ended() bool {
 	return m.done
 }
 
-// lines is how many lines of the perf map were read (0 for none).
-func (m *jitMap) lines() int {
+// Lines is how many lines of the perf map were read (0 for none): a
+// cache of names drawn from the map is stale once it grows.
+func (m *Map) Lines() int {
 	if m == nil {
 		return 0
 	}
@@ -114,10 +149,10 @@ func (m *jitMap) lines() int {
 	return len(m.syms)
 }
 
-// refresh reads what was appended to the file since the last read, or
+// Refresh reads what was appended to the file since the last read, or
 // the file when it did not exist then, as long as the process is the one
 // snapshotted (same start time) or gone (then what is open still reads).
-func (m *jitMap) refresh() {
+func (m *Map) Refresh() {
 	if m == nil {
 		return
 	}
@@ -137,7 +172,7 @@ func (m *jitMap) refresh() {
 }
 
 // unchanged reports whether the open file has not grown since the last read.
-func (m *jitMap) unchanged() bool {
+func (m *Map) unchanged() bool {
 	return m.f != nil && m.f.CurrentSize() == m.off
 }
 
@@ -147,7 +182,7 @@ func (m *jitMap) unchanged() bool {
 // read, or starting differently, was rewritten (by another process with
 // the pid): it is read no more. final takes a last line without its
 // newline.
-func (m *jitMap) readMore(final bool) {
+func (m *Map) readMore(final bool) {
 	f := m.file()
 	if f == nil {
 		return
@@ -192,7 +227,7 @@ const perfChunk = 1 << 20
 
 // within reports whether m is within its budgets; past one it stops
 // reading, keeping what it read, and remembers which for the warning.
-func (m *jitMap) within() bool {
+func (m *Map) within() bool {
 	switch {
 	case m.off >= maxPerfMapBytes:
 		m.over = fmt.Sprintf("its first %s", safeelf.Size(uint64(maxPerfMapBytes)))
@@ -211,7 +246,7 @@ func (m *jitMap) within() bool {
 // long to keep that it is part of; true when it moved. A sparse map of
 // 40 GiB reaches the byte budget at once, instead of after 512 MiB of
 // zeros read.
-func (m *jitMap) skipHole(f *safefile.File, size int64) bool {
+func (m *Map) skipHole(f *safefile.File, size int64) bool {
 	next, err := unix.Seek(int(f.OS().Fd()), m.off, unix.SEEK_DATA)
 	switch {
 	case err == unix.ENXIO: // only a hole up to the end
@@ -225,7 +260,7 @@ func (m *jitMap) skipHole(f *safefile.File, size int64) bool {
 
 // readChunk reads and parses the next chunk of f (size bytes long); false
 // when it read nothing more (an error, or a line not yet ended).
-func (m *jitMap) readChunk(f *safefile.File, buf []byte, size int64, final bool) bool {
+func (m *Map) readChunk(f *safefile.File, buf []byte, size int64, final bool) bool {
 	if m.skipHole(f, size) {
 		return true
 	}
@@ -265,7 +300,7 @@ func (m *jitMap) readChunk(f *safefile.File, buf []byte, size int64, final bool)
 // file returns the perf map: the one kept open, else opened now from the
 // kept /tmp or by path (the caller closes it unless it is m.f, which it
 // becomes when m holds files). nil when there is none, or it is stale.
-func (m *jitMap) file() *safefile.File {
+func (m *Map) file() *safefile.File {
 	if m.f != nil {
 		return m.f
 	}
@@ -312,7 +347,7 @@ const headSize = 64
 // sameHead reports whether the file still starts as it did when read
 // first. A process reusing the pid rewrites the file from the start (V8
 // opens it with "w"): a file grown past what was read may still be another.
-func (m *jitMap) sameHead(f *safefile.File) bool {
+func (m *Map) sameHead(f *safefile.File) bool {
 	if len(m.head) == 0 {
 		return true
 	}
@@ -322,7 +357,7 @@ func (m *jitMap) sameHead(f *safefile.File) bool {
 }
 
 // finish stops reading and closes what is open: what was read stays.
-func (m *jitMap) finish() {
+func (m *Map) finish() {
 	m.done = true
 	if m.f != nil {
 		m.f.Close()
@@ -338,8 +373,8 @@ func (m *jitMap) finish() {
 	}
 }
 
-// holding reports whether m keeps files open.
-func (m *jitMap) holding() bool {
+// Holding reports whether m keeps files open.
+func (m *Map) Holding() bool {
 	if m == nil {
 		return false
 	}
@@ -348,8 +383,8 @@ func (m *jitMap) holding() bool {
 	return m.holds
 }
 
-// release closes what is open (the process is forgotten).
-func (m *jitMap) release() {
+// Release closes what is open (the process is forgotten).
+func (m *Map) Release() {
 	if m == nil {
 		return
 	}

@@ -1,10 +1,11 @@
-package symbolize
+package proctrack
 
 import (
-	"github.com/probee/probee/internal/procmaps"
-	"github.com/probee/probee/objfile"
 	"slices"
 	"time"
+
+	"github.com/probee/probee/internal/procmaps"
+	"github.com/probee/probee/objfile"
 )
 
 // Prime records the mappings of a process that ran before probee started,
@@ -18,16 +19,16 @@ import (
 // (Fork). What is known of pid already is newer and wins: a snapshot, the
 // records of an exec; mappings recorded since the start are kept where
 // they overlap.
-func (s *Symbolizer) Prime(pid int, maps []procmaps.Mapping, comm string) {
+func (h *History) Prime(pid int, maps []procmaps.Mapping, comm string) {
 	exec := execMappings(maps)
 	if !slices.ContainsFunc(exec, procmaps.Mapping.File) {
 		return // a kernel thread, or a process exiting
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	p := s.procs[pid]
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	p := h.procs[pid]
 	if p == nil {
-		s.procs[pid] = &procMaps{maps: exec, open: map[string]*objfile.Object{}, comm: comm, read: true, last: time.Now()}
+		h.procs[pid] = &Image{h: h, maps: exec, open: map[string]*objfile.Object{}, comm: comm, read: true, last: time.Now()}
 		return
 	}
 	if p.read || p.recorded {
@@ -38,9 +39,4 @@ func (s *Symbolizer) Prime(pid int, maps []procmaps.Mapping, comm string) {
 		p.comm = comm
 	}
 	p.read = true
-}
-
-// overlaps reports whether any of p's mappings overlaps m.
-func (p *procMaps) overlaps(m procmaps.Mapping) bool {
-	return slices.ContainsFunc(p.maps, func(o procmaps.Mapping) bool { return o.Start < m.End && m.Start < o.End })
 }
