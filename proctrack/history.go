@@ -71,9 +71,6 @@ func NewHistory(cfg HistoryConfig) *History {
 	return h
 }
 
-// Objects is the index the History reads the mapped files' objects with.
-func (h *History) Objects() *objfile.Index { return h.idx }
-
 // Snapshot reads pid's mappings and loads their ELF objects now, so the
 // process can be symbolized after it exits. Calling it again refreshes the
 // snapshot (new mappings after dlopen); mappings already known and not

@@ -15,8 +15,6 @@ import (
 // maps show its own paths).
 type ctrRoot struct {
 	root string
-	lib  Mapping // pid 7's mapping of its libctr.so
-	leaf uint64  // address of chain's leaf in that mapping
 }
 
 func newCtrRoot(t *testing.T) ctrRoot {
@@ -35,8 +33,7 @@ func newCtrRoot(t *testing.T) ctrRoot {
 	if err := os.WriteFile(filepath.Join(root, "proc/7/maps"), []byte(mapsLine(lib)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	off := funcFileOffset(t, filepath.Join(ctr, "usr/lib/libctr.so"), "leaf")
-	return ctrRoot{root: root, lib: lib, leaf: lib.Start + off}
+	return ctrRoot{root: root}
 }
 
 // -p PID resolves a library name to the file the process maps, through

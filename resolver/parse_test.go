@@ -107,25 +107,3 @@ func TestFakeRoot(t *testing.T) {
 		t.Errorf("fx:fx_entry = %v", lines(ts))
 	}
 }
-
-func TestParseMaps(t *testing.T) {
-	in := `55d0c0a00000-55d0c0a01000 r--p 00000000 fd:01 1234   /usr/bin/my prog
-55d0c0a01000-55d0c0a02000 r-xp 00001000 fd:01 1234   /usr/bin/my prog
-7f0000000000-7f0000001000 r-xp 00002000 fd:01 99 /tmp/gone.so (deleted)
-7ffd12345000-7ffd12346000 r-xp 00000000 00:00 0                          [vdso]
-7f0000002000-7f0000003000 rw-p 00000000 00:00 0
-`
-	ms, err := ParseMaps(strings.NewReader(in))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(ms) != 5 || ms[1].Path != "/usr/bin/my prog" || !ms[1].Exec() || ms[1].Offset != 0x1000 ||
-		!ms[2].Deleted || ms[2].Path != "/tmp/gone.so" || ms[3].Path != "[vdso]" || ms[3].File() || ms[4].Path != "" {
-		t.Errorf("got %+v", ms)
-	}
-	for _, bad := range []string{"xyz r-xp 0 0 0", "10-5 r-xp 0 0:0 0", "1-2 r-xp zz 0:0 0", "1-2 r-xp"} {
-		if _, err := ParseMaps(strings.NewReader(bad)); err == nil {
-			t.Errorf("ParseMaps(%q) succeeded", bad)
-		}
-	}
-}

@@ -175,18 +175,18 @@ func (r *Resolver) pidObjects(pid int) (paths, names []string, err error) {
 }
 
 // mappedFile is the path that opens the file m (a mapping of pid) maps.
-func (r *Resolver) mappedFile(pid int, m Mapping) (string, error) {
+func (r *Resolver) mappedFile(pid int, m procmaps.Mapping) (string, error) {
 	return procmaps.File(r.rootPath(""), pid, m)
 }
 
-func (r *Resolver) readMaps(pid int) ([]Mapping, error) {
+func (r *Resolver) readMaps(pid int) ([]procmaps.Mapping, error) {
 	p := r.rootPath(fmt.Sprintf("/proc/%d/maps", pid))
 	f, err := os.Open(p)
 	if err != nil {
 		return nil, mapsError(pid, p, err)
 	}
 	defer f.Close()
-	return ParseMaps(f)
+	return procmaps.Parse(f)
 }
 
 // mapsError explains why pid's maps file at path could not be read.

@@ -17,7 +17,7 @@ import (
 // named by a perf map, the vDSO, unknown addresses) its own; they are
 // forgotten when the image, its objects or its perf map change.
 
-// frameMemo holds the frames of one mapping set's addresses: those in ELF
+// frameMemo holds the frames of one image's addresses: those in ELF
 // files are the objectMemo's (the memo saves finding the file, ~40% of the
 // time a frame takes when every process's addresses go to the objectMemo).
 type frameMemo struct {
@@ -43,7 +43,7 @@ type objectMemo struct {
 // AppendFrameRefs is AppendFrames for callers that convert each distinct
 // frame once: an address's frames are symbolized once, and the same
 // pointers come back for it as long as SetInline stays as it is and, for
-// an address outside ELF files, its mapping set and perf map do (then it
+// an address outside ELF files, its image and perf map do (then it
 // is symbolized again, as AppendFrames would). A caller can key a cache
 // by them. Frames in an ELF file are shared by every process mapping the
 // file from the same path: their Addr is VirtAddr, the address in the

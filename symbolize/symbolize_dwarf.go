@@ -14,7 +14,7 @@ import (
 type dwarfFrames struct {
 	mu       sync.Mutex
 	noInline bool
-	warn     func(error) bool // Resolver.limitWarning
+	warn     func(error) bool // fileid.Warnings.Budget
 }
 
 // SetInline turns the expansion of inlined calls into their own frames on
