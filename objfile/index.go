@@ -42,9 +42,9 @@ func (ix *Index) Load(path string) (*Object, error) {
 	return fileid.Bounded(path, func() (*Object, error) { return ix.load(path, fileid.Open) })
 }
 
-// LoadMapped is Load of the path of a file a process maps
+// loadMapped is Load of the path of a file a process maps
 // (procmaps.File), which names no link: none is followed.
-func (ix *Index) LoadMapped(path string) (*Object, error) {
+func (ix *Index) loadMapped(path string) (*Object, error) {
 	return fileid.Bounded(path, func() (*Object, error) { return ix.load(path, fileid.OpenNoFollow) })
 }
 
@@ -89,10 +89,10 @@ func (ix *Index) LoadAll(paths []string) ([]*Object, []error) {
 	return ix.loadAll(paths, ix.Load)
 }
 
-// LoadAllMapped is LoadAll of the paths of files processes map (see
-// LoadMapped).
+// LoadAllMapped is LoadAll of the paths of files processes map
+// (procmaps.File), which name no link: none is followed.
 func (ix *Index) LoadAllMapped(paths []string) ([]*Object, []error) {
-	return ix.loadAll(paths, ix.LoadMapped)
+	return ix.loadAll(paths, ix.loadMapped)
 }
 
 // loadAll is LoadAll with load for each path.
