@@ -174,11 +174,11 @@ func (f *finisher) modules(d bpf.DeferredStack) imageModules {
 	// The image that ran the stack: the process may have exec'd since,
 	// or its parent, whose mappings a child has until it execs.
 	pcs := append([]uint64{d.Regs.RIP}, d.PCs...)
-	maps := f.t.sym.Mappings(d.TGID, d.Comm, pcs)
+	maps := f.t.hist.Mappings(d.TGID, d.Comm, pcs)
 	if !covers(maps, d.Regs.RIP) && d.PPID != 0 {
-		// A child the symbolizer has not heard of (its notice came
+		// A child the mapping history has not heard of (its notice came
 		// after this stack).
-		maps = f.t.sym.Mappings(d.PPID, d.Comm, pcs)
+		maps = f.t.hist.Mappings(d.PPID, d.Comm, pcs)
 	}
 	mods, errs := f.t.tables.modules(d.TGID, maps, f.t.proc.ancestors(d.PPID, kinDepth)...)
 	f.t.tables.tableErrors(errs)

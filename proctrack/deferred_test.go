@@ -30,7 +30,7 @@ func entryPC(t *testing.T, path string, start uint64) uint64 {
 }
 
 // A stack the kernel handed over unfinished is finished with the table of
-// the file it stopped in, from the mappings the symbolizer knows (the
+// the file it stopped in, from the mappings the history knows (the
 // process may be gone), and counted; the kernel gets the file's table.
 // Each stack handed over has the mapping records read at once.
 func TestDeferredFinished(t *testing.T) {
@@ -39,7 +39,7 @@ func TestDeferredFinished(t *testing.T) {
 	r.tr.SetRecordWake(func() { wakes++ })
 	app := r.proc.file(r.proc.root, "/usr/bin/app", appAt)
 	pc := entryPC(t, filepath.Join(r.proc.root, "/usr/bin/app"), appAt)
-	r.sym.maps = map[int][]Mapping{10: {app}}
+	r.hist.Prime(10, []Mapping{app}, "app")
 	// The frame is the interrupted instruction (Exact): its own rule, not
 	// the one of the instruction before (pc-1 is outside _start).
 	r.tr.OnDeferred(bpf.DeferredStack{TGID: 10, PCs: []uint64{0x7f01, 0x7f02}, Exact: true,
@@ -68,7 +68,12 @@ func TestDeferredTwoImagesOneComm(t *testing.T) {
 	const moved = 0x100000000
 	after.Start, after.End = before.Start+moved, before.End+moved
 	pc := entryPC(t, filepath.Join(r.proc.root, "/usr/bin/app"), appAt)
-	r.sym.sets = map[int][][]Mapping{10: {{before}, {after}}}
+	// Pid 10, forked by 9, ran bash's image at before, then exec'd bash
+	// again, mapped at after.
+	r.hist.Prime(9, []Mapping{before}, "bash")
+	r.hist.Fork(10, 9)
+	r.hist.ExecReset(10, "bash")
+	r.hist.AddMapping(10, after)
 	r.tr.OnDeferred(bpf.DeferredStack{TGID: 10, Comm: "bash", Exact: true, Regs: unwind.Regs{RIP: pc, RSP: 0x1000}})
 	r.tr.OnDeferred(bpf.DeferredStack{TGID: 10, Comm: "bash", Exact: true, Regs: unwind.Regs{RIP: pc + moved, RSP: 0x1000}})
 	st := r.tr.FinishDeferred()
@@ -83,7 +88,7 @@ func TestDeferredTwoImagesOneComm(t *testing.T) {
 func TestDeferredNoTable(t *testing.T) {
 	r := newRig(t, func(c *Config, k *fakeKernel) { k.byFile = true })
 	gone := Mapping{Start: libAt, End: libAt + 0x1000, Perms: "r-xp", Dev: "fd:01", Inode: 99, Path: "/usr/lib/gone.so"}
-	r.sym.maps = map[int][]Mapping{10: {gone}}
+	r.hist.AddMapping(10, gone)
 	r.tr.OnDeferred(bpf.DeferredStack{TGID: 10, Exact: true, Regs: unwind.Regs{RIP: libAt + 0x10}})
 	st := r.tr.FinishDeferred()
 	r.wantKernel("SetFileModules [/usr/lib/gone.so(fp)]", fmt.Sprintf("AddStack 10 [%#x] cut=true", libAt+0x10))
@@ -103,7 +108,7 @@ func TestDeferredThroughJIT(t *testing.T) {
 	start := entryPC(t, filepath.Join(r.proc.root, "/usr/bin/app"), appAt)
 	const jitAt, sp = 0x7e0000000000, 0x7ffd00000000
 	jit := Mapping{Start: jitAt, End: jitAt + 0x1000, Perms: "r-xp"}
-	r.sym.maps = map[int][]Mapping{10: {app, jit}}
+	r.hist.Prime(10, []Mapping{app, jit}, "app")
 	stack := make([]byte, 64) // the JIT frame's saved rbp at sp+32, its return address above
 	binary.LittleEndian.PutUint64(stack[40:], start+1)
 	r.tr.OnDeferred(bpf.DeferredStack{TGID: 10, Exact: true, Regs: unwind.Regs{RIP: jitAt + 0x10, RSP: sp, RBP: sp + 32},

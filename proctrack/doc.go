@@ -35,18 +35,26 @@
 //     forked before its first event, as they were before the parent's
 //     own exec) and the stack copy, then counted
 //     (Kernel.AddStack); FinishDeferred finishes the rest at the end;
-//   - what the symbolizer hears of each process: one /proc/PID/maps read
+//   - each process's mapping history (History, history.go, records.go,
+//     generations.go): the mapping sets of the images it ran, each with
+//     the objects of the files it maps (objfile, read while the process
+//     lives: a container's root is gone with it) and, for the image it
+//     runs, its perf map (internal/perfmap). One /proc/PID/maps read
 //     serves the snapshot and the tables, a fork record copies the
-//     parent's mappings to the child (a process notice does too, for a
-//     child whose record is not handled yet), an exec resets them, exited
-//     processes are pruned;
+//     parent's set to the child (a process notice does too, for a child
+//     whose record is not handled yet), an exec starts a new set and keeps
+//     the old one under the comm it ran with, exited processes that never
+//     produced an event are pruned, and the objects of files no known
+//     process maps are let go (prune.go). The symbolizer reads it
+//     (ImageOf: the image that ran a stack) and so does the deferred-stack
+//     finisher (Mappings): nothing is pushed to the symbolizer;
 //   - with --group-by container, which container (cgroup) each process
 //     that produced an event runs in, kept after it exits (containers.go).
 //
 // It does not touch the kernel: every load, gate, filter entry and resume
 // goes through the Kernel interface (*bpf.Session implements it). It does
-// not build tables (unwind.Cache does) or name frames (the Symbols
-// interface, *resolver.Symbolizer). It prints nothing: warnings and
+// not build tables (unwind.Cache does) or name frames (package symbolize
+// does, from the History). It prints nothing: warnings and
 // progress go to the Warnf and Debugf callbacks, and cmd/probee turns them
 // into status lines. It reads /proc and the traced files under
 // Config.Root, so its tests run on a fake /proc with a fake kernel side

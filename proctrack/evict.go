@@ -19,7 +19,7 @@ import (
 // finisher (deferred.go) builds its table again, when it needs it.
 
 const (
-	// tablesSweepEvery is how often exits trigger a sweep of the tables.
+	// tablesSweepEvery is how often exits trigger a sweep.
 	tablesSweepEvery = 10 * time.Second
 	// tableIdle is how long a table nobody maps is kept after its last
 	// use: a stack handed over by the kernel for a process just gone is

@@ -16,7 +16,7 @@ import (
 	"github.com/probee/probee/unwind"
 )
 
-// The fake kernel side, the fake symbolizer and the fake /proc the tests
+// The fake kernel side and the fake /proc the tests
 // drive a Tracker with. The fakes log their calls as lines
 // ("SetProcessModules 10 /usr/bin/app"), so a test states what it expects
 // as the list of calls.
@@ -98,46 +98,7 @@ func modNames(mods []unwind.Module) string {
 	return "[" + strings.Join(names, " ") + "]"
 }
 
-// fakeSymbols records what the symbolizer is told.
-type fakeSymbols struct {
-	callLog
-	alive func(pid int) bool  // Prune's
-	maps  map[int][]Mapping   // Mappings'
-	sets  map[int][][]Mapping // Mappings': of these, the set holding pcs[0] first
-}
-
-func (s *fakeSymbols) Mappings(pid int, comm string, pcs []uint64) []Mapping {
-	for _, set := range s.sets[pid] {
-		if len(pcs) > 0 && covers(set, pcs[0]) {
-			return set
-		}
-	}
-	return s.maps[pid]
-}
-
-func (s *fakeSymbols) Snapshot(pid int) error { s.record("Snapshot %d", pid); return nil }
-
-func (s *fakeSymbols) SnapshotMaps(pid int, maps []Mapping, comm string) {
-	s.record("SnapshotMaps %d %s", pid, mapNames(maps))
-}
-
-func (s *fakeSymbols) AddMapping(pid int, m Mapping)  { s.record("AddMapping %d %s", pid, m.Path) }
-func (s *fakeSymbols) ExecReset(pid int, comm string) { s.record("ExecReset %d", pid) }
-func (s *fakeSymbols) Inherit(child, parent int)      { s.record("Inherit %d %d", child, parent) }
-func (s *fakeSymbols) Fork(child, parent int)         { s.record("Fork %d %d", child, parent) }
-
-func (s *fakeSymbols) Prime(pid int, maps []Mapping, comm string) {
-	s.record("Prime %d %s %s", pid, comm, mapNames(maps))
-}
-
-func (s *fakeSymbols) Prune(grace time.Duration, alive func(pid int) bool) int {
-	s.record("Prune")
-	s.alive = alive
-	return 0
-}
-
-func (s *fakeSymbols) Forget(pid int) { s.record("Forget %d", pid) }
-
+// mapNames lists the paths of maps, as "[a b]".
 func mapNames(maps []Mapping) string {
 	var names []string
 	for _, m := range maps {
@@ -278,7 +239,7 @@ type rig struct {
 	t     *testing.T
 	proc  *fakeProc
 	k     *fakeKernel
-	sym   *fakeSymbols
+	hist  *History
 	clock *manualClock
 	tr    *Tracker
 	start []string // kernel calls made by New
@@ -290,8 +251,9 @@ type rig struct {
 // newRig returns a Tracker with tables on a fake kernel and /proc; edit
 // changes the Config and the fake kernel first.
 func newRig(t *testing.T, edit func(*Config, *fakeKernel)) *rig {
-	r := &rig{t: t, proc: &fakeProc{t, t.TempDir()}, k: &fakeKernel{}, sym: &fakeSymbols{}, clock: &manualClock{}}
-	cfg := Config{Kernel: r.k, Symbols: r.sym, Tables: true, Root: r.proc.root,
+	r := &rig{t: t, proc: &fakeProc{t, t.TempDir()}, k: &fakeKernel{}, clock: &manualClock{}}
+	r.hist = newTestHistory(r.proc.root)
+	cfg := Config{Kernel: r.k, History: r.hist, Tables: true, Root: r.proc.root,
 		Warnf: r.logTo(&r.warns), Debugf: r.logTo(&r.debug)}
 	if edit != nil {
 		edit(&cfg, r.k)
@@ -335,12 +297,20 @@ func (r *rig) wantKernel(want ...string) {
 	}
 }
 
-// wantSymbols checks the symbolizer calls since the last check.
-func (r *rig) wantSymbols(want ...string) {
+// wantMaps checks the mappings the history has of the image pid runs
+// (or ran last): their paths, as mapNames lists them.
+func (r *rig) wantMaps(pid int, want string) {
 	r.t.Helper()
-	if got := r.sym.calls(); !slices.Equal(got, want) {
-		r.t.Errorf("symbolizer calls:\n got %q\nwant %q", got, want)
+	if got := mapNames(r.hist.Mappings(pid, "", nil)); got != want {
+		r.t.Errorf("pid %d's mappings in the history: %s, want %s", pid, got, want)
 	}
+}
+
+// known reports whether the history knows pid.
+func (r *rig) known(pid int) bool {
+	r.hist.mu.Lock()
+	defer r.hist.mu.Unlock()
+	return r.hist.procs[pid] != nil
 }
 
 // The kernel's records.

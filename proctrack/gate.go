@@ -7,7 +7,7 @@ import (
 	"syscall"
 
 	"github.com/probee/probee/internal/procmaps"
-	"github.com/probee/probee/resolver"
+	"github.com/probee/probee/objfile"
 )
 
 // attachLdsoGate puts the ld.so gate on the ld.so at path, unless that
@@ -24,7 +24,7 @@ func (t *Tracker) attachLdsoGate(path string) error {
 	if t.ldsoGated[id] {
 		return nil
 	}
-	d, err := resolver.FindLdsoDebug(path)
+	d, err := objfile.FindLdsoDebug(path)
 	if err != nil {
 		return err
 	}
@@ -42,7 +42,7 @@ func (t *Tracker) attachLdsoGate(path string) error {
 // program of another root (a container's ld.so), so that the libraries it
 // maps next are.
 func (t *Tracker) attachPIDGate(pid int) error {
-	interp, err := resolver.Interpreter(t.proc.pidPath(pid, "exe"))
+	interp, err := objfile.Interpreter(t.proc.pidPath(pid, "exe"))
 	if err == nil && interp != "" {
 		err = t.attachLdsoGate(filepath.Join(t.proc.pidPath(pid, "root"), interp))
 	}

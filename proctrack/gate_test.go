@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/probee/probee/resolver"
+	"github.com/probee/probee/objfile"
 )
 
 // A traced process (-p, or -- CMD stopped right after its exec) gets the
@@ -96,7 +96,7 @@ func (r *rig) command(kind, name string) {
 		if err != nil {
 			r.t.Fatal(err)
 		}
-		if interp, err := resolver.Interpreter(self); err != nil || interp != "" {
+		if interp, err := objfile.Interpreter(self); err != nil || interp != "" {
 			r.t.Skipf("the test binary is not static (%q, %v)", interp, err)
 		}
 		r.proc.symlink(self, path)

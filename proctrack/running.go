@@ -7,7 +7,7 @@ import (
 )
 
 // ReadRunning reads the mappings of every process running now and hands
-// them to the symbolizer (Symbols.Prime): a system-wide run's view of the
+// them to the mapping history (History.Prime): a system-wide run's view of the
 // processes that started before it, as perf synthesizes at its start.
 // Without it, a process first heard of as it exits (its notice handled
 // once it is gone) had bare addresses, and the children it forks nothing
@@ -21,7 +21,7 @@ func (t *Tracker) ReadRunning() {
 	n := 0
 	for _, pid := range pids {
 		if read, err := t.proc.readMaps(pid); err == nil {
-			t.sym.Prime(pid, read.maps, read.comm)
+			t.hist.Prime(pid, read.maps, read.comm)
 			n++
 		}
 	}

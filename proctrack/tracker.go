@@ -10,7 +10,7 @@ import (
 	"github.com/probee/probee/unwind"
 )
 
-// Mapping is one line of /proc/PID/maps (unwind's and resolver's type).
+// Mapping is one line of /proc/PID/maps (internal/procmaps' type).
 type Mapping = procmaps.Mapping
 
 // Kernel is the kernel side process tracking drives. *bpf.Session
@@ -43,31 +43,16 @@ type Kernel interface {
 	AddStack(d bpf.DeferredStack, user []uint64, truncated bool)
 }
 
-// Symbols is what the symbolizer is told of processes.
-// *resolver.Symbolizer implements it.
-type Symbols interface {
-	Snapshot(pid int) error
-	SnapshotMaps(pid int, maps []Mapping, comm string)
-	AddMapping(pid int, m Mapping)
-	ExecReset(pid int, comm string)
-	Fork(child, parent int)
-	Prime(pid int, maps []Mapping, comm string)
-	Inherit(child, parent int)
-	Prune(grace time.Duration, alive func(pid int) bool) int
-	// Forget drops what is known of pid (its stacks were all symbolized).
-	Forget(pid int)
-	// Mappings returns the executable mappings, sorted by start, of the
-	// image that ran a stack of pid counted under comm through pcs, also
-	// after it exited or exec'd.
-	Mappings(pid int, comm string, pcs []uint64) []Mapping
-}
-
 // Config is what a Tracker drives and how.
 type Config struct {
-	Kernel  Kernel
-	Symbols Symbols
+	Kernel Kernel
+	// History is the processes' mapping history the Tracker keeps up to
+	// date: the symbolizer names stacks from it (symbolize.Symbolizer's
+	// History), the deferred stacks are finished with it. nil is a new
+	// one under Root.
+	History *History
 	// Tables loads unwind tables (--unwind dwarf or auto); without it only
-	// the symbolizer is fed (--unwind fp).
+	// the mapping history is kept (--unwind fp).
 	Tables bool
 	// GoByFramePointers gives Go binaries an empty table (--unwind auto):
 	// Go on amd64 keeps frame pointers.
@@ -91,7 +76,7 @@ type Config struct {
 // Its methods are safe for concurrent use.
 type Tracker struct {
 	k      Kernel
-	sym    Symbols
+	hist   *History
 	proc   procFS
 	warnf  func(format string, args ...any)
 	debugf func(format string, args ...any)
@@ -107,8 +92,11 @@ type Tracker struct {
 // New returns a Tracker; with cfg.SystemWide and a kernel that finds tables
 // by file, it starts loading the tables of mapped files at once.
 func New(cfg Config) *Tracker {
-	t := &Tracker{k: cfg.Kernel, sym: cfg.Symbols, proc: procFS{cfg.Root},
+	t := &Tracker{k: cfg.Kernel, hist: cfg.History, proc: procFS{cfg.Root},
 		warnf: orDiscard(cfg.Warnf), debugf: orDiscard(cfg.Debugf), ldsoGated: map[fileID]bool{}}
+	if t.hist == nil {
+		t.hist = NewHistory(HistoryConfig{Root: cfg.Root})
+	}
 	if cfg.Containers {
 		t.ctrs = &containers{proc: t.proc, of: map[int]container.Info{}}
 	}
@@ -188,35 +176,35 @@ func (t *Tracker) newProcess(pid, ppid int) {
 		read = t.tables.newProcess(pid)
 	}
 	if read.maps != nil {
-		t.sym.SnapshotMaps(pid, read.maps, read.comm)
+		t.hist.SnapshotMaps(pid, read.maps, read.comm)
 	} else {
-		t.sym.Snapshot(pid)
+		t.hist.Snapshot(pid)
 	}
 	if ppid != 0 {
-		t.sym.Inherit(pid, ppid)
+		t.hist.Inherit(pid, ppid)
 	}
 }
 
 // OnMmap handles a mapping record: a fork, an exec, or a new executable
-// mapping. The symbolizer records it, so that processes which exit before
-// their maps are read still symbolize; with tables, a tracked process
+// mapping. The mapping history records it, so that processes which exit
+// before their maps are read still symbolize; with tables, a tracked process
 // mapping new code is reloaded and, system-wide, a new file gets its table.
 func (t *Tracker) OnMmap(ev bpf.MmapEvent) {
 	if ev.Fork {
-		t.sym.Fork(ev.PID, ev.PPID)
+		t.hist.Fork(ev.PID, ev.PPID)
 		return
 	}
 	if t.tables != nil {
 		t.tables.onMmap(ev)
 	}
 	if ev.Exec {
-		t.sym.ExecReset(ev.PID, ev.Comm)
+		t.hist.ExecReset(ev.PID, ev.Comm)
 		if t.ctrs != nil {
 			t.ctrs.exec(ev.PID)
 		}
 		return
 	}
-	t.sym.AddMapping(ev.PID, mappingOf(ev))
+	t.hist.AddMapping(ev.PID, mappingOf(ev))
 }
 
 // OnMmapRead takes a mapping record as soon as it is read, before the
@@ -266,7 +254,7 @@ func (t *Tracker) FinishDeferred() DeferredStats {
 
 // The mappings the kernel reports for processes that never hit a probe are
 // forgotten every PruneEvery (the caller's ticker calls Prune), pruneGrace
-// after their last record (see resolver.Symbolizer.Prune): memory stays
+// after their last record (see History.Prune): memory stays
 // flat on a machine that starts hundreds of processes a second. The grace
 // is long enough for a process notice queued behind a slow unwind-table
 // load (seconds for the largest binaries) to be handled first.
@@ -275,21 +263,21 @@ const (
 	pruneGrace = 10 * time.Second
 )
 
-// Prune makes the symbolizer forget exited processes that never hit a
-// probe; it returns how many were forgotten.
+// Prune makes the mapping history forget exited processes that never hit
+// a probe; it returns how many were forgotten.
 func (t *Tracker) Prune() int {
-	return t.sym.Prune(pruneGrace, t.proc.alive)
+	return t.hist.Prune(pruneGrace, t.proc.alive)
 }
 
 // Alive reports whether pid still exists (a zombie does).
 func (t *Tracker) Alive(pid int) bool { return t.proc.alive(pid) }
 
 // Forget drops what is kept of a process that exited for its stacks to
-// be symbolized (its mappings in the symbolizer, its container), once the
+// be symbolized (its mapping history, its container), once the
 // caller has symbolized the last of them: on long runs the processes
 // that hit a probe are not kept to the end.
 func (t *Tracker) Forget(pid int) {
-	t.sym.Forget(pid)
+	t.hist.Forget(pid)
 	if t.ctrs != nil {
 		t.ctrs.mu.Lock()
 		delete(t.ctrs.of, pid)
@@ -299,7 +287,7 @@ func (t *Tracker) Forget(pid int) {
 
 // Stop ends table loading before the kernel session closes: it waits for
 // the loads in progress and the files queued. Records handled afterwards
-// still reach the symbolizer. It is safe to call more than once.
+// still reach the mapping history. It is safe to call more than once.
 func (t *Tracker) Stop() {
 	if t.tables != nil {
 		t.tables.stop()

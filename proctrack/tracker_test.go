@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 )
 
 // Addresses of the fake processes' mappings.
@@ -21,24 +22,24 @@ func (r *rig) seen(pid int) {
 	r.t.Helper()
 	r.tr.OnProcessEvent(newProcess(pid, 0))
 	r.k.calls()
-	r.sym.calls()
 }
 
-// A process seen for the first time gets its tables loaded and its symbols
-// snapshotted from one /proc/PID/maps read; seen again, nothing is loaded.
+// A process seen for the first time gets its tables loaded and its
+// executable mappings snapshotted in the history from one /proc/PID/maps
+// read; seen again, nothing is loaded.
 func TestNewProcess(t *testing.T) {
 	r := newRig(t, nil)
 	app := r.proc.file(r.proc.root, "/usr/bin/app", appAt)
 	r.proc.process(10, r.proc.root, app, heap(0x600000))
 	r.tr.OnProcessEvent(newProcess(10, 0))
 	r.wantKernel("SetProcessModules 10 [/usr/bin/app]")
-	r.wantSymbols("SnapshotMaps 10 [/usr/bin/app [heap]]")
+	r.wantMaps(10, "[/usr/bin/app]")
 	r.tr.OnProcessEvent(newProcess(10, 0))
 	r.wantKernel()
-	r.wantSymbols("Snapshot 10")
+	r.wantMaps(10, "[/usr/bin/app]")
 }
 
-// A forked child inherits its parent's mappings in the symbolizer. A child
+// A forked child inherits its parent's mappings in the history. A child
 // that is gone before its /proc entry is read loads nothing and is no
 // warning: the parent's mappings name its stacks.
 func TestFork(t *testing.T) {
@@ -50,20 +51,19 @@ func TestFork(t *testing.T) {
 	r.proc.process(11, r.proc.root, app)
 	r.tr.OnProcessEvent(newProcess(11, 10))
 	r.wantKernel("SetProcessModules 11 [/usr/bin/app]")
-	r.wantSymbols("SnapshotMaps 11 [/usr/bin/app]", "Inherit 11 10")
+	r.wantMaps(11, "[/usr/bin/app]")
 
 	r.tr.OnProcessEvent(newProcess(12, 10)) // no /proc/12
 	r.wantKernel()
-	r.wantSymbols("Snapshot 12", "Inherit 12 10")
+	r.wantMaps(12, "[/usr/bin/app]")
 	if w := r.warnings(); len(w) > 0 {
 		t.Errorf("warnings for a child gone: %q", w)
 	}
 }
 
-// An exec replaces a tracked process's mappings: the symbolizer forgets
-// them, and the new image's records reload the tables from /proc, which
-// no longer lists the old image. A fork record goes to the symbolizer
-// alone.
+// An exec replaces a tracked process's mappings: the history starts a new
+// image, and the new image's records reload the tables from /proc, which
+// no longer lists the old image. A fork record goes to the history alone.
 func TestExec(t *testing.T) {
 	r := newRig(t, nil)
 	sh := r.proc.file(r.proc.root, "/bin/sh", appAt)
@@ -75,7 +75,9 @@ func TestExec(t *testing.T) {
 	r.tr.OnMmap(execed(10))
 	r.tr.OnMmap(mapped(10, app))
 	r.tr.OnMmap(forked(11, 10))
-	r.wantSymbols("ExecReset 10", "AddMapping 10 /usr/bin/app", "Fork 11 10")
+	r.wantMaps(10, "[/usr/bin/app]")
+	r.wantMaps(11, "[/usr/bin/app]")
+	r.wantKernel()
 	if n := r.clock.fire(); n != 1 {
 		t.Fatalf("%d reloads after the exec, want 1", n)
 	}
@@ -98,7 +100,7 @@ func TestCommandStoppedAfterExec(t *testing.T) {
 	}
 	r.wantKernel("AddPID 20", "AttachLdsoGate "+r.proc.pidDir(20)+"/root"+defaultInterp, "AttachRootGate",
 		"SetProcessModules 20 [/usr/bin/app]")
-	r.wantSymbols("SnapshotMaps 20 [/usr/bin/app]")
+	r.wantMaps(20, "[/usr/bin/app]")
 
 	r.proc.setMaps(20, app, lib)
 	r.tr.OnMmap(mapped(20, lib))
@@ -142,8 +144,9 @@ func TestNewCodeCoalesced(t *testing.T) {
 	}
 	r.wantKernel("SetProcessModules 10 [/usr/bin/app /usr/lib/liba.so /usr/lib/libb.so]",
 		"SetProcessModules 11 [/usr/bin/app /usr/lib/liba.so]")
-	r.wantSymbols("AddMapping 10 /usr/bin/app", "AddMapping 11 /app", "AddMapping 99 /usr/lib/liba.so",
-		"AddMapping 10 /usr/lib/liba.so", "AddMapping 11 /usr/lib/liba.so", "AddMapping 10 /usr/lib/libb.so")
+	r.wantMaps(10, "[/usr/bin/app /usr/lib/liba.so /usr/lib/libb.so]")
+	r.wantMaps(11, "[/app /usr/lib/liba.so]")
+	r.wantMaps(99, "[/usr/lib/liba.so]")
 }
 
 // A gate stop (dlopen) loads the process's tables, then resumes it, also
@@ -284,10 +287,10 @@ func TestTracePID(t *testing.T) {
 	}
 	r.wantKernel("AddPID 10", "AttachLdsoGate "+r.proc.pidDir(10)+"/root/lib64/ld-linux-x86-64.so.2",
 		"AttachRootGate", "SetProcessModules 10 [/usr/bin/app]")
-	r.wantSymbols("SnapshotMaps 10 [/usr/bin/app]")
+	r.wantMaps(10, "[/usr/bin/app]")
 }
 
-// Without tables (--unwind fp) only the symbolizer hears of processes.
+// Without tables (--unwind fp) only the history hears of processes.
 func TestWithoutTables(t *testing.T) {
 	r := newRig(t, func(c *Config, _ *fakeKernel) { c.Tables = false })
 	app := r.proc.file(r.proc.root, "/usr/bin/app", appAt)
@@ -299,13 +302,15 @@ func TestWithoutTables(t *testing.T) {
 	r.tr.OnProcessEvent(newProcess(11, 10))
 	r.tr.OnProcessEvent(gateStop(10))
 	r.tr.OnMmap(mapped(10, lib))
+	r.wantMaps(10, "[/usr/bin/app /usr/lib/liba.so]")
 	r.tr.OnMmap(execed(10))
 	r.tr.OnProcessEvent(exited(10))
 	r.wantKernel("AddPID 10")
-	r.wantSymbols("Snapshot 10", "Snapshot 11", "Inherit 11 10", "AddMapping 10 /usr/lib/liba.so", "ExecReset 10")
+	r.wantMaps(11, "[/usr/bin/app]") // its parent's: no /proc/11
+	r.wantMaps(10, "[]")             // a new image, no record of it yet
 }
 
-// After Stop nothing more is loaded, but the symbolizer still hears of the
+// After Stop nothing more is loaded, but the history still hears of the
 // records handled while the session closes, and stopped processes resume.
 func TestStop(t *testing.T) {
 	r := newRig(t, nil)
@@ -319,29 +324,36 @@ func TestStop(t *testing.T) {
 	r.clock.fire()
 	r.tr.OnProcessEvent(gateStop(10))
 	r.wantKernel("Continue 10")
-	r.wantSymbols("AddMapping 10 /usr/lib/liba.so")
+	r.wantMaps(10, "[/usr/bin/app /usr/lib/liba.so]")
 }
 
-// Prune makes the symbolizer forget processes no longer in /proc.
+// Prune makes the history forget the processes no longer in /proc that
+// never produced an event, once their last record is old.
 func TestPrune(t *testing.T) {
 	r := newRig(t, nil)
+	app := r.proc.file(r.proc.root, "/usr/bin/app", appAt)
 	r.proc.process(10, r.proc.root)
-	r.tr.Prune()
-	r.wantSymbols("Prune")
-	if !r.sym.alive(10) || r.sym.alive(11) {
-		t.Errorf("alive(10) = %v, alive(11) = %v; want true, false", r.sym.alive(10), r.sym.alive(11))
+	for _, pid := range []int{10, 11} {
+		r.tr.OnMmap(mapped(pid, app))
+		r.hist.procs[pid].last = time.Now().Add(-time.Hour)
+	}
+	if n := r.tr.Prune(); n != 1 || !r.known(10) || r.known(11) {
+		t.Errorf("pruned %d; 10 known %v, 11 known %v; want 1, true, false", n, r.known(10), r.known(11))
 	}
 }
 
-// Alive asks /proc; Forget makes the symbolizer forget the process.
+// Alive asks /proc; Forget makes the history forget the process.
 func TestAliveForget(t *testing.T) {
 	r := newRig(t, nil)
 	r.proc.process(10, r.proc.root)
 	if !r.tr.Alive(10) || r.tr.Alive(11) {
 		t.Errorf("Alive(10) = %v, Alive(11) = %v; want true, false", r.tr.Alive(10), r.tr.Alive(11))
 	}
+	r.tr.OnMmap(mapped(11, heap(0x600000)))
 	r.tr.Forget(11)
-	r.wantSymbols("Forget 11")
+	if r.known(11) {
+		t.Error("pid 11 is known after Forget")
+	}
 }
 
 // Under --unwind auto a Go binary gets an empty table without its CFI
@@ -373,7 +385,7 @@ func TestGoByFramePointers(t *testing.T) {
 	}
 }
 
-// ReadRunning hands the symbolizer every running process's mappings
+// ReadRunning hands the history every running process's mappings
 // (system-wide, the processes that started before the run); a /proc
 // entry that is no process is skipped.
 func TestReadRunning(t *testing.T) {
@@ -386,7 +398,8 @@ func TestReadRunning(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.tr.ReadRunning()
-	r.wantSymbols("Prime 10  [/usr/bin/app]", "Prime 12  [/bin/sh]") // the fake /proc has no comm
+	r.wantMaps(10, "[/usr/bin/app]")
+	r.wantMaps(12, "[/bin/sh]")
 }
 
 // Once no tracked process maps a file, the sweep an exit starts lets go

@@ -6,19 +6,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/probee/probee/probespec"
 )
 
 // ctrRoot is a fake root where /usr/lib/libctr.so is spin-nofp on the host
 // and chain-nofp in the container of pid 7 (its own mount namespace: its
-// maps show its own paths), and pid 8, gone, was known only from a
-// mapping record of the same file.
+// maps show its own paths).
 type ctrRoot struct {
 	root string
-	lib  Mapping // pid 7's mapping of its libctr.so
-	leaf uint64  // address of chain's leaf in that mapping
 }
 
 func newCtrRoot(t *testing.T) ctrRoot {
@@ -37,55 +33,7 @@ func newCtrRoot(t *testing.T) ctrRoot {
 	if err := os.WriteFile(filepath.Join(root, "proc/7/maps"), []byte(mapsLine(lib)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	off := funcFileOffset(t, filepath.Join(ctr, "usr/lib/libctr.so"), "leaf")
-	return ctrRoot{root: root, lib: lib, leaf: lib.Start + off}
-}
-
-// A container's library is symbolized from its own file, not from the
-// host's file at the same path; and so is a process known only from a
-// mapping record, once its container is gone, from the file read for the
-// other process.
-func TestSymbolizeContainer(t *testing.T) {
-	c := newCtrRoot(t)
-	s := NewSymbolizer(Scope{Root: c.root}, nil)
-	if err := s.Snapshot(7); err != nil {
-		t.Fatal(err)
-	}
-	if f := s.Frames(7, "", []uint64{c.leaf}); f[0].Function != "leaf" {
-		t.Errorf("pid 7: frame %+v, want leaf (the container's build)", f[0])
-	}
-	s.AddMapping(8, c.lib) // pid 8 has no /proc entry
-	if f := s.Frames(8, "", []uint64{c.leaf}); f[0].Function != "leaf" {
-		t.Errorf("pid 8, gone: frame %+v, want leaf", f[0])
-	}
-}
-
-// A process known only from a mapping record of a container's file is
-// symbolized after it exits: the record's path names no file on the host,
-// so its object is read while the process lives.
-func TestSymbolizeContainerRecord(t *testing.T) {
-	c := newCtrRoot(t)
-	s := NewSymbolizer(Scope{Root: c.root}, nil)
-	s.AddMapping(7, c.lib)
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		s.mu.Lock()
-		o := s.byFile[keyOf(c.lib)]
-		s.mu.Unlock()
-		if o != nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the container's file was not read while the process lived")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	if err := os.RemoveAll(filepath.Join(c.root, "proc/7")); err != nil { // pid 7 exits
-		t.Fatal(err)
-	}
-	if f := s.Frames(7, "", []uint64{c.leaf}); f[0].Function != "leaf" {
-		t.Errorf("frame %+v, want leaf (the container's build)", f[0])
-	}
+	return ctrRoot{root: root}
 }
 
 // -p PID resolves a library name to the file the process maps, through

@@ -1,62 +1,37 @@
-// Package resolver owns probee's symbol index in both directions.
-//
-// Forward (Resolve): a parsed probespec.Spec becomes the concrete places a
-// probe attaches to — ELF functions (with file offsets for uprobes), source
-// lines through DWARF line tables, USDT probes (resolver/usdt reads their
-// notes), kernel functions and tracepoints.
-// Backward (Symbolizer): addresses captured in stacks become frame names,
-// from the same per-run index of ELF objects and /proc/kallsyms.
+// Package resolver resolves probe specs to targets: a parsed
+// probespec.Spec (Resolve) becomes the concrete places a probe attaches to
+// — ELF functions (with file offsets for uprobes), source lines through
+// DWARF line tables, USDT probes (resolver/usdt reads their notes), kernel
+// functions and tracepoints — and the places that see a function's
+// returns (ReturnTargets). It writes the --list-probes listing of targets
+// (WriteList, WriteJSON). The way back, addresses to frames, is package
+// symbolize's, from the same per-run index of ELF objects (objfile.Index).
 //
 // Everything here is a pure function of files: the ELF objects, the
 // ld.so.cache, /proc/PID/maps, tracefs and kallsyms text. Nothing is loaded
 // into or attached to the kernel (that is bpf/'s job); mounting tracefs is
 // left to the caller too.
 //
-// The Index reads each ELF file once per run, keyed by internal/fileid's
-// identity (the build-id, else device, inode, size and mtime; unwind's
-// table cache uses the same key): copies of one build at several paths are
-// one read, each returned with its own path. An Object's DWARF is read when
-// first needed and kept with it.
+// The ELF objects themselves (their symbols, PLT stubs, labels, debug
+// files, demangled names, line tables and the per-run Index that reads
+// each once) are package objfile's.
 //
 // Written in-house, on purpose:
 //   - the ld.so.cache parser (no Go library reads glibc's cache format);
 //   - the DT_NEEDED closure (glibc's search order: RPATH, RUNPATH with
 //     $ORIGIN/$LIB/$PLATFORM, ld.so.cache, default directories);
-//   - the kallsyms and perf map parsers, and the /proc/PID/maps one shared
-//     with unwind (internal/procmaps): tiny, and they must never panic;
-//   - the symbol and dynamic table reader (elfsyms.go). debug/elf's
-//     Symbols and DynamicSymbols allocate an elf.Symbol and a string for
-//     every symbol (libLLVM has 45000) and DynString re-reads the dynamic
-//     string table (3 MB in libLLVM) on each of the four calls: loading
-//     libLLVM took longer than bpftrace -l takes to list it. The reader
-//     reads each table once, keeps only function records, and cuts their
-//     names from one copy of the string table. It checks every offset and
-//     index the file gives, and a malformed table yields no symbols, as
-//     debug/elf's error did (FuzzSymbolTables compares the two on
-//     arbitrary input, from a committed seed corpus);
-//   - PLT stub names (plt.go): debug/elf gives relocations per section but
-//     no stub addresses; frames in a stub are named "function@plt" as perf
-//     and objdump name them, and stubs are never probe targets;
-//   - code labels (labels.go), a stripped program's _start
-//     (entrylabel.go, which reads .eh_frame_hdr's table and one FDE, not
-//     .eh_frame) and libc's signal trampoline __restore_rt (sigreturn.go,
-//     by its code near sigaction): frame names where no function symbol
-//     covers a pc, never probe targets.
+//   - the parsers of tracefs' available_filter_functions and debugfs'
+//     kprobe blacklist; kallsyms (internal/kallsyms) and /proc/PID/maps
+//     (internal/procmaps) are read by parsers shared with symbolize and
+//     unwind: tiny, and they must never panic.
 //
-// ELF headers, sections and DWARF come from the standard library
-// (debug/elf, debug/dwarf), always opened and read behind
-// internal/safeelf's panic-to-error guard because debug/elf has panicked on
-// hostile input in the past. Demangling uses
-// github.com/ianlancetaylor/demangle (C++, Rust legacy and v0), globs use
-// github.com/gobwas/glob.
-//
-// Demangling is lazy (Object.demangled, cached per object): only names a
-// matcher needs, symbolized frames and printed -v/--json targets are
-// demangled; Resolve leaves Target.Demangled empty (Target.DemangledName).
-// Demangled and regex patterns first test the raw name against the
-// identifiers the pattern requires (prefilter.go), so a glob such as
+// Globs use github.com/gobwas/glob. Demangled and regex patterns first
+// test the raw name against the identifiers the pattern requires
+// (prefilter.go) before asking for its demangled form
+// (objfile.Object.DemangledName), so a glob such as
 // "llvm::SmallVectorBase<*>::grow_pod*" demangles a handful of libLLVM's
-// names, not all of them.
+// names, not all of them; Resolve leaves Target.Demangled empty
+// (Target.DemangledName).
 //
 // # Decisions (documented once, here)
 //
@@ -71,28 +46,21 @@
 // ld.so.cache (entries for this machine's architecture) and, when it has no
 // match, the standard directories.
 //
-// Debug files: separate debug files found by build-id under
-// <root>/usr/lib/debug/.build-id/xx/yyyy.debug (or by .gnu_debuglink under
-// /usr/lib/debug) ARE consulted when present; their .symtab adds the local
-// functions a stripped library lacks and their .debug_line serves file:line
-// specs. Target.SymbolFrom names the file a symbol came from, so
-// --list-probes -v shows when a match exists only because libc6-dbg (or a
-// -dbgsym package) is installed.
+// Debug files (objfile): a symbol found only in a separate debug file
+// (libc6-dbg, a -dbgsym package) is a target like any other;
+// Target.SymbolFrom names the file it came from, so --list-probes -v shows
+// when a match exists only because that file is installed.
 //
-// Functions: only defined STT_FUNC and STT_GNU_IFUNC symbols in an
-// executable section with a non-zero address count; a Go binary without
-// .symtab (a release build, -s -w) takes its functions from .gopclntab
-// instead (gofuncs.go, internal/gopclntab), each sized up to the next.
-// Symbols at one address are one target (aliases such as malloc/__libc_malloc): it is reported
-// under the name that matched, preferring, when several matched, a global
-// name, then fewer leading underscores, then the shorter, then the
-// alphabetically first. A probe on a GNU_IFUNC symbol fires in the IFUNC
-// resolver, as with every uprobe tool.
+// Functions: the functions of objfile.Object (defined STT_FUNC and
+// STT_GNU_IFUNC symbols, or a stripped Go binary's .gopclntab). Symbols at
+// one address are one target (aliases such as malloc/__libc_malloc): it is
+// reported under the name that matched, preferring, when several matched,
+// objfile.BetterName's choice. A probe on a GNU_IFUNC symbol fires in the
+// IFUNC resolver, as with every uprobe tool.
 //
-// Fragments: symbols whose raw name carries a ".cold" or ".part.N" suffix
-// are pieces of another function, not entry points; demangled matches skip
-// them (exact, glob and regex matches on the raw name still see them).
-// Clones such as ".isra.N" and ".constprop.N" are real entry points.
+// Fragments: demangled matches skip the pieces of another function
+// (objfile.Symbol.Fragment: ".cold", ".part.N"); exact, glob and regex
+// matches on the raw name still see them.
 //
 // USDT probes (usdtprobes.go): a usdt spec searches the files a uprobe
 // spec with its target would (the path, the library, the -p process's
@@ -104,67 +72,8 @@
 // semaphore and its file offset, the argument string and its parsed
 // usdt.Arg values, kept for argument weights); Target.Address is 0.
 //
-// Source lines: only is_stmt rows that are not end_sequence count; every
-// address of the line is a target (inlined copies, split hot/cold code), but
-// consecutive rows of the same line within one sequence collapse into the
-// first. Files match by path suffix on "/" boundaries; two different files
-// matching is an error listing them.
-//
-// Frames: Symbolizer.Frames looks up exactly the addresses given. Callers
-// pass pc-1 for return addresses (every frame but the leaf) themselves.
-// Unsymbolized addresses are named module+0xOFF, OFF being the file offset
-// (as in /proc/PID/maps), never a bare [unknown] when the module is known.
-// A frame in an ELF file also carries its address in that file (VirtAddr,
-// before any load bias): the same in every process, whatever its load
-// address. AppendFrameRefs, for callers that symbolize many stacks of many
-// processes (a profile), symbolizes each address once and returns shared
-// frames (framememo.go): frames in ELF files are kept per file, path and
-// address in the file, for every process; the rest per mapping set, until
-// the set, its objects or its perf map change.
-//
-// JIT frames (perfmap.go, jitmap.go): an address that no file mapping
-// covers (an anonymous executable mapping, or memory mapped after the
-// snapshot) is named from the process's perf map, the "START SIZE NAME"
-// lines (hex) a JIT appends to /tmp/perf-PID.map (V8 with
-// --perf-basic-prof names them like "JS:*fib /app/fib.js:1:13"). The one
-// path read is /proc/PID/root/tmp/perf-NSPID.map, NSPID being the last
-// field of NSpid in /proc/PID/status: it is the host's /tmp/perf-PID.map
-// for a host process and the container's file for a process in one. Names
-// are kept as written (spaces too; the output turns ';' into ','); such
-// frames have Module "[anon]" (or their mapping's name) and no source file.
-// Where lines overlap, the later one wins (the JIT reused the addresses).
-// The process's /tmp is opened when the process is first snapshotted, and
-// the map in it once it exists; both are kept open, so a map written after
-// that, and lines appended later, are read when an address is not found,
-// even after the process exited or deleted the file. The file is opened
-// inside that /tmp only (no link out of it), only when it is a regular
-// file no older than the process (else it is an earlier process's with the
-// pid); it is read no more once the pid runs another process (start time
-// in /proc/PID/stat differs) or the file was rewritten (its first bytes
-// changed). At most 1024 processes keep theirs open; past that, maps are
-// read by path while their process runs. An exec record re-reads the map
-// of a running process. A process that exits before its first event is
-// handled is symbolized from its mapping records only, without JIT names.
-// jitdump files (/tmp/jit-PID.dump) are not read.
-//
-// Source lines and inline frames (dwarfsym.go, inline.go): where an object
-// or its separate debug file has .debug_info and .debug_line, each frame
-// gets the file and line of its address, and an address inside inlined
-// calls (DW_TAG_inlined_subroutine) expands into one Inline frame per call,
-// innermost first, each with the line executing in it, followed by the
-// physical frame with the line of the outermost call site
-// (DW_AT_call_file/DW_AT_call_line), as binutils' addr2line -i prints them.
-// The physical frame keeps its ELF symbol name; inline frames are named from
-// DWARF (linkage name demangled, else DW_AT_name). DWARF is parsed lazily
-// and kept with its Object (so once per file identity, like the symbols):
-// the first lookup indexes the compile units'
-// address ranges (their top entries only), and a unit's line table and
-// function tree are read when an address first falls in it; results are
-// cached per address. File names are joined to a relative unit directory
-// once (glibc's "./libio"); binutils 2.40 joins it twice. The lookup is
-// written here because debug/dwarf has no inline-aware address lookup. A
-// Go binary without DWARF (-ldflags=-w, or -s -w for a release) gets the
-// same frames from .gopclntab instead (gosource.go, internal/gopclntab):
-// at every fifth byte of the fixtures' code, the stripped build's frames are
-// those DWARF gives the unstripped one.
+// Source lines: every is_stmt address of the line is a target
+// (objfile.Object.LineAddrs: inlined copies, split hot/cold code). Files
+// match by path suffix on "/" boundaries; two different files matching is
+// an error listing them.
 package resolver

@@ -6,13 +6,14 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/probee/probee/objfile"
 	"github.com/probee/probee/probespec"
 )
 
 // matchObject appends to ts one target per address of o where some symbol
 // matches m. Matches are found first, so ts grows once (a Target is big,
 // and listing libLLVM makes 34000).
-func matchObject(ts []Target, o *Object, m *nameMatcher, spec probespec.Spec) ([]Target, error) {
+func matchObject(ts []Target, o *objfile.Object, m *nameMatcher, spec probespec.Spec) ([]Target, error) {
 	type hit struct{ group, best int }
 	var hits []hit
 	m.warm(o)
@@ -23,7 +24,7 @@ func matchObject(ts []Target, o *Object, m *nameMatcher, spec probespec.Spec) ([
 		}
 		best := -1
 		for k := i; k < j; k++ {
-			if m.matchSymbol(o, k) && (best < 0 || betterName(&o.Funcs[k], &o.Funcs[best])) {
+			if m.matchSymbol(o, k) && (best < 0 || objfile.BetterName(&o.Funcs[k], &o.Funcs[best])) {
 				best = k
 			}
 		}
@@ -39,7 +40,7 @@ func matchObject(ts []Target, o *Object, m *nameMatcher, spec probespec.Spec) ([
 		for j < len(o.Funcs) && o.Funcs[j].Addr == o.Funcs[h.group].Addr {
 			j++
 		}
-		t := o.target(o.Funcs[h.group:j], h.best-h.group, spec)
+		t := funcTarget(o, o.Funcs[h.group:j], h.best-h.group, spec)
 		if spec.Offset > 0 && spec.Offset >= t.Size {
 			return nil, offsetError(t, spec.Offset, o)
 		}
@@ -96,22 +97,23 @@ func versionedAlias(t *Target) int {
 	return -1
 }
 
-func offsetError(t Target, off uint64, o *Object) error {
+func offsetError(t Target, off uint64, o *objfile.Object) error {
 	if t.Size == 0 {
 		return fmt.Errorf("offset 0x%x into %s in %s: the function's size is unknown, so the offset cannot be checked: probe its entry", off, t.Symbol, filepath.Base(o.Path))
 	}
 	return fmt.Errorf("offset 0x%x is outside %s (size 0x%x) in %s: give an offset below the size", off, t.Symbol, t.Size, filepath.Base(o.Path))
 }
 
-// target builds the Target for symbol group[best] and its aliases.
-func (o *Object) target(group []Symbol, best int, spec probespec.Spec) Target {
+// funcTarget builds the Target for symbol group[best] of o and its
+// aliases.
+func funcTarget(o *objfile.Object, group []objfile.Symbol, best int, spec probespec.Spec) Target {
 	s := group[best]
 	t := Target{
 		Kind: probespec.Uprobe, Ret: spec.Ret, Path: o.Path, BuildID: o.BuildID,
 		Symbol: s.Name, Address: s.Addr, Offset: spec.Offset,
 		SymbolFrom: o.Path, Go: o.Go, Unwinds: o.Unwinds,
 	}
-	if s.from == fromDebug {
+	if s.FromDebugFile() {
 		t.SymbolFrom = o.DebugFile
 	}
 	for k, a := range group {
@@ -124,38 +126,14 @@ func (o *Object) target(group []Symbol, best int, spec probespec.Spec) Target {
 	return t
 }
 
-// betterName orders alias names: a symbol with a size first (a zero-size
-// symbol at a function's address is a label, or a function whose body the
-// compiler dropped, as llvm_unreachable's in libclang-cpp's
-// TemplateDeclInstantiator::VisitDecl at Sema::SubstDecl), then global,
-// then fewer leading underscores, then shorter, then alphabetical.
-func betterName(a, b *Symbol) bool {
-	if (a.Size > 0) != (b.Size > 0) {
-		return a.Size > 0
-	}
-	if a.Global != b.Global {
-		return a.Global
-	}
-	ua, ub := leadingUnderscores(a.Name), leadingUnderscores(b.Name)
-	if ua != ub {
-		return ua < ub
-	}
-	if len(a.Name) != len(b.Name) {
-		return len(a.Name) < len(b.Name)
-	}
-	return a.Name < b.Name
-}
-
-func leadingUnderscores(s string) int { return len(s) - len(strings.TrimLeft(s, "_")) }
-
 // objectNames lists the names suggestions are drawn from: raw names, and
 // demangled short names for demangled patterns.
-func objectNames(objs []*Object, kind probespec.MatcherKind) []string {
+func objectNames(objs []*objfile.Object, kind probespec.MatcherKind) []string {
 	var out []string
 	for _, o := range objs {
 		for i, s := range o.Funcs {
 			if kind == probespec.MatchDemangled {
-				if _, short := o.demangled(i); short != "" {
+				if _, short := o.DemangledName(i); short != "" {
 					out = append(out, short)
 					continue
 				}
@@ -164,42 +142,4 @@ func objectNames(objs []*Object, kind probespec.MatcherKind) []string {
 		}
 	}
 	return out
-}
-
-// funcAt returns the index of the function symbol containing addr, or -1.
-func (o *Object) funcAt(addr uint64) int {
-	lo, hi := 0, len(o.Funcs)
-	for lo < hi {
-		mid := (lo + hi) / 2
-		if o.Funcs[mid].Addr <= addr {
-			lo = mid + 1
-		} else {
-			hi = mid
-		}
-	}
-	// Walk back over the aliases at the greatest address <= addr, looking
-	// for one whose size covers addr.
-	for i := lo - 1; i >= 0 && i >= lo-64; i-- {
-		s := &o.Funcs[i]
-		if addr-s.Addr < s.Size || (s.Size == 0 && addr == s.Addr) {
-			return o.bestAlias(i)
-		}
-	}
-	return -1
-}
-
-// bestAlias returns the preferred name among the symbols at Funcs[i].Addr.
-func (o *Object) bestAlias(i int) int {
-	a := o.Funcs[i].Addr
-	lo := i
-	for lo > 0 && o.Funcs[lo-1].Addr == a {
-		lo--
-	}
-	best := lo
-	for k := lo; k < len(o.Funcs) && o.Funcs[k].Addr == a; k++ {
-		if betterName(&o.Funcs[k], &o.Funcs[best]) {
-			best = k
-		}
-	}
-	return best
 }

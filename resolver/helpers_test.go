@@ -57,6 +57,17 @@ func statSame(a, b string) bool {
 	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
 }
 
+func copyFile(t *testing.T, src, dst string) {
+	t.Helper()
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dst, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // installFixture copies fixture binary name to dst, creating its directory.
 func installFixture(t *testing.T, name, dst string) {
 	t.Helper()
@@ -68,36 +79,18 @@ func installFixture(t *testing.T, name, dst string) {
 
 // fileMapping is an executable mapping of the whole file at path (file
 // offset 0) from start, named name as /proc/PID/maps would show it.
-func fileMapping(t *testing.T, path, name string, start uint64) Mapping {
+func fileMapping(t *testing.T, path, name string, start uint64) procmaps.Mapping {
 	t.Helper()
 	fi, err := os.Stat(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	st := fi.Sys().(*syscall.Stat_t)
-	return Mapping{Start: start, End: start + uint64(fi.Size()), Perms: "r-xp",
+	return procmaps.Mapping{Start: start, End: start + uint64(fi.Size()), Perms: "r-xp",
 		Dev: procmaps.StatDev(st.Dev), Inode: st.Ino, Path: name}
 }
 
 // mapsLine is m as a line of /proc/PID/maps (file offset 0).
-func mapsLine(m Mapping) string {
+func mapsLine(m procmaps.Mapping) string {
 	return fmt.Sprintf("%x-%x r-xp 00000000 %s %d %s\n", m.Start, m.End, m.Dev, m.Inode, m.Path)
-}
-
-// funcFileOffset is the file offset of function fn in the ELF file at path.
-func funcFileOffset(t *testing.T, path, fn string) uint64 {
-	t.Helper()
-	o, err := LoadObject(path, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range o.Funcs {
-		if f.Name == fn {
-			if off, ok := o.FileOffset(f.Addr); ok {
-				return off
-			}
-		}
-	}
-	t.Fatalf("no %s in %s", fn, path)
-	return 0
 }

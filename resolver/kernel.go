@@ -1,14 +1,28 @@
 package resolver
 
 import (
+	"bufio"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
+	"strings"
 
 	"github.com/gobwas/glob"
+	"github.com/probee/probee/internal/kallsyms"
 	"github.com/probee/probee/probespec"
 )
+
+// KernelSymbol is one kernel function: its name and module ("" for the
+// core kernel, vmlinux); Addr when the list gives it (kallsyms read with
+// CAP_SYSLOG), else 0.
+type KernelSymbol struct {
+	Addr   uint64
+	Name   string
+	Module string
+}
 
 // kernelFuncs is the list of traceable kernel functions.
 type kernelFuncs struct {
@@ -66,7 +80,7 @@ func (r *Resolver) kernelFromKallsyms(k *kernelFuncs) error {
 		return fmt.Errorf("list kernel functions: no available_filter_functions (%w) and %v", ErrNoTracefs, err)
 	}
 	defer f.Close()
-	syms, err := ParseKallsyms(f)
+	syms, err := kallsyms.Parse(f)
 	if err != nil {
 		return err
 	}
@@ -191,4 +205,59 @@ func (r *Resolver) resolveTracepoints(spec probespec.Spec) ([]Target, error) {
 		return nil, &NoMatchError{What: "tracepoint", Pattern: pat, Where: events, Suggestions: suggest(pat, all)}
 	}
 	return ts, nil
+}
+
+// ParseFilterFunctions reads tracefs available_filter_functions: one
+// "name" or "name [module]" per line (or, for available_filter_functions_addrs,
+// "addr name [module]"). Names may repeat (static functions of one name in
+// several files); duplicates are kept once.
+func ParseFilterFunctions(r io.Reader) ([]KernelSymbol, error) {
+	var out []KernelSymbol
+	seen := map[KernelSymbol]bool{}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
+	for sc.Scan() {
+		s, ok := parseFilterLine(sc.Text())
+		if !ok || seen[s] {
+			continue
+		}
+		seen[s] = true
+		out = append(out, s)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("read available_filter_functions: %w", err)
+	}
+	return out, nil
+}
+
+func parseFilterLine(line string) (KernelSymbol, bool) {
+	f := strings.Fields(line)
+	var s KernelSymbol
+	if len(f) >= 2 && !strings.HasPrefix(f[1], "[") {
+		if _, err := strconv.ParseUint(f[0], 16, 64); err == nil {
+			f = f[1:] // available_filter_functions_addrs; address not kept
+		}
+	}
+	if len(f) == 0 || strings.HasPrefix(f[0], "[") {
+		return s, false
+	}
+	s.Name = f[0]
+	if len(f) >= 2 {
+		s.Module = strings.Trim(f[1], "[]")
+	}
+	return s, true
+}
+
+// ParseKprobeBlacklist reads debugfs kprobes/blacklist lines
+// "0xstart-0xend\tname" and returns the blacklisted names.
+func ParseKprobeBlacklist(r io.Reader) (map[string]bool, error) {
+	out := map[string]bool{}
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) >= 2 {
+			out[f[1]] = true
+		}
+	}
+	return out, sc.Err()
 }

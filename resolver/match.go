@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/probee/probee/objfile"
 	"github.com/probee/probee/probespec"
 )
 
@@ -30,19 +31,19 @@ func (m *nameMatcher) matchName(name string) bool { return m.c.Match(name) }
 
 // mayDemangle reports whether matching s may demangle its name (a regex
 // only when the raw name does not match).
-func (m *nameMatcher) mayDemangle(s *Symbol) bool {
+func (m *nameMatcher) mayDemangle(s *objfile.Symbol) bool {
 	switch m.kind {
 	case probespec.MatchRegex:
-		return isMangled(s.Name) && m.pre.admits(s.Name)
+		return objfile.IsMangled(s.Name) && m.pre.admits(s.Name)
 	case probespec.MatchDemangled:
-		return !s.Fragment && isMangled(s.Name) && m.pre.admits(s.Name)
+		return !s.Fragment && objfile.IsMangled(s.Name) && m.pre.admits(s.Name)
 	}
 	return false
 }
 
 // warm demangles, in parallel, the names of o that matching will demangle,
 // when there are many.
-func (m *nameMatcher) warm(o *Object) {
+func (m *nameMatcher) warm(o *objfile.Object) {
 	var idx []int
 	for i := range o.Funcs {
 		s := &o.Funcs[i]
@@ -51,7 +52,7 @@ func (m *nameMatcher) warm(o *Object) {
 		}
 	}
 	if len(idx) >= 1024 {
-		o.warmNames(idx)
+		o.WarmNames(idx)
 	}
 }
 
@@ -61,7 +62,7 @@ func (m *nameMatcher) warm(o *Object) {
 // without and with parameters (unmangled names stand for themselves), never
 // on .cold/.part fragments. Names are demangled only when the prefilter
 // lets them through.
-func (m *nameMatcher) matchSymbol(o *Object, i int) bool {
+func (m *nameMatcher) matchSymbol(o *objfile.Object, i int) bool {
 	s := &o.Funcs[i]
 	switch m.kind {
 	case probespec.MatchExact, probespec.MatchGlob:
@@ -73,13 +74,13 @@ func (m *nameMatcher) matchSymbol(o *Object, i int) bool {
 		if !m.mayDemangle(s) {
 			return false
 		}
-		full, short := o.demangled(i)
+		full, short := o.DemangledName(i)
 		return full != "" && (m.c.Match(short) || m.c.Match(full))
 	case probespec.MatchDemangled:
 		if s.Fragment || !m.pre.admits(s.Name) {
 			return false
 		}
-		full, short := o.demangled(i) // "" when not mangled
+		full, short := o.DemangledName(i) // "" when not mangled
 		if full == "" {
 			full, short = s.Name, s.Name
 		}

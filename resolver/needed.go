@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/probee/probee/objfile"
 )
 
 // commandPath finds the command's binary like execvp: a name with a "/" is
@@ -46,7 +48,7 @@ func (r *Resolver) neededClosure(exe string) ([]string, error) {
 		out = append(out, r.rootPath(exeObj.Interp))
 	}
 	type node struct {
-		obj  *Object
+		obj  *objfile.Object
 		path string
 	}
 	queue := []node{{exeObj, exe}}
@@ -79,7 +81,7 @@ func (r *Resolver) neededClosure(exe string) ([]string, error) {
 // findNeeded applies glibc's search order for one DT_NEEDED entry: the
 // loader's DT_RPATH (and the executable's) when it has no DT_RUNPATH,
 // LD_LIBRARY_PATH, DT_RUNPATH, the ld.so.cache, the default directories.
-func (r *Resolver) findNeeded(need string, o *Object, opath string, exe *Object, exePath string) string {
+func (r *Resolver) findNeeded(need string, o *objfile.Object, opath string, exe *objfile.Object, exePath string) string {
 	if strings.Contains(need, "/") {
 		return existing(need)
 	}

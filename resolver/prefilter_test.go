@@ -3,10 +3,10 @@ package resolver
 import (
 	"debug/elf"
 	"reflect"
-	"sort"
 	"strings"
 	"testing"
 
+	"github.com/probee/probee/objfile"
 	"github.com/probee/probee/probespec"
 )
 
@@ -76,7 +76,7 @@ var trickyMangled = []string{
 // system's libstdc++ and, without -short, libLLVM.
 func TestPrefilterSound(t *testing.T) {
 	for _, raw := range trickyMangled {
-		if full, _ := demangleName(raw); full == "" {
+		if full, _ := objfile.DemangleName(raw); full == "" {
 			t.Errorf("%s does not demangle", raw)
 		}
 	}
@@ -100,7 +100,7 @@ func TestPrefilterSound(t *testing.T) {
 		if strings.HasPrefix(raw, "_R") {
 			continue
 		}
-		full, short := demangleName(raw)
+		full, short := objfile.DemangleName(raw)
 		if full == "" {
 			continue
 		}
@@ -151,7 +151,7 @@ func TestPrefilterSameMatches(t *testing.T) {
 	}
 	spec := probespec.Spec{Kind: probespec.Uprobe}
 	for _, p := range prefilterCorpus(t) {
-		o, err := LoadObject(p, "")
+		o, err := objfile.LoadObject(p, "")
 		if err != nil {
 			continue
 		}
@@ -167,43 +167,5 @@ func TestPrefilterSameMatches(t *testing.T) {
 				t.Errorf("%s: %q: %d targets with the prefilter, %d without", p, pat.Pattern, len(got), len(want))
 			}
 		}
-	}
-}
-
-// Listing demangles nothing; a demangled pattern demangles only the names
-// that contain its identifiers.
-func TestDemangleLazily(t *testing.T) {
-	p := fixture(t, "cxx")
-	r := New(Scope{})
-	if ts, err := r.Resolve(uspec(pathT(p), probespec.MatchGlob, "*")); err != nil || len(ts) < 10 {
-		t.Fatalf("*: %d targets, %v", len(ts), err)
-	}
-	o, err := r.Index().Load(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := len(o.names.m); n != 0 {
-		t.Errorf("listing * demangled %d names", n)
-	}
-	ts, err := r.Resolve(uspec(pathT(p), probespec.MatchDemangled, "ns::Klass::method"))
-	if err != nil || len(ts) != 1 {
-		t.Fatalf("ns::Klass::method: %v, %v", symbols(ts), err)
-	}
-	var want, got []string
-	for i, s := range o.Funcs {
-		if strings.Contains(s.Name, "Klass") && strings.Contains(s.Name, "method") {
-			want = append(want, s.Name)
-		}
-		if _, ok := o.names.m[i]; ok {
-			got = append(got, s.Name)
-		}
-	}
-	sort.Strings(want)
-	sort.Strings(got)
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("demangled %q, want only %q", got, want)
-	}
-	if d := ts[0].DemangledName(); d != "ns::Klass::method(int)" || ts[0].Demangled != "" {
-		t.Errorf("Demangled %q, DemangledName() %q", ts[0].Demangled, d)
 	}
 }

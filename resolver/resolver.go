@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/probee/probee/internal/fileid"
+	"github.com/probee/probee/objfile"
 	"github.com/probee/probee/probespec"
 )
 
@@ -44,7 +45,7 @@ type Scope struct {
 // safe for concurrent use.
 type Resolver struct {
 	scope Scope
-	idx   *Index
+	idx   *objfile.Index
 
 	ldOnce sync.Once
 	ld     []LdCacheEntry
@@ -62,18 +63,11 @@ func New(scope Scope) *Resolver {
 	if scope.Root == "" {
 		scope.Root = "/"
 	}
-	debug := scope.DebugDir
-	switch debug {
-	case "":
-		debug = filepath.Join(scope.Root, DefaultDebugDir)
-	case "-":
-		debug = ""
-	}
-	return &Resolver{scope: scope, idx: NewIndex(debug)}
+	return &Resolver{scope: scope, idx: objfile.NewIndex(objfile.DebugDir(scope.Root, scope.DebugDir))}
 }
 
 // Index returns the resolver's object cache, to share with a Symbolizer.
-func (r *Resolver) Index() *Index { return r.idx }
+func (r *Resolver) Index() *objfile.Index { return r.idx }
 
 // Resolve is New(scope).Resolve(spec).
 func Resolve(spec probespec.Spec, scope Scope) ([]Target, error) {

@@ -3,13 +3,10 @@ package resolver
 import (
 	"errors"
 	"fmt"
-	"strings"
-	"sync"
-
-	"golang.org/x/arch/x86/x86asm"
 
 	"github.com/probee/probee/internal/safefile"
 	"github.com/probee/probee/internal/x86code"
+	"golang.org/x/arch/x86/x86asm"
 )
 
 // Where the returns of a function are probed.
@@ -140,7 +137,7 @@ type part struct {
 func (r *Resolver) functionParts(t Target) ([]part, error) {
 	targets := []Target{t}
 	if o, err := r.idx.Load(t.Path); err == nil {
-		for _, c := range o.coldParts(t.Symbol) {
+		for _, c := range o.ColdParts(t.Symbol) {
 			ct := t
 			ct.Symbol, ct.Address, ct.Size = c.Name, c.Addr, c.Size
 			var ok bool
@@ -212,28 +209,4 @@ func inParts(parts []part, addr uint64) bool {
 		}
 	}
 	return false
-}
-
-// coldParts returns the .cold parts of the function named name (gcc's
-// "name.cold", "name.cold.1").
-func (o *Object) coldParts(name string) []Symbol {
-	if o.frags == nil {
-		return nil
-	}
-	o.frags.once.Do(func() {
-		o.frags.cold = map[string][]Symbol{}
-		for _, s := range o.Funcs {
-			if i := strings.Index(s.Name, ".cold"); i > 0 && s.Fragment {
-				o.frags.cold[s.Name[:i]] = append(o.frags.cold[s.Name[:i]], s)
-			}
-		}
-	})
-	return o.frags.cold[name]
-}
-
-// fragIndex maps function names to their .cold parts, built on first use
-// and shared by an Object's copies (Index.view).
-type fragIndex struct {
-	once sync.Once
-	cold map[string][]Symbol
 }

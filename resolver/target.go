@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/probee/probee/internal/parallel"
+	"github.com/probee/probee/objfile"
 	"github.com/probee/probee/probespec"
 	"github.com/probee/probee/resolver/usdt"
 )
@@ -56,7 +58,7 @@ func (t Target) DemangledName() string {
 	if t.Demangled != "" || t.Kind != probespec.Uprobe {
 		return t.Demangled
 	}
-	full, _ := demangleName(t.Symbol)
+	full, _ := objfile.DemangleName(t.Symbol)
 	return full
 }
 
@@ -247,7 +249,7 @@ func repeatedLines(targets []Target) map[string]bool {
 // CPUs (listing libLLVM -v demangles 34000 names).
 func demangledNames(targets []Target) []string {
 	names := make([]string, len(targets))
-	onAllCPUs(len(targets), 512, func(i int) { names[i] = targets[i].DemangledName() })
+	parallel.For(len(targets), 512, func(i int) { names[i] = targets[i].DemangledName() })
 	return names
 }
 

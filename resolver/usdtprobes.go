@@ -6,7 +6,9 @@ import (
 	"strings"
 
 	"github.com/probee/probee/internal/elfnote"
+	"github.com/probee/probee/internal/parallel"
 	"github.com/probee/probee/internal/safeelf"
+	"github.com/probee/probee/objfile"
 	"github.com/probee/probee/probespec"
 	"github.com/probee/probee/resolver/usdt"
 )
@@ -87,7 +89,7 @@ func usdtNoMatch(n probespec.USDTName, where string, names []string) error {
 func (r *Resolver) readUSDTFiles(t probespec.Target, paths []string) ([]usdtFile, error) {
 	files := make([]usdtFile, len(paths))
 	errs := make([]error, len(paths))
-	onAllCPUs(len(paths), 16, func(i int) { files[i], errs[i] = readUSDTFile(paths[i]) })
+	parallel.For(len(paths), 16, func(i int) { files[i], errs[i] = readUSDTFile(paths[i]) })
 	out := files[:0]
 	for i, err := range errs {
 		switch {
@@ -95,7 +97,7 @@ func (r *Resolver) readUSDTFiles(t probespec.Target, paths []string) ([]usdtFile
 			out = append(out, files[i])
 		case t.Kind == probespec.TargetPath:
 			return nil, fmt.Errorf("resolve %s: %w", t.Name, err)
-		case !errors.Is(err, ErrNotELF):
+		case !errors.Is(err, objfile.ErrNotELF):
 			r.warnf("skipping %s: %v", paths[i], err)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/probee/probee/internal/procmaps"
+	"github.com/probee/probee/objfile"
 	"github.com/probee/probee/probespec"
 )
 
@@ -46,16 +47,16 @@ func (r *Resolver) resolveUser(spec probespec.Spec) ([]Target, error) {
 
 // loadObjects reads paths in parallel. An explicit path must be a readable
 // ELF file; files found by searching that are not ELF are skipped.
-func (r *Resolver) loadObjects(t probespec.Target, paths []string) ([]*Object, error) {
+func (r *Resolver) loadObjects(t probespec.Target, paths []string) ([]*objfile.Object, error) {
 	objs, errs := r.idx.LoadAll(paths)
-	var out []*Object
+	var out []*objfile.Object
 	for i, err := range errs {
 		switch {
 		case err == nil:
 			out = append(out, objs[i])
 		case t.Kind == probespec.TargetPath:
 			return nil, fmt.Errorf("resolve %s: %w", t.Name, err)
-		case !errors.Is(err, ErrNotELF):
+		case !errors.Is(err, objfile.ErrNotELF):
 			r.warnf("skipping %s: %v", paths[i], err)
 		}
 	}
@@ -157,12 +158,12 @@ func (r *Resolver) pidObjects(pid int) (paths, names []string, err error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	seen := map[fileKey]bool{}
+	seen := map[procmaps.FileKey]bool{}
 	for _, m := range maps {
-		if !m.Exec() || !m.File() || seen[keyOf(m)] {
+		if !m.Exec() || !m.File() || seen[m.FileKey()] {
 			continue
 		}
-		seen[keyOf(m)] = true
+		seen[m.FileKey()] = true
 		p, err := r.mappedFile(pid, m)
 		if err != nil {
 			r.warnf("skipping a file of pid %d: %v", pid, err)
@@ -173,28 +174,19 @@ func (r *Resolver) pidObjects(pid int) (paths, names []string, err error) {
 	return paths, names, nil
 }
 
-// fileKey is a mapped file's identity as /proc/PID/maps and the kernel's
-// mapping records show it.
-type fileKey struct {
-	dev string
-	ino uint64
-}
-
-func keyOf(m Mapping) fileKey { return fileKey{m.Dev, m.Inode} }
-
 // mappedFile is the path that opens the file m (a mapping of pid) maps.
-func (r *Resolver) mappedFile(pid int, m Mapping) (string, error) {
+func (r *Resolver) mappedFile(pid int, m procmaps.Mapping) (string, error) {
 	return procmaps.File(r.rootPath(""), pid, m)
 }
 
-func (r *Resolver) readMaps(pid int) ([]Mapping, error) {
+func (r *Resolver) readMaps(pid int) ([]procmaps.Mapping, error) {
 	p := r.rootPath(fmt.Sprintf("/proc/%d/maps", pid))
 	f, err := os.Open(p)
 	if err != nil {
 		return nil, mapsError(pid, p, err)
 	}
 	defer f.Close()
-	return ParseMaps(f)
+	return procmaps.Parse(f)
 }
 
 // mapsError explains why pid's maps file at path could not be read.

@@ -5,7 +5,7 @@ import (
 
 	"github.com/probee/probee/bpf"
 	"github.com/probee/probee/output"
-	"github.com/probee/probee/resolver"
+	"github.com/probee/probee/symbolize"
 )
 
 // foldState is what processes gone during the run counted, symbolized
@@ -30,7 +30,7 @@ const mergedPerMaxStack = 4
 // mergedOver is the drop cause of the counts past foldState.merged.Max.
 const mergedOver = "stacks of exited processes past 4 x --max-stacks distinct ones (raise --max-stacks)"
 
-func newFoldState(sym *resolver.Symbolizer, maxStacks int) *foldState {
+func newFoldState(sym *symbolize.Symbolizer, maxStacks int) *foldState {
 	return &foldState{sf: stackFrames{sym: sym, pidless: true}, calls: map[uint32]uint64{},
 		merged: output.Merged{Max: mergedPerMaxStack * maxStacks}}
 }

@@ -6,7 +6,7 @@ import (
 
 	"github.com/probee/probee/bpf"
 	"github.com/probee/probee/output"
-	"github.com/probee/probee/resolver"
+	"github.com/probee/probee/symbolize"
 )
 
 // stackFrames symbolizes the stacks of one profile: its samples share each
@@ -18,12 +18,12 @@ import (
 // a system-wide run's ~1M stacks hold ~22M frames, a few hundred thousand
 // of them distinct.
 type stackFrames struct {
-	sym   *resolver.Symbolizer
+	sym   *symbolize.Symbolizer
 	fs    output.Frames
-	byRef map[*resolver.Frame]*output.Frame
+	byRef map[*symbolize.Frame]*output.Frame
 	pcs   []uint64
-	refs  []*resolver.Frame
-	res   []resolver.Frame
+	refs  []*symbolize.Frame
+	res   []symbolize.Frame
 	out   []*output.Frame
 
 	// pidless: the stacks are merged without their pids (fold.go), and a
@@ -54,7 +54,7 @@ func (sf *stackFrames) user(c *bpf.Count) output.Stack {
 	sf.pcs = lookupPCs(c.User.AppendPCs(sf.pcs[:0]))
 	sf.refs = sf.sym.AppendFrameRefs(sf.refs[:0], c.TGID, c.Comm, sf.pcs)
 	if sf.byRef == nil {
-		sf.byRef = map[*resolver.Frame]*output.Frame{}
+		sf.byRef = map[*symbolize.Frame]*output.Frame{}
 	}
 	for _, r := range slices.Backward(sf.refs) {
 		f, ok := sf.byRef[r]
@@ -81,19 +81,19 @@ func (sf *stackFrames) stacks(counts []bpf.Count) [][2]output.Stack {
 }
 
 // prefetch symbolizes the user stacks of counts object by object
-// (resolver.Symbolizer.Prefetch): the final profile, and the processes
+// (symbolize.Symbolizer.Prefetch): the final profile, and the processes
 // merged during the run (fold.go), hold one object's DWARF at a time.
 // Periodic pushes do not: they would read it again at every push.
-func prefetch(sym *resolver.Symbolizer, counts []bpf.Count) {
+func prefetch(sym *symbolize.Symbolizer, counts []bpf.Count) {
 	var pcs []uint64
-	sym.Prefetch(func(yield func(resolver.Stack) bool) {
+	sym.Prefetch(func(yield func(symbolize.Stack) bool) {
 		for i := range counts {
 			c := &counts[i]
 			if c.UserLost || c.UserInExec || c.User.Empty() {
 				continue
 			}
 			pcs = lookupPCs(c.User.AppendPCs(pcs[:0]))
-			if !yield(resolver.Stack{PID: c.TGID, Comm: c.Comm, PCs: pcs}) {
+			if !yield(symbolize.Stack{PID: c.TGID, Comm: c.Comm, PCs: pcs}) {
 				return
 			}
 		}
@@ -107,7 +107,7 @@ func (sf *stackFrames) kernel(k bpf.Stack) output.Stack {
 		return output.Stack{}
 	}
 	sf.res = sf.sym.AppendKernelFrames(sf.res[:0], sf.pcs)
-	res := resolver.TrimBPFFrames(sf.res)
+	res := symbolize.TrimBPFFrames(sf.res)
 	out := sf.out[:0]
 	for i := range slices.Backward(res) {
 		out = append(out, sf.fs.Intern(outputFrame(&res[i], true)))
@@ -117,7 +117,7 @@ func (sf *stackFrames) kernel(k bpf.Stack) output.Stack {
 }
 
 // userFrame converts a user frame (see pidless).
-func (sf *stackFrames) userFrame(r *resolver.Frame) output.Frame {
+func (sf *stackFrames) userFrame(r *symbolize.Frame) output.Frame {
 	f := outputFrame(r, false)
 	if sf.pidless && f.Name == "" && f.Module == "" {
 		f.Address = 0
@@ -128,7 +128,7 @@ func (sf *stackFrames) userFrame(r *resolver.Frame) output.Frame {
 // outputFrame converts a resolver frame. Frames in ELF files take their
 // address in the file (VirtAddr), so that the processes of one program
 // share their frames and stacks.
-func outputFrame(f *resolver.Frame, kernel bool) output.Frame {
+func outputFrame(f *symbolize.Frame, kernel bool) output.Frame {
 	return output.Frame{
 		Name: f.Function, Module: f.Module, Offset: f.ModuleOffset,
 		Kernel: kernel, Address: cmp.Or(f.VirtAddr, f.Addr),

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/probee/probee/output"
-	"github.com/probee/probee/resolver"
+	"github.com/probee/probee/symbolize"
 )
 
 // Merged without its pid, a bare address (a pc in no mapping known,
@@ -13,12 +13,12 @@ import (
 // a known file keep their address in the file; the processes counted to
 // the end keep their bare addresses.
 func TestUserFramePidless(t *testing.T) {
-	bare := resolver.Frame{Addr: 0x7f0012345678}
-	inFile := resolver.Frame{Addr: 0x7f0012345678, Module: "/usr/lib/libc.so.6", ModuleOffset: 0x1234, VirtAddr: 0x1234}
+	bare := symbolize.Frame{Addr: 0x7f0012345678}
+	inFile := symbolize.Frame{Addr: 0x7f0012345678, Module: "/usr/lib/libc.so.6", ModuleOffset: 0x1234, VirtAddr: 0x1234}
 	for _, tc := range []struct {
 		name    string
 		pidless bool
-		f       resolver.Frame
+		f       symbolize.Frame
 		want    string
 		addr    uint64
 	}{

@@ -13,6 +13,7 @@ import (
 	"github.com/probee/probee/probespec"
 	"github.com/probee/probee/proctrack"
 	"github.com/probee/probee/resolver"
+	"github.com/probee/probee/symbolize"
 	"github.com/probee/probee/unwind"
 	"github.com/probee/probee/unwind/diskcache"
 	"golang.org/x/sys/unix"
@@ -27,7 +28,7 @@ type tracer struct {
 	target      *proctrack.Target // -p, held by a pidfd
 	sess        *bpf.Session
 	res         *resolver.Resolver
-	sym         *resolver.Symbolizer
+	sym         *symbolize.Symbolizer
 	targets     [][]resolver.Target // per probe id
 	stopEv      func()
 	stopDef     func() // the deferred stack reader
@@ -66,7 +67,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	scope := resolver.Scope{PID: cfg.PID, Command: cfg.Command}
 	t.res = resolver.New(scope)
-	t.sym = resolver.NewSymbolizer(scope, t.res.Index())
+	t.sym = symbolize.New(symbolize.Config{Objects: t.res.Index()})
 	if err := t.resolveAll(); err != nil {
 		return nil, err
 	}
@@ -241,7 +242,7 @@ func (t *tracer) open() error {
 		t.openTables()
 	}
 	t.procs = proctrack.New(proctrack.Config{
-		Kernel: s, Symbols: t.sym, Tables: t.dwarfOn(), TableCache: t.tables,
+		Kernel: s, History: t.sym.History(), Tables: t.dwarfOn(), TableCache: t.tables,
 		GoByFramePointers: t.cfg.Unwind.goByFramePointers(), SystemWide: !filter,
 		Containers: t.cfg.ByContainer,
 		Warnf:      t.status.Warnf, Debugf: t.status.Debugf,

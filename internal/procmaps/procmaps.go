@@ -37,6 +37,16 @@ func DevName(major, minor uint32) string {
 // Exec reports whether the mapping is executable.
 func (m Mapping) Exec() bool { return len(m.Perms) >= 3 && m.Perms[2] == 'x' }
 
+// FileKey is a mapped file's identity as /proc/PID/maps and the kernel's
+// mapping records show it: its device and inode.
+type FileKey struct {
+	Dev string
+	Ino uint64
+}
+
+// FileKey is the identity of the file m maps.
+func (m Mapping) FileKey() FileKey { return FileKey{m.Dev, m.Inode} }
+
 // File reports whether the mapping is backed by a file path.
 func (m Mapping) File() bool { return strings.HasPrefix(m.Path, "/") }
 

@@ -256,14 +256,14 @@ func TestHostileDebugLinkEscape(t *testing.T) {
 }
 
 // Mutated fixtures mapped (tests/hostile.Mutated: byte flips, truncations,
-// the fuzz seeds of unwind's .eh_frame parser and resolver's symbol
+// the fuzz seeds of unwind's .eh_frame parser and objfile's symbol
 // tables).
 func TestHostileMutatedCorpus(t *testing.T) {
 	eh, err := hostile.ReadCorpus("../../unwind/testdata/fuzz/FuzzParseEhFrame")
 	if err != nil {
 		t.Fatal(err)
 	}
-	elfs, err := hostile.ReadCorpus("../../resolver/testdata/fuzz/FuzzSymbolTables")
+	elfs, err := hostile.ReadCorpus("../../objfile/testdata/fuzz/FuzzSymbolTables")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -63,7 +63,7 @@ func corpusBytes(b []byte) ([][]byte, error) {
 // 8 KiB (headers), flips anywhere and truncations, as tests/e2e's
 // TestHostileFiles mutates it; each of ehFrames (unwind's FuzzParseEhFrame
 // seeds) as the .eh_frame of an image with the stub; each of elfs
-// (resolver's FuzzSymbolTables seeds, small ELF files) as is. Empty files
+// (objfile's FuzzSymbolTables seeds, small ELF files) as is. Empty files
 // are left out: they cannot be mapped.
 func Mutated(dir, genuine string, ehFrames, elfs [][]byte) ([]string, error) {
 	data, err := os.ReadFile(genuine)

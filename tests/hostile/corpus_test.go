@@ -14,8 +14,8 @@ func TestReadCorpus(t *testing.T) {
 		min int
 	}{
 		{"../../unwind/testdata/fuzz/FuzzParseEhFrame", 5},
-		{"../../resolver/testdata/fuzz/FuzzSymbolTables", 9},
-		{"../../resolver/testdata/fuzz/FuzzParsePerfMap", 6},
+		{"../../objfile/testdata/fuzz/FuzzSymbolTables", 9},
+		{"../../internal/perfmap/testdata/fuzz/FuzzParsePerfMap", 6},
 	} {
 		vals, err := ReadCorpus(c.dir)
 		if err != nil || len(vals) < c.min {
@@ -30,7 +30,7 @@ func TestReadCorpus(t *testing.T) {
 // Mutated is deterministic: two runs write the same files.
 func TestMutated(t *testing.T) {
 	eh, _ := ReadCorpus("../../unwind/testdata/fuzz/FuzzParseEhFrame")
-	elfs, _ := ReadCorpus("../../resolver/testdata/fuzz/FuzzSymbolTables")
+	elfs, _ := ReadCorpus("../../objfile/testdata/fuzz/FuzzSymbolTables")
 	var runs [2]map[string][]byte
 	for i := range runs {
 		dir := t.TempDir()

@@ -3,13 +3,14 @@ package main
 import (
 	"bufio"
 	"fmt"
-	"github.com/probee/probee/resolver"
 	"io"
 	"path"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/probee/probee/objfile"
 )
 
 // Frame is one physical user-space frame.
@@ -52,7 +53,7 @@ var (
 // demangler styles): see aliasName and unbracket.
 func normName(s string) string {
 	s = symOffRE.ReplaceAllString(s, "")
-	s = resolver.Demangle(versionRE.ReplaceAllString(s, ""))
+	s = objfile.Demangle(versionRE.ReplaceAllString(s, ""))
 	return unbracket(aliasName(spelling(stripParams(s))))
 }
 

@@ -1,0 +1,40 @@
+package objfile
+
+import (
+	"github.com/probee/probee/internal/gopclntab"
+)
+
+// A Go binary built without DWARF (-ldflags=-w, or -s -w for a release)
+// still has .gopclntab, from which the Go runtime prints its tracebacks:
+// the file and line of every address and the calls inlined there. Such a
+// binary's frames get both from it (internal/gopclntab), as an unstripped
+// build's get them from DWARF: lines in pprof and with --lines, and
+// "fn (inlined)" frames. DWARF, where present, is used instead.
+
+// openGoTable returns the .gopclntab of the Go binary r (while it is the
+// file first read); nil when it cannot be read.
+func openGoTable(r fileRef) *gopclntab.Table {
+	f, err := r.reopen()
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	t, err := gopclntab.Open(f.File)
+	if err != nil {
+		return nil
+	}
+	return t
+}
+
+// goSources returns the source frames of va from Go table t (nil: none).
+func goSources(t *gopclntab.Table, va uint64) []Source {
+	if t == nil {
+		return nil
+	}
+	frames := t.Frames(va)
+	out := make([]Source, len(frames))
+	for i, f := range frames {
+		out[i] = Source{Name: f.Func, Symbol: f.Func, File: f.File, Line: f.Line, Inline: f.Inline}
+	}
+	return out
+}

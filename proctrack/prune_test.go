@@ -1,0 +1,155 @@
+package proctrack
+
+import (
+	"os"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/probee/probee/objfile"
+)
+
+// A sweep lets go of what is kept per file once no known process maps
+// the file: its byFile entry, its objects in Swept and, at the second
+// sweep that finds it unused, the Index's object and its symbols. Files
+// still mapped keep all of it.
+func TestSweepEvictsUnmappedFiles(t *testing.T) {
+	names := []string{"cxx", "chain-fp"}
+	const pid0 = 1 << 30 // pids no process has: one per file
+	for _, c := range []struct {
+		name   string
+		forget []int // indexes of names whose process is forgotten
+	}{
+		{"all mapped", nil},
+		{"one forgotten", []int{0}},
+		{"all forgotten", []int{0, 1}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := newTestHistory("")
+			var objs []*objfile.Object
+			for i, name := range names {
+				m := fileMapping(t, fixture(t, name), fixture(t, name), 0x400000)
+				s.SnapshotMaps(pid0+i, []Mapping{m}, "")
+				o := s.procs[pid0+i].open[m.Path]
+				if o == nil {
+					t.Fatalf("%s: no object read", name)
+				}
+				objs = append(objs, o)
+			}
+			held := s.idx.NumSymbols()
+			for _, i := range c.forget {
+				s.Forget(pid0 + i)
+			}
+			s.sweep()
+			s.sweep()
+			_, inUse, _ := s.Swept()
+			files := map[*objfile.Object]bool{}
+			for _, o := range s.byFile {
+				files[o] = true
+			}
+			var heldGone int
+			for i, o := range objs {
+				kept := !slices.Contains(c.forget, i)
+				if inUse[o] != kept || files[o] != kept {
+					t.Errorf("%s: in use %v, in byFile %v; want kept %v", names[i], inUse[o], files[o], kept)
+				}
+				if !kept {
+					heldGone += o.NumSymbols()
+				}
+			}
+			if n, want := s.idx.Len(), len(names)-len(c.forget); n != want {
+				t.Errorf("the Index holds %d objects, want %d", n, want)
+			}
+			if n := s.idx.NumSymbols(); n != held-heldGone {
+				t.Errorf("the Index counts %d symbols held, want %d", n, held-heldGone)
+			}
+		})
+	}
+}
+
+// Prune forgets recorded processes that never produced an event and are
+// gone, after the grace period; snapshotted and running ones stay.
+func TestHistoryPrune(t *testing.T) {
+	s := newTestHistory("")
+	m := Mapping{Start: 0x1000, End: 0x2000, Perms: "r-xp", Path: "/bin/true"}
+	for _, pid := range []int{100001, 100002, 100003, 100004} {
+		s.AddMapping(pid, m)
+	}
+	// 100004 produced an event, handled after it exited: its snapshot
+	// fails, and what the records built is all it will be named by.
+	if err := s.Snapshot(100004); err == nil {
+		t.Fatal("snapshot of a pid that does not run succeeded")
+	}
+	self := os.Getpid()
+	if err := s.Snapshot(self); err != nil {
+		t.Fatal(err)
+	}
+	s.AddMapping(self, m)
+	alive := func(pid int) bool { return pid == 100002 || pid == self }
+	if n := s.Prune(time.Hour, alive); n != 0 {
+		t.Errorf("pruned %d within the grace period, want 0", n)
+	}
+	if n := s.Prune(0, alive); n != 2 {
+		t.Errorf("pruned %d, want 2 (the exited, never seen 100001 and 100003)", n)
+	}
+	for pid, want := range map[int]bool{100001: false, 100002: true, 100003: false, 100004: true, self: true} {
+		s.mu.Lock()
+		_, ok := s.procs[pid]
+		s.mu.Unlock()
+		if ok != want {
+			t.Errorf("pid %d kept: %v, want %v", pid, ok, want)
+		}
+	}
+	dead := func(int) bool { return false }
+	if s.Prune(0, dead); len(s.procs) != 2 {
+		t.Errorf("a process that produced an event was pruned: %d left, want 2", len(s.procs))
+	}
+}
+
+// A process given the pid of one that produced an event and was
+// forgotten is never announced (the kernel announces a tgid once): Prune
+// keeps it until it has been gone reusedGrace times the grace, for its
+// counts to be merged with names; a pid never announced goes at once.
+func TestHistoryPruneReusedPID(t *testing.T) {
+	const grace = time.Minute
+	m := Mapping{Start: 0x1000, End: 0x2000, Perms: "r-xp", Path: "/bin/true"}
+	for _, c := range []struct {
+		name      string
+		announced bool
+		goneFor   time.Duration // before the second Prune
+		kept      bool
+	}{
+		{"never announced", false, 0, false},
+		{"reused, just gone", true, 0, true},
+		{"reused, gone two graces", true, 2 * grace, true},
+		{"reused, gone past reusedGrace", true, (reusedGrace + 1) * grace, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := newTestHistory("")
+			const pid = 100001
+			if c.announced {
+				s.AddMapping(pid, m)
+				_ = s.Snapshot(pid) // the event of the pid's first process, gone
+				s.Forget(pid)       // its counts merged
+			}
+			s.AddMapping(pid, m) // the pid's next process: records, no notice
+			dead := func(int) bool { return false }
+			s.mu.Lock()
+			s.procs[pid].last = time.Now().Add(-2 * grace)
+			s.mu.Unlock()
+			s.Prune(grace, dead)
+			s.mu.Lock()
+			if p := s.procs[pid]; p != nil {
+				p.gone = p.gone.Add(-c.goneFor)
+			}
+			s.mu.Unlock()
+			s.Prune(grace, dead)
+			s.mu.Lock()
+			_, kept := s.procs[pid]
+			s.mu.Unlock()
+			if kept != c.kept {
+				t.Errorf("kept after two Prunes: %v, want %v", kept, c.kept)
+			}
+		})
+	}
+}

@@ -1,0 +1,92 @@
+package symbolize
+
+import (
+	"os"
+	"strings"
+
+	"github.com/probee/probee/internal/kallsyms"
+)
+
+// stackWalkFrames are the kernel functions a BPF program's walk of its own
+// task's kernel stack (bpf_get_task_stack on the current task) finds on
+// top, above the program itself.
+var stackWalkFrames = map[string]bool{
+	"bpf_get_task_stack": true, "__bpf_get_stack": true,
+	"get_callchain_entry_for_task": true, "stack_trace_save_tsk": true,
+}
+
+// bpfDispatchFrames run a BPF program for the event that called them.
+var bpfDispatchFrames = map[string]bool{
+	"trace_call_bpf": true, "perf_call_bpf_enter": true, "perf_call_bpf_exit": true,
+	"perf_trace_run_bpf_submit": true,
+}
+
+// TrimBPFFrames cuts the frames of probee's own machinery from the top of
+// a kernel stack (leaf first) that its BPF program took of its own task:
+// the fallback for system call tracepoints of older kernels, whose context
+// holds the user registers (bpf/stackstore.h: store_kernel_stack). The stack walk, the program
+// (bpf_prog_*) and its dispatch go, so that the stack starts where the
+// event happened, as a stack taken from the context does. A stack that
+// does not start with the walk or a program is returned as it is: a kprobe
+// on a function a BPF program calls keeps its whole stack.
+func TrimBPFFrames(fs []Frame) []Frame {
+	if len(fs) == 0 || !stackWalkFrames[baseName(fs[0].Function)] && !isBPFProgram(fs[0].Function) {
+		return fs
+	}
+	i := 0
+	for i < len(fs) && isMachinery(fs[i].Function) {
+		i++
+	}
+	return fs[i:]
+}
+
+func isMachinery(name string) bool {
+	b := baseName(name)
+	return stackWalkFrames[b] || bpfDispatchFrames[b] || isBPFProgram(name)
+}
+
+func isBPFProgram(name string) bool { return strings.HasPrefix(name, "bpf_prog_") }
+
+// baseName is a kernel function's name without the suffix of a copy the
+// compiler made of it (perf_call_bpf_enter.isra.0, f.constprop.0, f.cold).
+func baseName(name string) string {
+	b, _, _ := strings.Cut(name, ".")
+	return b
+}
+
+// KernelFrames symbolizes kernel addresses from kallsyms. Frames of
+// modules carry Module "[name]"; without readable addresses (not root)
+// frames are "[kernel]+0xADDR".
+func (s *Symbolizer) KernelFrames(addrs []uint64) []Frame {
+	return s.AppendKernelFrames(nil, addrs)
+}
+
+// AppendKernelFrames is KernelFrames appending to dst.
+func (s *Symbolizer) AppendKernelFrames(dst []Frame, addrs []uint64) []Frame {
+	s.kernOnce.Do(func() {
+		f, err := os.Open(s.kallsymsPath)
+		if err != nil {
+			return
+		}
+		defer f.Close()
+		s.ksyms, _ = kallsyms.Parse(f)
+	})
+	for _, a := range addrs {
+		dst = append(dst, kernelFrame(s.ksyms, a))
+	}
+	return dst
+}
+
+// kernelFrame names the kernel address addr from ks (sorted: kallsyms).
+func kernelFrame(ks []kallsyms.Symbol, addr uint64) Frame {
+	f := Frame{Addr: addr, Kernel: true, Module: "[kernel]", ModuleOffset: addr}
+	k, ok := kallsyms.Lookup(ks, addr)
+	if !ok {
+		return f
+	}
+	f.Function, f.Symbol, f.Offset, f.ModuleOffset = k.Name, k.Name, addr-k.Addr, 0
+	if k.Module != "" {
+		f.Module = "[" + k.Module + "]"
+	}
+	return f
+}

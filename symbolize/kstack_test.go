@@ -1,0 +1,41 @@
+package symbolize
+
+import (
+	"slices"
+	"testing"
+)
+
+func TestTrimBPFFrames(t *testing.T) {
+	tests := []struct {
+		name     string
+		in, want []string
+	}{
+		{"task stack of a syscall tracepoint",
+			[]string{"get_callchain_entry_for_task", "bpf_get_task_stack", "bpf_prog_0123456789abcdef_probee_tracepoint", "perf_call_bpf_enter.isra.0", "perf_syscall_enter", "syscall_trace_enter.constprop.0", "do_syscall_64"},
+			[]string{"perf_syscall_enter", "syscall_trace_enter.constprop.0", "do_syscall_64"}},
+		{"a stack from the context", []string{"vfs_read", "ksys_read", "do_syscall_64"}, []string{"vfs_read", "ksys_read", "do_syscall_64"}},
+		{"a kprobe on what a BPF program calls keeps it",
+			[]string{"htab_map_lookup_elem", "bpf_prog_0123456789abcdef_x", "trace_call_bpf", "kprobe_perf_func"},
+			[]string{"htab_map_lookup_elem", "bpf_prog_0123456789abcdef_x", "trace_call_bpf", "kprobe_perf_func"}},
+		{"nothing but machinery", []string{"bpf_get_task_stack", "bpf_prog_1_y"}, []string{}},
+		{"empty", nil, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var fs []Frame
+			for _, n := range tt.in {
+				fs = append(fs, Frame{Function: n, Kernel: true})
+			}
+			got := []string{}
+			for _, f := range TrimBPFFrames(fs) {
+				got = append(got, f.Function)
+			}
+			if tt.want == nil && len(got) == 0 {
+				return
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("TrimBPFFrames = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
