@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/probee/probee/internal/maptest"
 )
 
 // ctrRoot is a fake root where /usr/lib/libctr.so is spin-nofp on the host
@@ -29,11 +31,11 @@ func newCtrRoot(t *testing.T) ctrRoot {
 	if err := os.Symlink(ctr, filepath.Join(root, "proc/7/root")); err != nil {
 		t.Fatal(err)
 	}
-	lib := fileMapping(t, filepath.Join(ctr, "usr/lib/libctr.so"), "/usr/lib/libctr.so", 0x10000)
-	if err := os.WriteFile(filepath.Join(root, "proc/7/maps"), []byte(mapsLine(lib)), 0o644); err != nil {
+	lib := maptest.FileMapping(t, filepath.Join(ctr, "usr/lib/libctr.so"), "/usr/lib/libctr.so", 0x10000)
+	if err := os.WriteFile(filepath.Join(root, "proc/7/maps"), []byte(maptest.MapsLine(lib)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	off := funcFileOffset(t, filepath.Join(ctr, "usr/lib/libctr.so"), "leaf")
+	off := maptest.FuncFileOffset(t, filepath.Join(ctr, "usr/lib/libctr.so"), "leaf")
 	return ctrRoot{root: root, lib: lib, leaf: lib.Start + off}
 }
 

@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/probee/probee/internal/maptest"
 )
 
 // genRoot is a fake root with /usr/bin/sh (spin-nofp) and /usr/bin/true
@@ -33,7 +35,7 @@ func (g *genRoot) install(fixtureName, path, fn string) (Mapping, uint64) {
 	g.t.Helper()
 	dst := filepath.Join(g.root, path)
 	installFixture(g.t, fixtureName, dst)
-	return fileMapping(g.t, dst, path, genBase), funcFileOffset(g.t, dst, fn)
+	return maptest.FileMapping(g.t, dst, path, genBase), maptest.FuncFileOffset(g.t, dst, fn)
 }
 
 // snapshot writes /proc/PID (process) and snapshots it in s.
@@ -56,7 +58,7 @@ func (g *genRoot) process(pid int, comm string, m Mapping) {
 	if err := os.Symlink(g.root, filepath.Join(dir, "root")); err != nil {
 		g.t.Fatal(err)
 	}
-	for name, data := range map[string]string{"maps": mapsLine(m), "comm": comm + "\n"} {
+	for name, data := range map[string]string{"maps": maptest.MapsLine(m), "comm": comm + "\n"} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
 			g.t.Fatal(err)
 		}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/probee/probee/internal/maptest"
 	"github.com/probee/probee/objfile"
 )
 
@@ -28,7 +29,7 @@ func TestSweepEvictsUnmappedFiles(t *testing.T) {
 			s := newTestHistory("")
 			var objs []*objfile.Object
 			for i, name := range names {
-				m := fileMapping(t, fixture(t, name), fixture(t, name), 0x400000)
+				m := maptest.FileMapping(t, fixture(t, name), fixture(t, name), 0x400000)
 				s.SnapshotMaps(pid0+i, []Mapping{m}, "")
 				o := s.procs[pid0+i].open[m.Path]
 				if o == nil {

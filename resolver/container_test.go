@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/probee/probee/internal/maptest"
 	"github.com/probee/probee/probespec"
 )
 
@@ -29,8 +30,8 @@ func newCtrRoot(t *testing.T) ctrRoot {
 	if err := os.Symlink(ctr, filepath.Join(root, "proc/7/root")); err != nil {
 		t.Fatal(err)
 	}
-	lib := fileMapping(t, filepath.Join(ctr, "usr/lib/libctr.so"), "/usr/lib/libctr.so", 0x10000)
-	if err := os.WriteFile(filepath.Join(root, "proc/7/maps"), []byte(mapsLine(lib)), 0o644); err != nil {
+	lib := maptest.FileMapping(t, filepath.Join(ctr, "usr/lib/libctr.so"), "/usr/lib/libctr.so", 0x10000)
+	if err := os.WriteFile(filepath.Join(root, "proc/7/maps"), []byte(maptest.MapsLine(lib)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return ctrRoot{root: root}

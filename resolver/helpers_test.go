@@ -1,14 +1,11 @@
 package resolver
 
 import (
-	"fmt"
-	"os"
 	"path/filepath"
 	"runtime"
-	"syscall"
 	"testing"
 
-	"github.com/probee/probee/internal/procmaps"
+	"github.com/probee/probee/internal/maptest"
 	"github.com/probee/probee/internal/testgate"
 	"github.com/probee/probee/probespec"
 )
@@ -50,47 +47,8 @@ func resolveOK(t *testing.T, spec probespec.Spec, scope Scope) []Target {
 	return ts
 }
 
-// statSame reports whether a and b name the same file.
-func statSame(a, b string) bool {
-	sa, err1 := os.Stat(a)
-	sb, err2 := os.Stat(b)
-	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
-}
-
-func copyFile(t *testing.T, src, dst string) {
-	t.Helper()
-	b, err := os.ReadFile(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(dst, b, 0o755); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // installFixture copies fixture binary name to dst, creating its directory.
 func installFixture(t *testing.T, name, dst string) {
 	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	copyFile(t, fixture(t, name), dst)
-}
-
-// fileMapping is an executable mapping of the whole file at path (file
-// offset 0) from start, named name as /proc/PID/maps would show it.
-func fileMapping(t *testing.T, path, name string, start uint64) procmaps.Mapping {
-	t.Helper()
-	fi, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := fi.Sys().(*syscall.Stat_t)
-	return procmaps.Mapping{Start: start, End: start + uint64(fi.Size()), Perms: "r-xp",
-		Dev: procmaps.StatDev(st.Dev), Inode: st.Ino, Path: name}
-}
-
-// mapsLine is m as a line of /proc/PID/maps (file offset 0).
-func mapsLine(m procmaps.Mapping) string {
-	return fmt.Sprintf("%x-%x r-xp 00000000 %s %d %s\n", m.Start, m.End, m.Dev, m.Inode, m.Path)
+	maptest.Install(t, fixture(t, name), dst)
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/probee/probee/internal/maptest"
 	"github.com/probee/probee/internal/procmaps"
 	"github.com/probee/probee/objfile"
 )
@@ -35,7 +36,7 @@ func TestSweepEvictsUnmappedFiles(t *testing.T) {
 				fi := slices.IndexFunc(o.Funcs, func(s objfile.Symbol) bool { return s.Size > 4 })
 				off, _ := o.FileOffset(o.Funcs[fi].Addr + 2)
 				const start = 0x400000
-				m := fileMapping(t, o.Path, o.Path, start)
+				m := maptest.FileMapping(t, o.Path, o.Path, start)
 				s.History().SnapshotMaps(pid0+i, []procmaps.Mapping{m}, "")
 				if fr := s.AppendFrameRefs(nil, pid0+i, "", []uint64{start + off}); len(fr) == 0 || fr[0].Function == "" {
 					t.Fatalf("%s: no frame at a function", name)

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/probee/probee/internal/maptest"
 	"github.com/probee/probee/internal/procmaps"
 	"github.com/probee/probee/objfile"
 )
@@ -27,7 +28,7 @@ func TestAppendFrameRefs(t *testing.T) {
 	const a, b = 7, 1 << 30 // b: a pid no process has
 	starts := map[int]uint64{a: 0x1000, b: 0x7f0000101000}
 	for pid, start := range starts {
-		s.History().SnapshotMaps(pid, []procmaps.Mapping{fileMapping(t, bin, "/usr/bin/cxx", start)}, "")
+		s.History().SnapshotMaps(pid, []procmaps.Mapping{maptest.FileMapping(t, bin, "/usr/bin/cxx", start)}, "")
 	}
 	refs := func(pid int, addrs ...uint64) []*Frame { return s.AppendFrameRefs(nil, pid, "", addrs) }
 	const outside = 0x500000000

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/probee/probee/internal/maptest"
 	"github.com/probee/probee/internal/procmaps"
 )
 
@@ -17,8 +18,8 @@ func TestPrefetch(t *testing.T) {
 	root := t.TempDir()
 	installFixture(t, "spin-nofp", filepath.Join(root, "usr/bin/sh"))
 	const base = 0x10000
-	sh := fileMapping(t, filepath.Join(root, "usr/bin/sh"), "/usr/bin/sh", base)
-	spinAt := base + funcFileOffset(t, filepath.Join(root, "usr/bin/sh"), "spin_leaf")
+	sh := maptest.FileMapping(t, filepath.Join(root, "usr/bin/sh"), "/usr/bin/sh", base)
+	spinAt := base + maptest.FuncFileOffset(t, filepath.Join(root, "usr/bin/sh"), "spin_leaf")
 	writeProcess(t, root, 70, "sh", sh)
 	addrs := []uint64{spinAt, spinAt + 4, base + 0x10}
 	alone := New(Config{Root: root})
@@ -63,7 +64,7 @@ func writeProcess(t *testing.T, root string, pid int, comm string, m procmaps.Ma
 	if err := os.Symlink(root, filepath.Join(dir, "root")); err != nil {
 		t.Fatal(err)
 	}
-	for name, data := range map[string]string{"maps": mapsLine(m), "comm": comm + "\n"} {
+	for name, data := range map[string]string{"maps": maptest.MapsLine(m), "comm": comm + "\n"} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
 			t.Fatal(err)
 		}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/probee/probee/internal/maptest"
 	"github.com/probee/probee/internal/procmaps"
 	"github.com/probee/probee/internal/vdso"
 	"github.com/probee/probee/objfile"
@@ -48,7 +49,7 @@ func TestSymbolizerAfterExit(t *testing.T) {
 	malloc := resolveOK(t, uspec(libT("c"), probespec.MatchExact, "malloc"))[0]
 	base := func(path string, fileOff uint64) uint64 {
 		for _, m := range sym.History().Mappings(pid, "", nil) {
-			if statSame(m.Path, path) && fileOff >= m.Offset && fileOff-m.Offset < m.End-m.Start {
+			if maptest.SameFile(m.Path, path) && fileOff >= m.Offset && fileOff-m.Offset < m.End-m.Start {
 				return m.Start + fileOff - m.Offset
 			}
 		}
@@ -69,7 +70,7 @@ func TestFrameNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cxx := fileMapping(t, o.Path, o.Path, 0x1000)
+	cxx := maptest.FileMapping(t, o.Path, o.Path, 0x1000)
 	cxx.End = 0x100000
 	p := imageOf(t, cxx, procmaps.Mapping{Start: 0x200000, End: 0x201000, Perms: "r-xp", Path: "[vdso]"})
 	var method uint64
@@ -131,7 +132,7 @@ func TestFrameVirtAddr(t *testing.T) {
 	off, _ := o.FileOffset(va)
 	var got []uint64
 	for _, start := range []uint64{0x1000, 0x7f0000001000} {
-		m := fileMapping(t, o.Path, o.Path, start)
+		m := maptest.FileMapping(t, o.Path, o.Path, start)
 		m.End = start + 0x100000
 		p := imageOf(t, m)
 		got = append(got, frameAt(p, start+off).VirtAddr, frameAt(p, start+0x200000).VirtAddr)
