@@ -1,22 +1,11 @@
 package proctrack
 
 import (
-	"path/filepath"
-	"runtime"
 	"testing"
 
 	"github.com/probee/probee/internal/maptest"
-	"github.com/probee/probee/internal/testgate"
 	"github.com/probee/probee/objfile"
 )
-
-// fixture returns the path of a fixture binary, skipping when missing.
-func fixture(t testing.TB, name string) string {
-	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	p, _ := filepath.Abs(filepath.Join(filepath.Dir(file), "..", "tests", "fixtures", "bin", name))
-	return testgate.Fixture(t, p)
-}
 
 // functionAt is the function that names addr of the image that ran a
 // stack of pid counted under comm (ImageOf), as the symbolizer names it
@@ -46,5 +35,5 @@ func newTestHistory(root string) *History {
 // installFixture copies fixture binary name to dst, creating its directory.
 func installFixture(t *testing.T, name, dst string) {
 	t.Helper()
-	maptest.Install(t, fixture(t, name), dst)
+	maptest.Install(t, maptest.Fixture(t, name), dst)
 }

@@ -29,7 +29,7 @@ func TestSweepEvictsUnmappedFiles(t *testing.T) {
 			s := newTestHistory("")
 			var objs []*objfile.Object
 			for i, name := range names {
-				m := maptest.FileMapping(t, fixture(t, name), fixture(t, name), 0x400000)
+				m := maptest.FileMapping(t, maptest.Fixture(t, name), maptest.Fixture(t, name), 0x400000)
 				s.SnapshotMaps(pid0+i, []Mapping{m}, "")
 				o := s.procs[pid0+i].open[m.Path]
 				if o == nil {

@@ -1,26 +1,15 @@
 package resolver
 
 import (
-	"path/filepath"
-	"runtime"
 	"testing"
 
 	"github.com/probee/probee/internal/maptest"
-	"github.com/probee/probee/internal/testgate"
 	"github.com/probee/probee/probespec"
 )
 
 // llvmLib is a big C++ library (Debian's libllvm14: 34000 functions) for
 // tests and benchmarks of the symbol scan, which skip it when missing.
 const llvmLib = "/usr/lib/x86_64-linux-gnu/libLLVM-14.so.1"
-
-// fixture returns the path of a fixture binary, skipping when missing.
-func fixture(t testing.TB, name string) string {
-	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	p, _ := filepath.Abs(filepath.Join(filepath.Dir(file), "..", "tests", "fixtures", "bin", name))
-	return testgate.Fixture(t, p)
-}
 
 func uspec(target probespec.Target, kind probespec.MatcherKind, pattern string) probespec.Spec {
 	return probespec.Spec{Kind: probespec.Uprobe, Target: target, Matcher: probespec.Matcher{Kind: kind, Pattern: pattern}}
@@ -50,5 +39,5 @@ func resolveOK(t *testing.T, spec probespec.Spec, scope Scope) []Target {
 // installFixture copies fixture binary name to dst, creating its directory.
 func installFixture(t *testing.T, name, dst string) {
 	t.Helper()
-	maptest.Install(t, fixture(t, name), dst)
+	maptest.Install(t, maptest.Fixture(t, name), dst)
 }

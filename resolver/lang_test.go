@@ -5,6 +5,7 @@ import (
 	"sort"
 	"testing"
 
+	"github.com/probee/probee/internal/maptest"
 	"github.com/probee/probee/probespec"
 )
 
@@ -18,7 +19,7 @@ func demangledOf(ts []Target) []string {
 }
 
 func TestCxxDemangled(t *testing.T) {
-	p := fixture(t, "cxx")
+	p := maptest.Fixture(t, "cxx")
 	tests := []struct {
 		kind    probespec.MatcherKind
 		pattern string
@@ -50,7 +51,7 @@ func TestCxxDemangled(t *testing.T) {
 
 func TestRustDemangled(t *testing.T) {
 	for _, bin := range []string{"rustfx", "rustfx-v0"} {
-		p := fixture(t, bin)
+		p := maptest.Fixture(t, bin)
 		for _, pat := range []string{"rustfx::outer::inner_fn", "outer::deep::leaf_fn", "rustfx::Counter::bump"} {
 			ts := resolveOK(t, uspec(pathT(p), probespec.MatchDemangled, pat), Scope{})
 			if len(ts) != 1 {
@@ -72,12 +73,12 @@ func TestRustDemangled(t *testing.T) {
 func TestGoSymbols(t *testing.T) {
 	want := []string{"main.a", "main.b", "main.deep", "main.grow", "main.grow.func1", "main.leaf", "main.main", "main.reexec", "main.spawn", "main.spawn.func1"}
 	for _, c := range [][2]string{{"gofx", "gofx"}, {"gofx-stripped", "gofx"}, {"gofx-cgo-stripped", "gofx-cgo"}} {
-		ts := resolveOK(t, uspec(pathT(fixture(t, c[0])), probespec.MatchGlob, "main.*"), Scope{})
+		ts := resolveOK(t, uspec(pathT(maptest.Fixture(t, c[0])), probespec.MatchGlob, "main.*"), Scope{})
 		if got := symbols(ts); !reflect.DeepEqual(got, want) {
 			t.Errorf("%s: main.* = %v, want %v", c[0], got, want)
 			continue
 		}
-		oracle := resolveOK(t, uspec(pathT(fixture(t, c[1])), probespec.MatchGlob, "main.*"), Scope{})
+		oracle := resolveOK(t, uspec(pathT(maptest.Fixture(t, c[1])), probespec.MatchGlob, "main.*"), Scope{})
 		for i := range ts {
 			if ts[i].Address != oracle[i].Address || ts[i].FileOffset != oracle[i].FileOffset {
 				t.Errorf("%s: %s at %#x (file offset %#x), %s has it at %#x (%#x)", c[0], ts[i].Symbol,

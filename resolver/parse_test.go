@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/probee/probee/internal/maptest"
 )
 
 // buildLdCache writes a new-format ld.so.cache holding entries, optionally
@@ -91,7 +93,7 @@ func TestRealLdCache(t *testing.T) {
 // TestFakeRoot resolves a library name through a fake root's ld.so.cache.
 func TestFakeRoot(t *testing.T) {
 	root := t.TempDir()
-	lib := fixture(t, "libfx.so")
+	lib := maptest.Fixture(t, "libfx.so")
 	os.MkdirAll(filepath.Join(root, "etc"), 0o755)
 	os.MkdirAll(filepath.Join(root, "opt/lib"), 0o755)
 	b, _ := os.ReadFile(lib)

@@ -1,38 +1,15 @@
 package resolver
 
 import (
-	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
-	"time"
 
+	"github.com/probee/probee/internal/maptest"
 	"github.com/probee/probee/probespec"
 )
 
-// startSpin runs spin-nofp for a few seconds and returns its pid.
-func startSpin(t *testing.T) (*exec.Cmd, string) {
-	bin := fixture(t, "spin-nofp")
-	cmd := exec.Command(bin, "10")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	// Wait until the dynamic loader has mapped libc.
-	maps := filepath.Join("/proc", strconv.Itoa(cmd.Process.Pid), "maps")
-	for i := 0; i < 100; i++ {
-		if b, _ := os.ReadFile(maps); strings.Contains(string(b), "libc.so.6") {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	return cmd, bin
-}
-
 func TestPIDScope(t *testing.T) {
-	cmd, bin := startSpin(t)
+	cmd, bin := maptest.StartSpin(t)
 	scope := Scope{PID: cmd.Process.Pid}
 	ts := resolveOK(t, uspec(probespec.Target{}, probespec.MatchExact, "spin_leaf"), scope)
 	if len(ts) != 1 || ts[0].Path != bin {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/probee/probee/internal/maptest"
 	"github.com/probee/probee/objfile"
 	"github.com/probee/probee/probespec"
 )
@@ -123,7 +124,7 @@ func TestPrefilterSound(t *testing.T) {
 func prefilterCorpus(t *testing.T) []string {
 	var paths []string
 	for _, name := range []string{"cxx", "rustfx"} {
-		paths = append(paths, fixture(t, name))
+		paths = append(paths, maptest.Fixture(t, name))
 	}
 	paths = append(paths, New(Scope{}).systemLibs("libstdc++")...)
 	if !testing.Short() {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/probee/probee/internal/maptest"
 	"github.com/probee/probee/probespec"
 )
 
@@ -74,7 +75,7 @@ func isPrefix(b byte) bool {
 func returnTargets(t *testing.T, bin, pattern string, preferRET bool) (Target, []Target, error) {
 	t.Helper()
 	r := New(Scope{})
-	ts, err := r.Resolve(uspec(pathT(fixture(t, bin)), probespec.MatchExact, pattern))
+	ts, err := r.Resolve(uspec(pathT(maptest.Fixture(t, bin)), probespec.MatchExact, pattern))
 	if err != nil || len(ts) != 1 {
 		t.Fatalf("resolve %s:%s: %v %v", bin, pattern, ts, err)
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/probee/probee/internal/maptest"
 	"github.com/probee/probee/probespec"
 )
 
@@ -32,7 +33,7 @@ func lineOf(t *testing.T, src, marker string) int {
 }
 
 func TestSourceLineInlinedTwice(t *testing.T) {
-	p := fixture(t, "inline")
+	p := maptest.Fixture(t, "inline")
 	line := lineOf(t, "inline.c", "/* HOT_ADD_LINE */")
 	for _, file := range []string{"inline.c", "src/inline.c", "fixtures/src/inline.c"} {
 		ts := resolveOK(t, srcSpec(pathT(p), file, line), Scope{})
@@ -53,7 +54,7 @@ func TestSourceLineInlinedTwice(t *testing.T) {
 }
 
 func TestSourceLineErrors(t *testing.T) {
-	p := fixture(t, "inline")
+	p := maptest.Fixture(t, "inline")
 	line := lineOf(t, "inline.c", "/* HOT_ADD_LINE */")
 	spec := srcSpec(pathT(p), "inline.c", line)
 	spec.Ret = true
@@ -68,7 +69,7 @@ func TestSourceLineErrors(t *testing.T) {
 	}
 	// A Go release build has lines (.gopclntab) but no line table to place
 	// probes at: the error says what to build instead.
-	gofx := pathT(fixture(t, "gofx-stripped"))
+	gofx := pathT(maptest.Fixture(t, "gofx-stripped"))
 	if _, err := Resolve(srcSpec(gofx, "main.go", 58), Scope{}); err == nil || !strings.Contains(err.Error(), "Go binary without DWARF") {
 		t.Errorf("Go release build: %v", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/probee/probee/internal/maptest"
 	"github.com/probee/probee/probespec"
 )
 
@@ -26,7 +27,7 @@ func usdtLines(ts []Target) []string {
 }
 
 func TestResolveUSDT(t *testing.T) {
-	bin, lib := fixture(t, "usdt-fp"), fixture(t, "libusdtfx.so")
+	bin, lib := maptest.Fixture(t, "usdt-fp"), maptest.Fixture(t, "libusdtfx.so")
 	cmd := Scope{Command: []string{bin}}
 	for _, c := range []struct {
 		name  string
@@ -50,7 +51,7 @@ func TestResolveUSDT(t *testing.T) {
 
 // A target keeps every site with its semaphore and parsed arguments.
 func TestResolveUSDTSites(t *testing.T) {
-	bin := fixture(t, "usdt-fp")
+	bin := maptest.Fixture(t, "usdt-fp")
 	ts, err := Resolve(uspecUSDT(pathT(bin), "fx", "gated"), Scope{})
 	if err != nil || len(ts) != 1 {
 		t.Fatalf("%v, %v", ts, err)
@@ -66,8 +67,8 @@ func TestResolveUSDTSites(t *testing.T) {
 }
 
 func TestResolveUSDTErrors(t *testing.T) {
-	bin := fixture(t, "usdt-fp")
-	chain := fixture(t, "chain-fp")
+	bin := maptest.Fixture(t, "usdt-fp")
+	chain := maptest.Fixture(t, "chain-fp")
 	for _, c := range []struct {
 		spec probespec.Spec
 		msg  string
@@ -89,7 +90,7 @@ func TestResolveUSDTErrors(t *testing.T) {
 // With -p, the probes of every file the process maps: the program and
 // its library.
 func TestResolveUSDTPID(t *testing.T) {
-	bin := fixture(t, "usdt-fp")
+	bin := maptest.Fixture(t, "usdt-fp")
 	cmd := exec.Command(bin, "1", "wait")
 	in, _ := cmd.StdinPipe()
 	errPipe, _ := cmd.StderrPipe()

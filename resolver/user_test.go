@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/probee/probee/internal/maptest"
 	"github.com/probee/probee/probespec"
 )
 
@@ -102,7 +103,7 @@ func TestUnknownLibrary(t *testing.T) {
 func TestChainFixtures(t *testing.T) {
 	for _, bin := range []string{"chain-fp", "chain-nofp", "chain-nopie-fp", "chain-nopie-nofp"} {
 		t.Run(bin, func(t *testing.T) {
-			p := fixture(t, bin)
+			p := maptest.Fixture(t, bin)
 			ts := resolveOK(t, uspec(pathT(p), probespec.MatchGlob, "foo_*"), Scope{})
 			if got := symbols(ts); !reflect.DeepEqual(got, []string{"foo_one", "foo_two"}) {
 				t.Errorf("foo_* = %v", got)
@@ -121,12 +122,12 @@ func TestChainFixtures(t *testing.T) {
 }
 
 func TestRegexRawAndDemangled(t *testing.T) {
-	p := fixture(t, "chain-fp")
+	p := maptest.Fixture(t, "chain-fp")
 	ts := resolveOK(t, uspec(pathT(p), probespec.MatchRegex, "^foo_"), Scope{})
 	if got := symbols(ts); !reflect.DeepEqual(got, []string{"foo_one", "foo_two"}) {
 		t.Errorf("regex ^foo_ = %v", got)
 	}
-	cxx := fixture(t, "cxx")
+	cxx := maptest.Fixture(t, "cxx")
 	ts = resolveOK(t, uspec(pathT(cxx), probespec.MatchRegex, "^ns::twice<"), Scope{})
 	if len(ts) != 2 {
 		t.Errorf("regex on demangled names = %v", symbols(ts))
@@ -134,7 +135,7 @@ func TestRegexRawAndDemangled(t *testing.T) {
 }
 
 func TestOffsets(t *testing.T) {
-	p := fixture(t, "chain-fp")
+	p := maptest.Fixture(t, "chain-fp")
 	spec := uspec(pathT(p), probespec.MatchExact, "leaf")
 	spec.Offset = 1
 	ts := resolveOK(t, spec, Scope{})
@@ -148,7 +149,7 @@ func TestOffsets(t *testing.T) {
 }
 
 func TestCommandClosure(t *testing.T) {
-	exe := fixture(t, "uselib-fp")
+	exe := maptest.Fixture(t, "uselib-fp")
 	scope := Scope{Command: []string{exe, "3"}}
 	// Bare name: found in libfx.so through DT_NEEDED + RUNPATH $ORIGIN.
 	ts := resolveOK(t, uspec(probespec.Target{}, probespec.MatchExact, "fx_entry"), scope)

@@ -28,7 +28,7 @@ func TestSweepEvictsUnmappedFiles(t *testing.T) {
 			s := New(Config{})
 			var objs []*objfile.Object
 			for i, name := range names {
-				o, err := s.idx.Load(fixture(t, name))
+				o, err := s.idx.Load(maptest.Fixture(t, name))
 				if err != nil {
 					t.Fatal(err)
 				}

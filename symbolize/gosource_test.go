@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/probee/probee/internal/gopclntab"
+	"github.com/probee/probee/internal/maptest"
 	"github.com/probee/probee/internal/safeelf"
 )
 
@@ -23,12 +24,12 @@ func TestGoSourceFramesMatchDWARF(t *testing.T) {
 		t.Run(c[0], func(t *testing.T) {
 			// One symbolizer each: an index takes files of one build ID
 			// (gofx-cgo-stripped is strip's copy of gofx-cgo) for one.
-			pcs := goPCs(t, fixture(t, c[1]))
-			got, err := New(Config{}).ObjectFrames(fixture(t, c[0]), pcs)
+			pcs := goPCs(t, maptest.Fixture(t, c[1]))
+			got, err := New(Config{}).ObjectFrames(maptest.Fixture(t, c[0]), pcs)
 			if err != nil {
 				t.Fatal(err)
 			}
-			want, err := New(Config{}).ObjectFrames(fixture(t, c[1]), pcs)
+			want, err := New(Config{}).ObjectFrames(maptest.Fixture(t, c[1]), pcs)
 			if err != nil {
 				t.Fatal(err)
 			}

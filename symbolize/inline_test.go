@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/probee/probee/internal/maptest"
 	"github.com/probee/probee/internal/safeelf"
 	"github.com/probee/probee/objfile"
 )
@@ -43,7 +44,7 @@ func srcLine(f Frame) string {
 // marked line expands into the inlined frame (that line) and the caller (the
 // line of the call).
 func TestInlineFramesFixture(t *testing.T) {
-	bin := fixture(t, "inline")
+	bin := maptest.Fixture(t, "inline")
 	src := filepath.Join(filepath.Dir(bin), "..", "src", "inline.c")
 	hot := markerLine(t, src, "/* HOT_ADD_LINE */")
 	o, err := objfile.LoadObject(bin, "")
@@ -95,7 +96,7 @@ func TestAddr2lineOracle(t *testing.T) {
 	}{{"inline", true}, {"chain-fp", true}, {"uselib-nofp", true}, {"cxx", false}} {
 		name := tc.name
 		t.Run(name, func(t *testing.T) {
-			bin := fixture(t, name)
+			bin := maptest.Fixture(t, name)
 			addrs := lineTableAddrs(t, bin)
 			sym := New(Config{})
 			want := addr2line(t, bin, addrs, tc.names)
@@ -197,7 +198,7 @@ func lineTableAddrs(t *testing.T, bin string) []uint64 {
 // DWARF past its budget is not read: frames keep their symbol names,
 // without lines, and one warning names the file and the budget.
 func TestDWARFPastBudget(t *testing.T) {
-	bin := fixture(t, "inline")
+	bin := maptest.Fixture(t, "inline")
 	o, err := objfile.LoadObject(bin, "")
 	if err != nil {
 		t.Fatal(err)

@@ -1,15 +1,9 @@
 package symbolize
 
 import (
-	"os"
-	"os/exec"
-	"path/filepath"
 	"reflect"
 	"slices"
-	"strconv"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/probee/probee/internal/maptest"
 	"github.com/probee/probee/internal/procmaps"
@@ -19,27 +13,8 @@ import (
 	"github.com/probee/probee/proctrack"
 )
 
-// startSpin runs spin-nofp for a few seconds and returns its pid.
-func startSpin(t *testing.T) (*exec.Cmd, string) {
-	bin := fixture(t, "spin-nofp")
-	cmd := exec.Command(bin, "10")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	// Wait until the dynamic loader has mapped libc.
-	maps := filepath.Join("/proc", strconv.Itoa(cmd.Process.Pid), "maps")
-	for i := 0; i < 100; i++ {
-		if b, _ := os.ReadFile(maps); strings.Contains(string(b), "libc.so.6") {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	return cmd, bin
-}
-
 func TestSymbolizerAfterExit(t *testing.T) {
-	cmd, bin := startSpin(t)
+	cmd, bin := maptest.StartSpin(t)
 	pid := cmd.Process.Pid
 	sym := New(Config{})
 	if err := sym.History().Snapshot(pid); err != nil {
@@ -66,7 +41,7 @@ func TestSymbolizerAfterExit(t *testing.T) {
 }
 
 func TestFrameNames(t *testing.T) {
-	o, err := objfile.LoadObject(fixture(t, "cxx"), "")
+	o, err := objfile.LoadObject(maptest.Fixture(t, "cxx"), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +95,7 @@ func TestVDSOFrames(t *testing.T) {
 // file) in two processes that load the file at different addresses, and
 // none where no object holds the address.
 func TestFrameVirtAddr(t *testing.T) {
-	o, err := objfile.LoadObject(fixture(t, "cxx"), "")
+	o, err := objfile.LoadObject(maptest.Fixture(t, "cxx"), "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,17 +1,24 @@
 // Package maptest holds what the tests of the packages that read
 // processes' mappings share (proctrack, resolver, symbolize): files put
 // where a test process "maps" them, the mapping /proc/PID/maps would show
-// for them, and function offsets in them. Test helpers only.
+// for them, function offsets in them, the fixture binaries and a process
+// running one. Test helpers only.
 package maptest
 
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/probee/probee/internal/procmaps"
+	"github.com/probee/probee/internal/testgate"
 	"github.com/probee/probee/objfile"
 )
 
@@ -73,4 +80,34 @@ func FuncFileOffset(t testing.TB, path, fn string) uint64 {
 	}
 	t.Fatalf("no %s in %s", fn, path)
 	return 0
+}
+
+// Fixture is the path of fixture binary name (tests/fixtures/bin); the
+// test skips when it is missing (run make fixtures).
+func Fixture(t testing.TB, name string) string {
+	t.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	p, _ := filepath.Abs(filepath.Join(filepath.Dir(file), "..", "..", "tests", "fixtures", "bin", name))
+	return testgate.Fixture(t, p)
+}
+
+// StartSpin runs fixture spin-nofp for 10 s (killed at the test's end)
+// once the dynamic loader has mapped libc into it (or after 1 s), and
+// returns it with its binary's path.
+func StartSpin(t testing.TB) (*exec.Cmd, string) {
+	t.Helper()
+	bin := Fixture(t, "spin-nofp")
+	cmd := exec.Command(bin, "10")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	maps := filepath.Join("/proc", strconv.Itoa(cmd.Process.Pid), "maps")
+	for range 100 {
+		if b, _ := os.ReadFile(maps); strings.Contains(string(b), "libc.so.6") {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return cmd, bin
 }
