@@ -21,8 +21,10 @@ const (
 	KindWeight  = "weight"  // --weight: Count calls, Value the sum of an argument (ValueType)
 )
 
-// Frame is one symbolized (or not) stack frame. All fields are optional; the
-// more are set, the better the frame renders (see Name for the rules).
+// Frame is one symbolized (or not) stack frame: the one frame type from the
+// symbolizer (package symbolize makes them) to the writers, named by
+// FrameName alone. All fields are optional; the more are set, the better
+// the frame renders (see FrameName for the rules).
 type Frame struct {
 	Name   string // function name, demangled; empty when unsymbolized
 	Module string // path or name of the ELF object (or kernel module) holding Address

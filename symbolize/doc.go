@@ -16,13 +16,15 @@
 // History's sweeps (evict.go). It reads kallsyms under Config.Root; it
 // never touches the kernel.
 //
-// Frames: Symbolizer.Frames looks up exactly the addresses given. Callers
-// pass pc-1 for return addresses (every frame but the leaf) themselves.
-// Unsymbolized addresses are named module+0xOFF, OFF being the file offset
-// (as in /proc/PID/maps), never a bare [unknown] when the module is known.
-// A frame in an ELF file also carries its address in that file (VirtAddr,
-// before any load bias): the same in every process, whatever its load
-// address. AppendFrameRefs, for callers that symbolize many stacks of many
+// Frames: the symbolizer's frames are output.Frame, the one frame type
+// from here to the writers, named by output.FrameName alone.
+// Symbolizer.Frames looks up exactly the addresses given. Callers pass
+// pc-1 for return addresses (every frame but the leaf) themselves. A frame
+// outside every function keeps its module and file offset (Module, Offset:
+// module+0xOFF, as in /proc/PID/maps), never a bare [unknown] when the
+// module is known. A frame in an ELF file has as Address its address in
+// that file (before any load bias): the same in every process, whatever
+// its load address; other frames the process's own address. AppendFrameRefs, for callers that symbolize many stacks of many
 // processes (a profile), symbolizes each address once and returns shared
 // frames (framememo.go): frames in ELF files are kept per file, path and
 // address in the file, for every process; the rest per image

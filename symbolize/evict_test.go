@@ -38,7 +38,7 @@ func TestSweepEvictsUnmappedFiles(t *testing.T) {
 				const start = 0x400000
 				m := maptest.FileMapping(t, o.Path, o.Path, start)
 				s.History().SnapshotMaps(pid0+i, []procmaps.Mapping{m}, "")
-				if fr := s.AppendFrameRefs(nil, pid0+i, "", []uint64{start + off}); len(fr) == 0 || fr[0].Function == "" {
+				if fr := s.AppendFrameRefs(nil, pid0+i, "", []uint64{start + off}); len(fr) == 0 || fr[0].Name == "" {
 					t.Fatalf("%s: no frame at a function", name)
 				}
 			}
@@ -78,7 +78,7 @@ func TestSweepDropsUnknownFrames(t *testing.T) {
 	if s.Evictions() == before || s.unknown != nil {
 		t.Errorf("after a sweep: memo of unknown pids %v, Evictions %d (was %d)", s.unknown != nil, s.Evictions(), before)
 	}
-	if after := s.AppendFrameRefs(nil, gone, "", []uint64{0x1234}); after[0] == first[0] || after[0].Addr != 0x1234 {
+	if after := s.AppendFrameRefs(nil, gone, "", []uint64{0x1234}); after[0] == first[0] || after[0].Address != 0x1234 {
 		t.Errorf("after a sweep the unknown address gave %+v, the frame kept before or another address", *after[0])
 	}
 }

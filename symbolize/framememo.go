@@ -2,6 +2,7 @@ package symbolize
 
 import (
 	"github.com/probee/probee/objfile"
+	"github.com/probee/probee/output"
 	"github.com/probee/probee/proctrack"
 )
 
@@ -21,10 +22,10 @@ import (
 // files are the objectMemo's (the memo saves finding the file, ~40% of the
 // time a frame takes when every process's addresses go to the objectMemo).
 type frameMemo struct {
-	frames   map[uint64][]*Frame // by address: the frames AppendFrames gives it
-	version  uint64              // the image's version when the memo began
-	jitLines int                 // the perf map's lines then
-	noInline bool                // SetInline's setting then
+	frames   map[uint64][]*output.Frame // by address: the frames AppendFrames gives it
+	version  uint64                     // the image's version when the memo began
+	jitLines int                        // the perf map's lines then
+	noInline bool                       // SetInline's setting then
 }
 
 // objectPlace is an address in an ELF file, mapped from path.
@@ -36,7 +37,7 @@ type objectPlace struct {
 
 // objectMemo holds the frames of addresses in ELF files.
 type objectMemo struct {
-	frames   map[objectPlace][]*Frame
+	frames   map[objectPlace][]*output.Frame
 	noInline bool // SetInline's setting when the memo began
 }
 
@@ -46,9 +47,9 @@ type objectMemo struct {
 // an address outside ELF files, its image and perf map do (then it
 // is symbolized again, as AppendFrames would). A caller can key a cache
 // by them. Frames in an ELF file are shared by every process mapping the
-// file from the same path: their Addr is VirtAddr, the address in the
-// file. Never modify a returned frame.
-func (s *Symbolizer) AppendFrameRefs(dst []*Frame, pid int, comm string, addrs []uint64) []*Frame {
+// file from the same path: their Address is the address in the file.
+// Never modify a returned frame.
+func (s *Symbolizer) AppendFrameRefs(dst []*output.Frame, pid int, comm string, addrs []uint64) []*output.Frame {
 	g := s.hist.ImageOf(pid, comm, addrs)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -69,7 +70,7 @@ func (s *Symbolizer) AppendFrameRefs(dst []*Frame, pid int, comm string, addrs [
 // framesAt symbolizes addr of image g (nil: unknown): from the memo of
 // frames in ELF files when it lies in one, else into frames of its own.
 // Call with s.mu held.
-func (s *Symbolizer) framesAt(g *proctrack.Image, addr uint64, noInline bool) []*Frame {
+func (s *Symbolizer) framesAt(g *proctrack.Image, addr uint64, noInline bool) []*output.Frame {
 	at, ok := placeOf(g, addr)
 	if !ok {
 		f, o, va := locate(g, addr)
@@ -85,11 +86,11 @@ func (s *Symbolizer) framesAt(g *proctrack.Image, addr uint64, noInline bool) []
 }
 
 // placeFrames symbolizes an address in an ELF file into frames every
-// process mapping the file from that path shares (Addr is VirtAddr). Call
-// with s.mu held.
-func (s *Symbolizer) placeFrames(at objectPlace) []*Frame {
-	f := Frame{Addr: at.va, VirtAddr: at.va, Module: at.path, BuildID: at.o.BuildID}
-	f.ModuleOffset, _ = at.o.FileOffset(at.va)
+// process mapping the file from that path shares (Address is the address
+// in the file). Call with s.mu held.
+func (s *Symbolizer) placeFrames(at objectPlace) []*output.Frame {
+	f := output.Frame{Address: at.va, Module: at.path, BuildID: at.o.BuildID}
+	f.Offset, _ = at.o.FileOffset(at.va)
 	nameFrame(&f, at.o, at.va)
 	return s.refs(s.dw.expand(s.scratch[:0], f, at.o, at.va))
 }
@@ -110,10 +111,10 @@ func placeOf(g *proctrack.Image, addr uint64) (objectPlace, bool) {
 
 // refs copies frames (s.scratch, which it keeps for reuse) into frames of
 // their own. Call with s.mu held.
-func (s *Symbolizer) refs(frames []Frame) []*Frame {
+func (s *Symbolizer) refs(frames []output.Frame) []*output.Frame {
 	s.scratch = frames
-	c := append([]Frame(nil), frames...)
-	out := make([]*Frame, len(c))
+	c := append([]output.Frame(nil), frames...)
+	out := make([]*output.Frame, len(c))
 	for i := range c {
 		out[i] = &c[i]
 	}
@@ -124,7 +125,7 @@ func (s *Symbolizer) refs(frames []Frame) []*Frame {
 // SetInline changed. Call with s.mu held.
 func (s *Symbolizer) objectMemo(noInline bool) *objectMemo {
 	if s.objMemo == nil || s.objMemo.noInline != noInline {
-		s.objMemo = &objectMemo{frames: map[objectPlace][]*Frame{}, noInline: noInline}
+		s.objMemo = &objectMemo{frames: map[objectPlace][]*output.Frame{}, noInline: noInline}
 	}
 	return s.objMemo
 }
@@ -142,7 +143,7 @@ func (s *Symbolizer) frameMemo(g *proctrack.Image, noInline bool) *frameMemo {
 	if m != nil && m.version == version && m.jitLines == lines && m.noInline == noInline {
 		return m
 	}
-	m = &frameMemo{frames: map[uint64][]*Frame{}, version: version, jitLines: lines, noInline: noInline}
+	m = &frameMemo{frames: map[uint64][]*output.Frame{}, version: version, jitLines: lines, noInline: noInline}
 	if g == nil {
 		s.unknown = m
 	} else {

@@ -7,6 +7,7 @@ import (
 	"github.com/probee/probee/internal/maptest"
 	"github.com/probee/probee/internal/procmaps"
 	"github.com/probee/probee/objfile"
+	"github.com/probee/probee/output"
 )
 
 // AppendFrameRefs gives AppendFrames' frames, the same pointers for an
@@ -30,13 +31,13 @@ func TestAppendFrameRefs(t *testing.T) {
 	for pid, start := range starts {
 		s.History().SnapshotMaps(pid, []procmaps.Mapping{maptest.FileMapping(t, bin, "/usr/bin/cxx", start)}, "")
 	}
-	refs := func(pid int, addrs ...uint64) []*Frame { return s.AppendFrameRefs(nil, pid, "", addrs) }
+	refs := func(pid int, addrs ...uint64) []*output.Frame { return s.AppendFrameRefs(nil, pid, "", addrs) }
 	const outside = 0x500000000
 	first := refs(a, starts[a]+off, outside)
 	want := s.Frames(a, "", []uint64{starts[a] + off, outside})
-	if len(first) != len(want) || first[0].Function != want[0].Function || first[0].Addr != va || first[0].VirtAddr != va ||
-		first[len(first)-1].Name() != "[unknown]" {
-		t.Fatalf("refs = %+v, want %+v with Addr %#x", deref(first), want, va)
+	if len(first) != len(want) || first[0].Name != want[0].Name || first[0].Address != va ||
+		frameName(*first[len(first)-1]) != "0x500000000" {
+		t.Fatalf("refs = %+v, want %+v with Address %#x", deref(first), want, va)
 	}
 	if again := refs(a, starts[a]+off, outside); !slices.Equal(again, first) {
 		t.Errorf("the same addresses gave other frames")
@@ -51,7 +52,7 @@ func TestAppendFrameRefs(t *testing.T) {
 	const jit = 0x600000000
 	unnamed := refs(a, jit)[0]
 	j.appendMap("600000000 10 JS:f\n")
-	if f := refs(a, jit)[0]; f == unnamed || f.Function != "JS:f" {
+	if f := refs(a, jit)[0]; f == unnamed || f.Name != "JS:f" {
 		t.Errorf("after the perf map grew, the frame at its new line = %+v, want JS:f", *f)
 	}
 	s.SetInline(false)
@@ -60,8 +61,8 @@ func TestAppendFrameRefs(t *testing.T) {
 	}
 }
 
-func deref(fs []*Frame) []Frame {
-	out := make([]Frame, len(fs))
+func deref(fs []*output.Frame) []output.Frame {
+	out := make([]output.Frame, len(fs))
 	for i, f := range fs {
 		out[i] = *f
 	}

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/probee/probee/internal/maptest"
+	"github.com/probee/probee/output"
 	"github.com/probee/probee/probespec"
 	"github.com/probee/probee/resolver"
 )
@@ -30,4 +31,11 @@ func resolveOK(t *testing.T, spec probespec.Spec) []resolver.Target {
 func installFixture(t *testing.T, name, dst string) {
 	t.Helper()
 	maptest.Install(t, maptest.Fixture(t, name), dst)
+}
+
+// frameName is f's name as collapsed stacks show it (output.FrameName),
+// without the kernel suffix.
+func frameName(f output.Frame) string {
+	f.Kernel = false
+	return output.FrameName(f, false, false)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/probee/probee/internal/maptest"
 	"github.com/probee/probee/internal/safeelf"
 	"github.com/probee/probee/objfile"
+	"github.com/probee/probee/output"
 )
 
 // markerLine returns the 1-based line of src holding marker.
@@ -32,8 +33,8 @@ func markerLine(t *testing.T, src, marker string) int {
 }
 
 // srcLine renders a frame as "name[ (inlined)] base:line".
-func srcLine(f Frame) string {
-	s := f.Function
+func srcLine(f output.Frame) string {
+	s := f.Name
 	if f.Inline {
 		s += " (inlined)"
 	}
@@ -77,7 +78,7 @@ func TestInlineFramesFixture(t *testing.T) {
 	}
 	sym.SetInline(false)
 	fs, _ := sym.ObjectFrames(bin, []uint64{hits[0].Addr})
-	if len(fs) != 1 || fs[0].Inline || !strings.HasPrefix(fs[0].Function, "caller_") {
+	if len(fs) != 1 || fs[0].Inline || !strings.HasPrefix(fs[0].Name, "caller_") {
 		t.Errorf("with inline frames off: %+v", fs)
 	}
 }
@@ -119,10 +120,10 @@ func TestAddr2lineOracle(t *testing.T) {
 // oracleText renders frames the way addr2line -f prints them. Physical
 // frames are named from ELF symbols, addr2line names them from DWARF: the
 // symbols' clone suffixes are dropped for the comparison.
-func oracleText(fs []Frame, names bool) string {
+func oracleText(fs []output.Frame, names bool) string {
 	var b strings.Builder
 	for _, f := range fs {
-		name, pos := f.Function, "??:0"
+		name, pos := f.Name, "??:0"
 		if !names {
 			name = "-"
 		}
@@ -214,7 +215,7 @@ func TestDWARFPastBudget(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if f := fs[len(fs)-1]; f.Function == "" || f.Line != 0 {
+		if f := fs[len(fs)-1]; f.Name == "" || f.Line != 0 {
 			t.Errorf("frame %+v, want a symbol name and no line", f)
 		}
 	}

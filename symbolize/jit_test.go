@@ -80,7 +80,7 @@ func (j *fakeJIT) names(offs ...uint64) []string {
 	}
 	var out []string
 	for _, f := range j.sym.Frames(7, "", addrs) {
-		out = append(out, f.Name())
+		out = append(out, frameName(f))
 	}
 	return out
 }
@@ -104,16 +104,16 @@ func TestJITMapAppendAndExit(t *testing.T) {
 	}
 	j.appendMap("7f0000002000 80 JS:~inner /tmp/a b.js:2:1\n7f0000100000 40 Stub:la")
 	fs := j.sym.Frames(7, "", []uint64{fakeJITBase + 0x1010})
-	if f := fs[0]; f.Function != "JS:*fib /tmp/fib.js:1:13" || f.Offset != 0x10 || f.Module != "[anon]" || f.File != "" {
+	if f := fs[0]; f.Name != "JS:*fib /tmp/fib.js:1:13" || f.Address != fakeJITBase+0x1010 || f.Module != "[anon]" || f.File != "" {
 		t.Errorf("frame = %+v", f)
 	}
-	j.want(j.names(0x2000, 0x3000, 0x100000), "JS:~inner /tmp/a b.js:2:1", "[anon]+0x3000", "[unknown]")
+	j.want(j.names(0x2000, 0x3000, 0x100000), "JS:~inner /tmp/a b.js:2:1", "[anon]+0x3000", "0x7f0000100000")
 	j.appendMap("te")
 	if err := os.Remove(j.path(mapFile)); err != nil {
 		t.Fatal(err)
 	}
 	os.Remove(j.path("/proc/7/stat"))
-	if f := j.sym.Frames(7, "", []uint64{fakeJITBase + 0x100008})[0]; f.Function != "Stub:late" || f.Offset != 8 || f.Module != "[anon]" {
+	if f := j.sym.Frames(7, "", []uint64{fakeJITBase + 0x100008})[0]; f.Name != "Stub:late" || f.Address != fakeJITBase+0x100008 || f.Module != "[anon]" {
 		t.Errorf("frame outside every mapping = %+v, want Stub:late+8 in [anon]", f)
 	}
 	if n := j.sym.History().PerfMapsHeld(); n != 0 {

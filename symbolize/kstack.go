@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/probee/probee/internal/kallsyms"
+	"github.com/probee/probee/output"
 )
 
 // stackWalkFrames are the kernel functions a BPF program's walk of its own
@@ -29,12 +30,12 @@ var bpfDispatchFrames = map[string]bool{
 // event happened, as a stack taken from the context does. A stack that
 // does not start with the walk or a program is returned as it is: a kprobe
 // on a function a BPF program calls keeps its whole stack.
-func TrimBPFFrames(fs []Frame) []Frame {
-	if len(fs) == 0 || !stackWalkFrames[baseName(fs[0].Function)] && !isBPFProgram(fs[0].Function) {
+func TrimBPFFrames(fs []output.Frame) []output.Frame {
+	if len(fs) == 0 || !stackWalkFrames[baseName(fs[0].Name)] && !isBPFProgram(fs[0].Name) {
 		return fs
 	}
 	i := 0
-	for i < len(fs) && isMachinery(fs[i].Function) {
+	for i < len(fs) && isMachinery(fs[i].Name) {
 		i++
 	}
 	return fs[i:]
@@ -57,12 +58,12 @@ func baseName(name string) string {
 // KernelFrames symbolizes kernel addresses from kallsyms. Frames of
 // modules carry Module "[name]"; without readable addresses (not root)
 // frames are "[kernel]+0xADDR".
-func (s *Symbolizer) KernelFrames(addrs []uint64) []Frame {
+func (s *Symbolizer) KernelFrames(addrs []uint64) []output.Frame {
 	return s.AppendKernelFrames(nil, addrs)
 }
 
 // AppendKernelFrames is KernelFrames appending to dst.
-func (s *Symbolizer) AppendKernelFrames(dst []Frame, addrs []uint64) []Frame {
+func (s *Symbolizer) AppendKernelFrames(dst []output.Frame, addrs []uint64) []output.Frame {
 	s.kernOnce.Do(func() {
 		f, err := os.Open(s.kallsymsPath)
 		if err != nil {
@@ -78,13 +79,13 @@ func (s *Symbolizer) AppendKernelFrames(dst []Frame, addrs []uint64) []Frame {
 }
 
 // kernelFrame names the kernel address addr from ks (sorted: kallsyms).
-func kernelFrame(ks []kallsyms.Symbol, addr uint64) Frame {
-	f := Frame{Addr: addr, Kernel: true, Module: "[kernel]", ModuleOffset: addr}
+func kernelFrame(ks []kallsyms.Symbol, addr uint64) output.Frame {
+	f := output.Frame{Address: addr, Kernel: true, Module: "[kernel]", Offset: addr}
 	k, ok := kallsyms.Lookup(ks, addr)
 	if !ok {
 		return f
 	}
-	f.Function, f.Symbol, f.Offset, f.ModuleOffset = k.Name, k.Name, addr-k.Addr, 0
+	f.Name, f.Offset = k.Name, 0
 	if k.Module != "" {
 		f.Module = "[" + k.Module + "]"
 	}

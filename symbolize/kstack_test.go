@@ -3,6 +3,8 @@ package symbolize
 import (
 	"slices"
 	"testing"
+
+	"github.com/probee/probee/output"
 )
 
 func TestTrimBPFFrames(t *testing.T) {
@@ -22,13 +24,13 @@ func TestTrimBPFFrames(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var fs []Frame
+			var fs []output.Frame
 			for _, n := range tt.in {
-				fs = append(fs, Frame{Function: n, Kernel: true})
+				fs = append(fs, output.Frame{Name: n, Kernel: true})
 			}
 			got := []string{}
 			for _, f := range TrimBPFFrames(fs) {
-				got = append(got, f.Function)
+				got = append(got, f.Name)
 			}
 			if tt.want == nil && len(got) == 0 {
 				return

@@ -9,6 +9,7 @@ import (
 
 	"github.com/probee/probee/internal/maptest"
 	"github.com/probee/probee/internal/procmaps"
+	"github.com/probee/probee/output"
 )
 
 // Prefetch gives the frames AppendFrameRefs gives alone (names, source
@@ -45,8 +46,8 @@ func TestPrefetch(t *testing.T) {
 	}
 }
 
-func frameValues(refs []*Frame) []Frame {
-	out := make([]Frame, len(refs))
+func frameValues(refs []*output.Frame) []output.Frame {
+	out := make([]output.Frame, len(refs))
 	for i, r := range refs {
 		out[i] = *r
 	}

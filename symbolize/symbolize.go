@@ -7,6 +7,7 @@ import (
 	"github.com/probee/probee/internal/kallsyms"
 	"github.com/probee/probee/internal/perfmap"
 	"github.com/probee/probee/objfile"
+	"github.com/probee/probee/output"
 	"github.com/probee/probee/proctrack"
 )
 
@@ -26,7 +27,7 @@ type Symbolizer struct {
 	unknown *frameMemo                      // frames of addresses of pids unknown and gone
 	objMemo *objectMemo                     // frames in ELF files (framememo.go)
 	evicted evictions                       // sweeps of the frame memos (evict.go)
-	scratch []Frame                         // AppendFrameRefs' buffer
+	scratch []output.Frame                  // AppendFrameRefs' buffer
 
 	kernOnce sync.Once
 	ksyms    []kallsyms.Symbol
@@ -46,13 +47,13 @@ func (s *Symbolizer) History() *proctrack.History { return s.hist }
 // Line, and an address inside inlined calls expands into one Inline frame
 // per call, innermost first, before its physical frame (see SetInline): the
 // result may then be longer than addrs.
-func (s *Symbolizer) Frames(pid int, comm string, addrs []uint64) []Frame {
+func (s *Symbolizer) Frames(pid int, comm string, addrs []uint64) []output.Frame {
 	return s.AppendFrames(nil, pid, comm, addrs)
 }
 
 // AppendFrames is Frames appending to dst: a caller symbolizing many stacks
 // reuses one buffer.
-func (s *Symbolizer) AppendFrames(dst []Frame, pid int, comm string, addrs []uint64) []Frame {
+func (s *Symbolizer) AppendFrames(dst []output.Frame, pid int, comm string, addrs []uint64) []output.Frame {
 	g := s.hist.ImageOf(pid, comm, addrs)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -65,9 +66,10 @@ func (s *Symbolizer) AppendFrames(dst []Frame, pid int, comm string, addrs []uin
 
 // locate symbolizes addr of image g (nil: unknown) from the ELF symbols
 // and returns the object and virtual address it falls in (nil when no
-// readable file maps it).
-func locate(g *proctrack.Image, addr uint64) (Frame, *objfile.Object, uint64) {
-	f := Frame{Addr: addr}
+// readable file maps it). The frame's Address is addr until it is found
+// in an ELF file, then its address in the file.
+func locate(g *proctrack.Image, addr uint64) (output.Frame, *objfile.Object, uint64) {
+	f := output.Frame{Address: addr}
 	if g == nil {
 		return f, nil, 0
 	}
@@ -79,45 +81,49 @@ func locate(g *proctrack.Image, addr uint64) (Frame, *objfile.Object, uint64) {
 	if m.Path == "" {
 		f.Module = "[anon]"
 	}
-	f.ModuleOffset = addr - m.Start
+	f.Offset = addr - m.Start
 	if vdsoFrame(&f, m) {
 		return f, nil, 0
 	}
 	if !m.File() {
 		return jitFrame(g.PerfMap(), f), nil, 0
 	}
-	f.ModuleOffset += m.Offset
+	f.Offset += m.Offset
 	if o == nil {
 		return f, nil, 0
 	}
 	f.BuildID = o.BuildID
-	va, ok := o.VirtAddr(f.ModuleOffset)
+	va, ok := o.VirtAddr(f.Offset)
 	if !ok {
 		return f, nil, 0
 	}
-	f.VirtAddr = va
+	f.Address = va
 	nameFrame(&f, o, va)
 	return f, o, va
 }
 
 // nameFrame fills f's function from the virtual address va of o
-// (objfile.Object.SymbolAt).
-func nameFrame(f *Frame, o *objfile.Object, va uint64) {
-	if sym, name := o.SymbolAt(va); sym != nil {
-		f.Symbol, f.Function, f.Offset = sym.Name, name, va-sym.Addr
+// (objfile.Object.SymbolAt) and returns the function's address (0 when
+// no symbol holds va).
+func nameFrame(f *output.Frame, o *objfile.Object, va uint64) uint64 {
+	sym, name := o.SymbolAt(va)
+	if sym == nil {
+		return 0
 	}
+	f.Name = name
+	return sym.Addr
 }
 
 // jitFrame names f from the perf map m when a line covers its address.
 // The frame keeps the module of its mapping ("[anon]" when no mapping
 // known covers it: code mapped after the snapshot) and has no source
 // file.
-func jitFrame(m *perfmap.Map, f Frame) Frame {
-	sym, ok := m.Lookup(f.Addr)
+func jitFrame(m *perfmap.Map, f output.Frame) output.Frame {
+	sym, ok := m.Lookup(f.Address)
 	if !ok {
 		return f
 	}
-	f.Function, f.Symbol, f.Offset = sym.Name, sym.Name, f.Addr-sym.Start
+	f.Name = sym.Name
 	if f.Module == "" {
 		f.Module = "[anon]"
 	}

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/probee/probee/objfile"
+	"github.com/probee/probee/output"
 )
 
 // dwarfFrames expands frames with the DWARF of their objects. The DWARF
@@ -35,7 +36,7 @@ func (c *dwarfFrames) inlineOff() bool {
 
 // expand appends f to out, preceded by its inlined calls when o's DWARF
 // has them for va, with files and lines filled in.
-func (c *dwarfFrames) expand(out []Frame, f Frame, o *objfile.Object, va uint64) []Frame {
+func (c *dwarfFrames) expand(out []output.Frame, f output.Frame, o *objfile.Object, va uint64) []output.Frame {
 	if o == nil {
 		return append(out, f)
 	}
@@ -53,13 +54,12 @@ func (c *dwarfFrames) expand(out []Frame, f Frame, o *objfile.Object, va uint64)
 	if !noInline {
 		for _, s := range src[:len(src)-1] {
 			in := f
-			in.Function, in.Symbol, in.Offset = s.Name, s.Symbol, 0
-			in.File, in.Line, in.Inline = s.File, s.Line, true
+			in.Name, in.File, in.Line, in.Inline = s.Name, s.File, s.Line, true
 			out = append(out, in)
 		}
 	}
-	if f.Function == "" && phys.Name != "" {
-		f.Function, f.Symbol = phys.Name, phys.Symbol
+	if f.Name == "" {
+		f.Name = phys.Name
 	}
 	f.File, f.Line = phys.File, phys.Line
 	return append(out, f)
@@ -69,15 +69,15 @@ func (c *dwarfFrames) expand(out []Frame, f Frame, o *objfile.Object, va uint64)
 // any load bias) of the ELF file at path, with DWARF lines and inlined
 // calls like Frames: leaf first per address, in the order of vaddrs. It
 // reads only files: tests and tools use it as a pure addr2line.
-func (s *Symbolizer) ObjectFrames(path string, vaddrs []uint64) ([]Frame, error) {
+func (s *Symbolizer) ObjectFrames(path string, vaddrs []uint64) ([]output.Frame, error) {
 	o, err := s.idx.Load(path)
 	if err != nil {
 		return nil, fmt.Errorf("symbolize %s: %w", path, err)
 	}
-	var out []Frame
+	var out []output.Frame
 	for _, va := range vaddrs {
-		f := Frame{Addr: va, VirtAddr: va, Module: o.Path, BuildID: o.BuildID}
-		f.ModuleOffset, _ = o.FileOffset(va)
+		f := output.Frame{Address: va, Module: o.Path, BuildID: o.BuildID}
+		f.Offset, _ = o.FileOffset(va)
 		nameFrame(&f, o, va)
 		out = s.dw.expand(out, f, o, va)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/probee/probee/internal/procmaps"
 	"github.com/probee/probee/internal/vdso"
 	"github.com/probee/probee/objfile"
+	"github.com/probee/probee/output"
 	"github.com/probee/probee/probespec"
 	"github.com/probee/probee/proctrack"
 )
@@ -35,7 +36,7 @@ func TestSymbolizerAfterExit(t *testing.T) {
 	cmd.Process.Kill()
 	cmd.Wait()
 	fs := sym.Frames(pid, "", addrs)
-	if fs[0].Function != "spin_leaf" || fs[0].Offset != 3 || fs[1].Function != "malloc" || fs[2].Name() != "[unknown]" {
+	if fs[0].Name != "spin_leaf" || fs[0].Address != leaf.Address+3 || fs[1].Name != "malloc" || frameName(fs[2]) != "0x10" {
 		t.Errorf("frames = %+v", fs)
 	}
 }
@@ -55,8 +56,8 @@ func TestFrameNames(t *testing.T) {
 		}
 	}
 	off, _ := o.FileOffset(method)
-	got := []string{frameAt(p, 0x1000+off-0).Name(), frameAt(p, 0x200010).Name(), frameAt(p, 0x1000+0x5).Name(), frameAt(p, 0x5).Name()}
-	want := []string{"ns::Klass::method(int)", "[vdso]+0x10", "cxx+0x5", "[unknown]"}
+	got := []string{frameName(frameAt(p, 0x1000+off-0)), frameName(frameAt(p, 0x200010)), frameName(frameAt(p, 0x1000+0x5)), frameName(frameAt(p, 0x5))}
+	want := []string{"ns::Klass::method(int)", "[vdso]+0x10", "cxx+0x5", "0x5"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("names = %q, want %q", got, want)
 	}
@@ -65,8 +66,8 @@ func TestFrameNames(t *testing.T) {
 func TestKernelFrames(t *testing.T) {
 	sym := New(Config{Kallsyms: "testdata/kallsyms"})
 	fs := sym.KernelFrames([]uint64{0xffffffff81100010, 0xffffffffc0000104, 0x10})
-	if fs[0].Name() != "vfs_read" || fs[0].Offset != 0x10 || fs[0].Module != "[kernel]" ||
-		fs[1].Name() != "ext4_file_read_iter" || fs[1].Module != "[ext4]" || fs[2].Name() != "[kernel]+0x10" {
+	if frameName(fs[0]) != "vfs_read" || fs[0].Address != 0xffffffff81100010 || fs[0].Offset != 0 || fs[0].Module != "[kernel]" ||
+		frameName(fs[1]) != "ext4_file_read_iter" || fs[1].Module != "[ext4]" || frameName(fs[2]) != "[kernel]+0x10" {
 		t.Errorf("kernel frames = %+v", fs)
 	}
 }
@@ -86,15 +87,15 @@ func TestVDSOFrames(t *testing.T) {
 	const start = 0x7fff00000000
 	p := imageOf(t, procmaps.Mapping{Start: start, End: start + uint64(len(img)), Perms: "r-xp", Path: vdso.Path})
 	fr := frameAt(p, start+o.Funcs[i].Addr+2)
-	if fr.Name() != "__vdso_clock_gettime" || fr.Offset != 2 || fr.Module != vdso.Path {
+	if frameName(fr) != "__vdso_clock_gettime" || fr.Address != o.Funcs[i].Addr+2 || fr.Module != vdso.Path {
 		t.Errorf("frame = %+v, want __vdso_clock_gettime+2 in [vdso]", fr)
 	}
 }
 
-// A function's frame carries the same VirtAddr (its address in the ELF
-// file) in two processes that load the file at different addresses, and
-// none where no object holds the address.
-func TestFrameVirtAddr(t *testing.T) {
+// A function's frame carries the same Address (its address in the ELF
+// file) in two processes that load the file at different addresses; where
+// no object holds the address, the process's own address.
+func TestFrameAddressInFile(t *testing.T) {
 	o, err := objfile.LoadObject(maptest.Fixture(t, "cxx"), "")
 	if err != nil {
 		t.Fatal(err)
@@ -110,10 +111,10 @@ func TestFrameVirtAddr(t *testing.T) {
 		m := maptest.FileMapping(t, o.Path, o.Path, start)
 		m.End = start + 0x100000
 		p := imageOf(t, m)
-		got = append(got, frameAt(p, start+off).VirtAddr, frameAt(p, start+0x200000).VirtAddr)
+		got = append(got, frameAt(p, start+off).Address, frameAt(p, start+0x200000).Address)
 	}
-	if want := []uint64{va, 0, va, 0}; !slices.Equal(got, want) {
-		t.Errorf("VirtAddr at two load addresses = %#x, want %#x", got, want)
+	if want := []uint64{va, 0x201000, va, 0x7f0000201000}; !slices.Equal(got, want) {
+		t.Errorf("Address at two load addresses = %#x, want %#x", got, want)
 	}
 }
 
@@ -127,7 +128,7 @@ func imageOf(t *testing.T, maps ...procmaps.Mapping) *proctrack.Image {
 }
 
 // frameAt is the frame g names addr with, without inline frames.
-func frameAt(g *proctrack.Image, addr uint64) Frame {
+func frameAt(g *proctrack.Image, addr uint64) output.Frame {
 	f, _, _ := locate(g, addr)
 	return f
 }

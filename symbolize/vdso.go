@@ -8,6 +8,7 @@ import (
 	"github.com/probee/probee/internal/procmaps"
 	"github.com/probee/probee/internal/vdso"
 	"github.com/probee/probee/objfile"
+	"github.com/probee/probee/output"
 )
 
 // vdsoObject is the symbols of the kernel's vDSO image (internal/vdso: the
@@ -28,7 +29,7 @@ var vdsoObject = sync.OnceValue(func() *objfile.Object {
 
 // vdsoFrame names f, a frame in the mapping m, when m is the vDSO; it
 // reports whether it did.
-func vdsoFrame(f *Frame, m procmaps.Mapping) bool {
+func vdsoFrame(f *output.Frame, m procmaps.Mapping) bool {
 	if !vdso.Matches(m) {
 		return false
 	}
@@ -37,10 +38,11 @@ func vdsoFrame(f *Frame, m procmaps.Mapping) bool {
 		return false
 	}
 	f.BuildID = o.BuildID
-	if va, ok := o.VirtAddr(f.ModuleOffset); ok {
-		f.VirtAddr = va
-		nameFrame(f, o, va)
-		vdsoName(o, f, va-f.Offset)
+	if va, ok := o.VirtAddr(f.Offset); ok {
+		f.Address = va
+		if start := nameFrame(f, o, va); start != 0 {
+			vdsoName(o, f, start)
+		}
 	}
 	return true
 }
@@ -48,13 +50,13 @@ func vdsoFrame(f *Frame, m procmaps.Mapping) bool {
 // vdsoName prefers a vDSO function's "__vdso_" name to its plain alias
 // (clock_gettime): a stack then does not show libc's clock_gettime
 // calling "clock_gettime".
-func vdsoName(o *objfile.Object, f *Frame, addr uint64) {
-	if f.Function == "" || strings.HasPrefix(f.Function, "__vdso_") {
+func vdsoName(o *objfile.Object, f *output.Frame, addr uint64) {
+	if f.Name == "" || strings.HasPrefix(f.Name, "__vdso_") {
 		return
 	}
 	for _, s := range o.Funcs {
-		if s.Addr == addr && s.Name == "__vdso_"+f.Function {
-			f.Symbol, f.Function = s.Name, s.Name
+		if s.Addr == addr && s.Name == "__vdso_"+f.Name {
+			f.Name = s.Name
 			return
 		}
 	}

@@ -1,7 +1,6 @@
 package trace
 
 import (
-	"cmp"
 	"slices"
 
 	"github.com/probee/probee/bpf"
@@ -14,16 +13,16 @@ import (
 // buffers reused from stack to stack. 93K distinct stacks of ~22 frames
 // (manystacks under a uprobe) held 295 MB as frame values, and their
 // symbolization allocated 450 MB more. User frames come from the
-// symbolizer's memo (AppendFrameRefs) and are converted once each (byRef):
+// symbolizer's memo (AppendFrameRefs) and are interned once each (byRef):
 // a system-wide run's ~1M stacks hold ~22M frames, a few hundred thousand
 // of them distinct.
 type stackFrames struct {
 	sym   *symbolize.Symbolizer
 	fs    output.Frames
-	byRef map[*symbolize.Frame]*output.Frame
+	byRef map[*output.Frame]*output.Frame // the symbolizer's frames -> fs's
 	pcs   []uint64
-	refs  []*symbolize.Frame
-	res   []symbolize.Frame
+	refs  []*output.Frame
+	res   []output.Frame
 	out   []*output.Frame
 
 	// pidless: the stacks are merged without their pids (fold.go), and a
@@ -54,12 +53,12 @@ func (sf *stackFrames) user(c *bpf.Count) output.Stack {
 	sf.pcs = lookupPCs(c.User.AppendPCs(sf.pcs[:0]))
 	sf.refs = sf.sym.AppendFrameRefs(sf.refs[:0], c.TGID, c.Comm, sf.pcs)
 	if sf.byRef == nil {
-		sf.byRef = map[*symbolize.Frame]*output.Frame{}
+		sf.byRef = map[*output.Frame]*output.Frame{}
 	}
 	for _, r := range slices.Backward(sf.refs) {
 		f, ok := sf.byRef[r]
 		if !ok {
-			f = sf.fs.Intern(sf.userFrame(r))
+			f = sf.fs.Intern(sf.userFrame(*r))
 			sf.byRef[r] = f
 		}
 		out = append(out, f)
@@ -110,30 +109,20 @@ func (sf *stackFrames) kernel(k bpf.Stack) output.Stack {
 	res := symbolize.TrimBPFFrames(sf.res)
 	out := sf.out[:0]
 	for i := range slices.Backward(res) {
-		out = append(out, sf.fs.Intern(outputFrame(&res[i], true)))
+		out = append(out, sf.fs.Intern(res[i]))
 	}
 	sf.out = out
 	return sf.fs.Stack(out)
 }
 
-// userFrame converts a user frame (see pidless).
-func (sf *stackFrames) userFrame(r *symbolize.Frame) output.Frame {
-	f := outputFrame(r, false)
+// userFrame is the symbolizer's frame f as this profile keeps it (see
+// pidless). Frames in ELF files come with their address in the file, so
+// the processes of one program share their frames and stacks.
+func (sf *stackFrames) userFrame(f output.Frame) output.Frame {
 	if sf.pidless && f.Name == "" && f.Module == "" {
 		f.Address = 0
 	}
 	return f
-}
-
-// outputFrame converts a resolver frame. Frames in ELF files take their
-// address in the file (VirtAddr), so that the processes of one program
-// share their frames and stacks.
-func outputFrame(f *symbolize.Frame, kernel bool) output.Frame {
-	return output.Frame{
-		Name: f.Function, Module: f.Module, Offset: f.ModuleOffset,
-		Kernel: kernel, Address: cmp.Or(f.VirtAddr, f.Addr),
-		File: f.File, Line: f.Line, Inline: f.Inline, BuildID: f.BuildID,
-	}
 }
 
 // lookupPCs turns captured pcs (leaf first) into addresses to symbolize,

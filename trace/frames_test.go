@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"github.com/probee/probee/output"
-	"github.com/probee/probee/symbolize"
 )
 
 // Merged without its pid, a bare address (a pc in no mapping known,
@@ -13,12 +12,12 @@ import (
 // a known file keep their address in the file; the processes counted to
 // the end keep their bare addresses.
 func TestUserFramePidless(t *testing.T) {
-	bare := symbolize.Frame{Addr: 0x7f0012345678}
-	inFile := symbolize.Frame{Addr: 0x7f0012345678, Module: "/usr/lib/libc.so.6", ModuleOffset: 0x1234, VirtAddr: 0x1234}
+	bare := output.Frame{Address: 0x7f0012345678}
+	inFile := output.Frame{Module: "/usr/lib/libc.so.6", Offset: 0x1234, Address: 0x1234}
 	for _, tc := range []struct {
 		name    string
 		pidless bool
-		f       symbolize.Frame
+		f       output.Frame
 		want    string
 		addr    uint64
 	}{
@@ -27,7 +26,7 @@ func TestUserFramePidless(t *testing.T) {
 		{"to the end bare", false, bare, "0x7f0012345678", 0x7f0012345678},
 	} {
 		sf := stackFrames{pidless: tc.pidless}
-		f := sf.userFrame(&tc.f)
+		f := sf.userFrame(tc.f)
 		if got := output.FrameName(f, false, false); got != tc.want || f.Address != tc.addr {
 			t.Errorf("%s: %q address %#x, want %q %#x", tc.name, got, f.Address, tc.want, tc.addr)
 		}
