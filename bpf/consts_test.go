@@ -1,6 +1,7 @@
 package bpf
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/cilium/ebpf"
@@ -111,9 +112,9 @@ func TestSharedConstants(t *testing.T) {
 
 // TestEnumTables: the Go tables indexed by an enum cover it whole.
 func TestEnumTables(t *testing.T) {
-	for d, name := range dropNames {
-		if name == "" {
-			t.Errorf("drop cause %d has no description in dropNames", d)
+	for d, c := range dropCauses {
+		if c.text == "" {
+			t.Errorf("drop cause %d has no description in dropCauses", d)
 		}
 	}
 	if addedUstacks+len(ustackClasses) != addedKinds {
@@ -152,5 +153,23 @@ func TestLegacyEnums(t *testing.T) {
 				t.Errorf("enum %s: %s = %d, in the legacy build %d (present: %v)", name, k, v, lv, ok)
 			}
 		}
+	}
+}
+
+// Exactly the causes that count the event with an incomplete stack are
+// partial; their descriptions say how the stack came out, not that it is
+// partial (the status line and the profile's drops say that).
+func TestDropCausePartial(t *testing.T) {
+	partial := map[DropCause]bool{DropNoTables: true, DropUnknownPC: true, DropCut: true}
+	for d := DropCause(0); d < dropMax; d++ {
+		if d.Partial() != partial[d] {
+			t.Errorf("cause %d (%s): Partial %v, want %v", d, d, d.Partial(), partial[d])
+		}
+		if strings.HasPrefix(d.String(), "partial") {
+			t.Errorf("cause %d: description %q starts with partial", d, d)
+		}
+	}
+	if DropCause(-1).Partial() || dropMax.Partial() {
+		t.Error("a cause out of range is partial")
 	}
 }

@@ -30,29 +30,43 @@ const (
 	dropMax                  = DropCause(probeeDropCauseDROP_MAX)
 )
 
-// dropNames describes each cause, by DropCause (TestEnumTables checks
-// that every cause has one).
-var dropNames = [dropMax]string{
-	"counts map full (raise --max-stacks)",
-	"user stack map full (raise --max-stacks)",
-	"user stack hash collision",
-	"kernel stacks unreadable (those events are counted with their user stacks alone; Linux 5.10 gives system call tracepoints none)",
-	"kernel stack hash collision",
-	"process notice lost (ring buffer full)",
-	"partial stacks: taken before the process's unwind tables were loaded (frame pointers used)",
-	"partial stacks: cut at a pc outside every known mapping (JIT code, or a library loaded since), or in the heap or the stack (a return address misread from a frame that was none)",
-	"counts map switched twice during one event (raise --interval)",
-	"kernel stack map full (raise --max-stacks)",
-	"stacks to finish in user space lost (ring buffer full; counted as partial stacks)",
-	"partial stacks: cut where the unwind rules could not be followed (CFI probee does not evaluate, such as ld.so's lazy-binding trampoline; unreadable stack memory; or deeper than the walk goes)",
+// dropCause describes one cause.
+type dropCause struct {
+	partial bool // the event is counted, with a stack walked short or by frame pointers
+	text    string
 }
 
+// dropCauses describes each cause, by DropCause (TestEnumTables checks
+// that every cause has a description).
+var dropCauses = [dropMax]dropCause{
+	{false, "counts map full (raise --max-stacks)"},
+	{false, "user stack map full (raise --max-stacks)"},
+	{false, "user stack hash collision"},
+	{false, "kernel stacks unreadable (those events are counted with their user stacks alone; Linux 5.10 gives system call tracepoints none)"},
+	{false, "kernel stack hash collision"},
+	{false, "process notice lost (ring buffer full)"},
+	{true, "taken before the process's unwind tables were loaded (frame pointers used)"},
+	{true, "cut at a pc outside every known mapping (JIT code, or a library loaded since), or in the heap or the stack (a return address misread from a frame that was none)"},
+	{false, "counts map switched twice during one event (raise --interval)"},
+	{false, "kernel stack map full (raise --max-stacks)"},
+	{false, "stacks to finish in user space lost (ring buffer full; counted as partial stacks)"},
+	{true, "cut where the unwind rules could not be followed (CFI probee does not evaluate, such as ld.so's lazy-binding trampoline; unreadable stack memory; or deeper than the walk goes)"},
+}
+
+// String describes d: what was lost or, for a partial cause, how the
+// stacks came out incomplete.
 func (d DropCause) String() string {
 	if d >= 0 && d < dropMax {
-		return dropNames[d]
+		return dropCauses[d].text
 	}
 	return fmt.Sprintf("drop cause %d", int(d))
 }
+
+// Partial reports whether d loses no event: the event is counted with a
+// user stack walked by frame pointers (no unwind table yet) or cut short.
+// Every other cause loses events or stacks (DropDeferLost's stacks are
+// counted as partial, but the stacks themselves are gone).
+func (d DropCause) Partial() bool { return d >= 0 && d < dropMax && dropCauses[d].partial }
 
 // Count is one aggregated stack: how often probe fired in tgid with this
 // user and kernel stack (in a measure mode: its calls, their total and

@@ -60,7 +60,7 @@ func (t *tracer) profile(snap *bpf.Snapshot) *output.Profile {
 	labels := t.labels()
 	prof.Probes = labels
 	for cause, n := range snap.Drops {
-		prof.Drops[cause.String()] = n
+		prof.Drops[dropLabel(cause)] = n
 	}
 	if n := t.mmaps.Lost(); n > 0 {
 		prof.Drops[mmapLost] = n

@@ -1,8 +1,6 @@
 package trace
 
 import (
-	"strings"
-
 	"github.com/probee/probee/bpf"
 )
 
@@ -61,25 +59,20 @@ func (r *Report) Dropped() uint64 {
 	return n
 }
 
-// partialCauses are the kernel's drop causes that lose no event: the
-// event is counted with a user stack walked with frame pointers (no
-// unwind table yet) or cut short. Every other cause loses events or
-// stacks (bpf.DropDeferLost's stacks count as partial, but the stacks
-// themselves are gone).
-var partialCauses = map[bpf.DropCause]bool{
-	bpf.DropNoTables:  true,
-	bpf.DropUnknownPC: true,
-	bpf.DropCut:       true,
-}
-
-// partialPrefix starts the name of a partial cause (bpf.DropCause's
-// String); the status line says it once, before the count.
-const partialPrefix = "partial stacks: "
-
-// kernelLoss is the Loss of n events of the kernel's cause.
+// kernelLoss is the Loss of n events of the kernel's cause: partial
+// (bpf.DropCause.Partial: counted, with an incomplete stack) or dropped.
 func kernelLoss(cause bpf.DropCause, n uint64) Loss {
-	if partialCauses[cause] {
-		return Loss{Kind: Partial, Count: n, Cause: strings.TrimPrefix(cause.String(), partialPrefix)}
+	if cause.Partial() {
+		return Loss{Kind: Partial, Count: n, Cause: cause.String()}
 	}
 	return Loss{Kind: Dropped, Count: n, Cause: cause.String()}
+}
+
+// dropLabel names the kernel's cause among a profile's drops (the
+// flamegraph's subtitle): a partial cause says so first.
+func dropLabel(cause bpf.DropCause) string {
+	if cause.Partial() {
+		return "partial stacks: " + cause.String()
+	}
+	return cause.String()
 }
