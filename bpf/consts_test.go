@@ -6,6 +6,7 @@ import (
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/btf"
+	"github.com/probee/probee/bpf/wire"
 	"github.com/probee/probee/output"
 	"github.com/probee/probee/unwind"
 )
@@ -13,9 +14,9 @@ import (
 // probee.h is the single source of the values the programs share with Go:
 // bpf2go -type emits its enums as Go constants, which the package uses.
 // These tests cover what the generated constants cannot reach: packages
-// that must not import bpf (unwind, output) keep their own copies, which
-// are compared here with the compiled object's BTF, and the Go tables
-// that must cover an enum whole.
+// that must not import bpf (unwind, output, bpf/wire) keep their own
+// copies, which are compared here with the compiled object's BTF or the
+// generated constants, and the Go tables that must cover an enum whole.
 
 // enumValues reads enum name from the object's BTF.
 func enumValues(t *testing.T, spec *ebpf.CollectionSpec, name string) map[string]uint64 {
@@ -106,6 +107,32 @@ func TestSharedConstants(t *testing.T) {
 	} {
 		if tc.goes != tc.inBTF {
 			t.Errorf("%s: %d in Go, %d in probee.h", tc.name, tc.goes, tc.inBTF)
+		}
+	}
+}
+
+// TestWireConstants: bpf/wire, which proctrack reads in place of bpf,
+// copies the user stack depth and the process notice kinds: each equals
+// its generated constant, and enum event_type has no kind wire lacks.
+func TestWireConstants(t *testing.T) {
+	if wire.MaxUserStack != int(probeeLimitMAX_USTACK) {
+		t.Errorf("wire.MaxUserStack is %d, MAX_USTACK %d", wire.MaxUserStack, probeeLimitMAX_USTACK)
+	}
+	kinds := map[string]struct{ wire, gen uint64 }{
+		"EVENT_NEW_PROCESS": {uint64(wire.EventNewProcess), uint64(probeeEventTypeEVENT_NEW_PROCESS)},
+		"EVENT_EXIT":        {uint64(wire.EventExit), uint64(probeeEventTypeEVENT_EXIT)},
+		"EVENT_GATE":        {uint64(wire.EventGate), uint64(probeeEventTypeEVENT_GATE)},
+	}
+	for name, k := range kinds {
+		if k.wire != k.gen {
+			t.Errorf("%s is %d in probee.h, %d in bpf/wire", name, k.gen, k.wire)
+		}
+	}
+	for name, v := range enumValues(t, loadProbeeT(t), "event_type") {
+		if k, ok := kinds[name]; !ok {
+			t.Errorf("enum event_type: %s = %d has no bpf/wire constant", name, v)
+		} else if k.wire != v {
+			t.Errorf("enum event_type: %s is %d in the object, %d in bpf/wire", name, v, k.wire)
 		}
 	}
 }

@@ -5,25 +5,9 @@ import (
 	"slices"
 	"unsafe"
 
+	"github.com/probee/probee/bpf/wire"
 	"github.com/probee/probee/unwind"
 )
-
-// DeferredStack is a stack the kernel handed over unfinished (defer.h): a
-// frame lay in a file whose unwind table was not loaded yet. PCs are the
-// frames unwound before it (leaf first); the walk goes on from Regs over
-// the stack copy, in user space, and the result is counted with AddStack.
-type DeferredStack struct {
-	Probe  uint32
-	TGID   int
-	PID    int
-	PPID   int // the parent's tgid
-	Comm   string
-	KStack uint64 // key of the kernel stack, 0: none
-	PCs    []uint64
-	Regs   unwind.Regs
-	Exact  bool // Regs.RIP is not a return address
-	Stack  unwind.StackCopy
-}
 
 // deferredHeader is the record up to its pcs and stack copy.
 var deferredHeader = int(unsafe.Offsetof(probeeDeferredStack{}.Tail))
@@ -31,7 +15,7 @@ var deferredHeader = int(unsafe.Offsetof(probeeDeferredStack{}.Tail))
 // Deferred reads the deferred stacks and calls handle for each, from one
 // goroutine, until stop is called. stop hands over the records still
 // queued, then waits for the reader goroutine to finish.
-func (s *Session) Deferred(handle func(DeferredStack)) (stop func(), err error) {
+func (s *Session) Deferred(handle func(wire.DeferredStack)) (stop func(), err error) {
 	return readRing(s.objs.Deferred, "deferred stack", func(b []byte) {
 		if d, ok := decodeDeferred(b); ok {
 			handle(d)
@@ -41,10 +25,10 @@ func (s *Session) Deferred(handle func(DeferredStack)) (stop func(), err error) 
 
 // decodeDeferred decodes one record (defer.h: the header, npcs pcs, len
 // bytes of stack); false when it is malformed.
-func decodeDeferred(b []byte) (DeferredStack, bool) {
+func decodeDeferred(b []byte) (wire.DeferredStack, bool) {
 	var h probeeDeferredStack
 	if len(b) < deferredHeader {
-		return DeferredStack{}, false
+		return wire.DeferredStack{}, false
 	}
 	hdr := unsafe.Slice((*byte)(unsafe.Pointer(&h)), deferredHeader)
 	copy(hdr, b)
@@ -63,7 +47,7 @@ func decodeDeferred(b []byte) (DeferredStack, bool) {
 		gpr := h.Gpr
 		regs.GPR = &gpr
 	}
-	return DeferredStack{
+	return wire.DeferredStack{
 		Probe: h.Key.Probe, TGID: int(h.Key.Tgid), PID: int(h.Pid), PPID: int(h.Ppid), Comm: commString(h.Key.Comm),
 		KStack: h.Key.Kstack, PCs: pcs, Regs: regs, Exact: h.Exact != 0,
 		Stack: unwind.StackCopy{Addr: h.Sp, Data: slices.Clone(data)},
@@ -71,7 +55,7 @@ func decodeDeferred(b []byte) (DeferredStack, bool) {
 }
 
 // AddStack counts the event of d with its finished user stack (leaf first).
-func (s *Session) AddStack(d DeferredStack, user []uint64, truncated bool) {
+func (s *Session) AddStack(d wire.DeferredStack, user []uint64, truncated bool) {
 	var comm [16]int8
 	for i := 0; i < len(comm)-1 && i < len(d.Comm); i++ {
 		comm[i] = int8(d.Comm[i])

@@ -5,7 +5,11 @@
 // attaching (uprobe, uretprobe, uprobe_multi, kprobe, kretprobe,
 // kprobe_multi, tracepoint), the capture loop
 // (ring-buffer notices of new and exiting processes) and draining the
-// in-kernel aggregation into plain Go values.
+// in-kernel aggregation into plain Go values. The values process tracking
+// (package proctrack) takes from it and hands back (process notices,
+// mapping records, deferred stacks, the user stack depth, ErrTablesFull)
+// are defined in the leaf package bpf/wire, so that proctrack does not
+// import bpf; consts_test.go checks wire's copies of probee.h's values.
 //
 // It takes concrete targets (file path + file offset, tracepoint names) from
 // the caller and never parses ELF or spec strings itself: that is resolver's
@@ -101,7 +105,7 @@
 // tables fit the table budget (Options.TableBudget, --unwind-budget;
 // DefaultTableBudget, 256 MiB, is 36 times what clang, libLLVM,
 // libclang-cpp, libstdc++ and libc need together); a table past it is
-// refused once with ErrTablesFull, and its binary is walked like code
+// refused once with wire.ErrTablesFull, and its binary is walked like code
 // without a table. Rules live in one shared rule ARRAY (unwind.RuleSet,
 // entries are remapped to it). All shards have one size, so the verifier
 // inlines both lookups; a frame takes two shard lookups (the page index's

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/probee/probee/bpf/wire"
 	"github.com/probee/probee/internal/testgate"
 	"github.com/probee/probee/unwind"
 )
@@ -31,8 +32,8 @@ func runGatedWith(t *testing.T, s *Session, change func(gate int, mods []unwind.
 	cache := unwind.NewCache()
 	gated := make(chan error, 16)
 	stops := 0
-	stop, err := s.Events(func(ev ProcessEvent) {
-		if ev.Type != EventGate {
+	stop, err := s.Events(func(ev wire.ProcessEvent) {
+		if ev.Type != wire.EventGate {
 			return
 		}
 		mods, _, err := cache.Process(ev.TGID)

@@ -7,35 +7,13 @@ import (
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/ringbuf"
+	"github.com/probee/probee/bpf/wire"
 )
-
-// EventType is the kind of a process notice from the kernel.
-type EventType uint32
-
-// Process notices (enum event_type in probee.h).
-const (
-	EventNewProcess = EventType(probeeEventTypeEVENT_NEW_PROCESS) // first event seen from a tgid
-	EventExit       = EventType(probeeEventTypeEVENT_EXIT)        // a tgid that produced events exited
-	// EventGate: a traced command reached its entry point and is stopped
-	// until Continue (its unwind tables can be loaded first).
-	EventGate = EventType(probeeEventTypeEVENT_GATE)
-)
-
-// ProcessEvent is one notice from the kernel's ring buffer.
-type ProcessEvent struct {
-	Type EventType
-	TGID int
-	PID  int
-	PPID int // EventNewProcess: the parent's tgid (0 when unknown)
-	// When is an EventGate's stop time: with TGID and PID it names the
-	// stop Continue ends.
-	When uint64
-}
 
 // Events reads process notices and calls handle for each, from one goroutine,
 // until stop is called. stop handles the notices still queued, then waits for
 // the reader goroutine to finish.
-func (s *Session) Events(handle func(ProcessEvent)) (stop func(), err error) {
+func (s *Session) Events(handle func(wire.ProcessEvent)) (stop func(), err error) {
 	return readRing(s.objs.Events, "event", func(b []byte) {
 		if e, ok := decodeEvent(b); ok {
 			handle(e)
@@ -45,13 +23,13 @@ func (s *Session) Events(handle func(ProcessEvent)) (stop func(), err error) {
 
 // decodeEvent decodes one struct event (probee.h) through its generated
 // type; false when b is short.
-func decodeEvent(b []byte) (ProcessEvent, bool) {
+func decodeEvent(b []byte) (wire.ProcessEvent, bool) {
 	var e probeeEvent
 	if len(b) < int(unsafe.Sizeof(e)) {
-		return ProcessEvent{}, false
+		return wire.ProcessEvent{}, false
 	}
 	copy(unsafe.Slice((*byte)(unsafe.Pointer(&e)), unsafe.Sizeof(e)), b)
-	return ProcessEvent{Type: EventType(e.Type), TGID: int(e.Tgid), PID: int(e.Pid), PPID: int(e.Ppid), When: e.When}, true
+	return wire.ProcessEvent{Type: wire.EventType(e.Type), TGID: int(e.Tgid), PID: int(e.Pid), PPID: int(e.Ppid), When: e.When}, true
 }
 
 // readRing reads the records of ring buffer m and calls handle with each,

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/cilium/ebpf"
+	"github.com/probee/probee/bpf/wire"
 	"github.com/probee/probee/internal/procstat"
 	"golang.org/x/sys/unix"
 )
@@ -19,10 +20,10 @@ import (
 // goes through resume: to the process that stopped, never to one that
 // took its pid.
 
-// Continue resumes the process that a gate's notice (EventGate) says it
+// Continue resumes the process that a gate's notice (wire.EventGate) says it
 // stopped. It is a Session method so that the session is the whole kernel
 // side of process tracking (proctrack.Kernel).
-func (s *Session) Continue(ev ProcessEvent) error {
+func (s *Session) Continue(ev wire.ProcessEvent) error {
 	k := probeeHoldKey{Tgid: uint32(ev.TGID), Tid: uint32(ev.PID), When: ev.When}
 	var start uint64
 	if err := s.objs.Holds.Lookup(&k, &start); err != nil {

@@ -14,34 +14,10 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/probee/probee/bpf/wire"
 	"github.com/probee/probee/internal/procmaps"
 	"golang.org/x/sys/unix"
 )
-
-// MmapEvent is an executable file mapping created by a process, an exec
-// (Exec set, no mapping) after which the process's earlier mappings are
-// gone, or a fork (Fork set): the new process PID starts with a copy of
-// PPID's mappings as they are at this point of the records.
-//
-// The watcher exists for processes that exit before /proc/PID/maps can be
-// read: the kernel queues a record for every executable mapping as it is
-// created (perf's MMAP2 records on a system-wide dummy software event, the
-// mechanism perf itself uses), so a process's layout is known even when it
-// lived for a millisecond.
-type MmapEvent struct {
-	Time  uint64 // CLOCK_MONOTONIC, ns; records are handled in this order
-	PID   int
-	Exec  bool
-	Fork  bool
-	PPID  int    // Fork: the parent
-	Comm  string // Exec: the new comm (the program's name)
-	Start uint64
-	End   uint64
-	Pgoff uint64
-	Ino   uint64
-	Dev   string // the file's device as /proc/PID/maps prints it ("fd:01")
-	Path  string
-}
 
 const mmapRingPages = 64 // data pages per CPU (256 KiB)
 
@@ -49,7 +25,7 @@ const mmapRingPages = 64 // data pages per CPU (256 KiB)
 type MmapWatcher struct {
 	fds   []int
 	rings [][]byte
-	held  []MmapEvent // records too recent to order yet (see readAll)
+	held  []wire.MmapEvent // records too recent to order yet (see readAll)
 	h     MmapHandlers
 	lost  atomic.Uint64
 	kick  chan struct{}
@@ -65,8 +41,8 @@ type MmapWatcher struct {
 // order across CPUs: for what needs no order and should not wait, such as
 // loading the unwind table of a file mapped for the first time.
 type MmapHandlers struct {
-	Ordered func(MmapEvent)
-	Early   func(MmapEvent)
+	Ordered func(wire.MmapEvent)
+	Early   func(wire.MmapEvent)
 }
 
 // WatchMmaps starts recording executable mappings system-wide and hands
@@ -194,7 +170,7 @@ func (w *MmapWatcher) readAll(all bool) {
 			w.h.Early(ev)
 		}
 	}
-	var ready []MmapEvent
+	var ready []wire.MmapEvent
 	ready, w.held = orderRecords(batch, uint64(ts.Nano()-orderDelay.Nanoseconds()), all)
 	for _, ev := range ready {
 		w.h.Ordered(ev)
@@ -203,7 +179,7 @@ func (w *MmapWatcher) readAll(all bool) {
 
 // orderRecords sorts batch by time and splits it into the records stamped
 // up to cutoff, to handle now, and the later ones, to hold (none with all).
-func orderRecords(batch []MmapEvent, cutoff uint64, all bool) (ready, held []MmapEvent) {
+func orderRecords(batch []wire.MmapEvent, cutoff uint64, all bool) (ready, held []wire.MmapEvent) {
 	sort.SliceStable(batch, func(i, j int) bool { return batch[i].Time < batch[j].Time })
 	n := len(batch)
 	if !all {
@@ -212,7 +188,7 @@ func orderRecords(batch []MmapEvent, cutoff uint64, all bool) (ready, held []Mma
 	return batch[:n], slices.Clone(batch[n:])
 }
 
-func (w *MmapWatcher) readRing(ring []byte, batch []MmapEvent) []MmapEvent {
+func (w *MmapWatcher) readRing(ring []byte, batch []wire.MmapEvent) []wire.MmapEvent {
 	meta := (*unix.PerfEventMmapPage)(unsafe.Pointer(&ring[0]))
 	data := ring[os.Getpagesize():]
 	head := atomic.LoadUint64(&meta.Data_head)
@@ -242,9 +218,9 @@ func ringBytes(data []byte, off, n uint64) []byte {
 	return out
 }
 
-func (w *MmapWatcher) record(typ uint32, misc uint16, b []byte) (MmapEvent, bool) {
+func (w *MmapWatcher) record(typ uint32, misc uint16, b []byte) (wire.MmapEvent, bool) {
 	if len(b) < 16 {
-		return MmapEvent{}, false
+		return wire.MmapEvent{}, false
 	}
 	ne := binary.NativeEndian
 	time := ne.Uint64(b[len(b)-8:])
@@ -256,27 +232,27 @@ func (w *MmapWatcher) record(typ uint32, misc uint16, b []byte) (MmapEvent, bool
 	case unix.PERF_RECORD_COMM:
 		pid := ne.Uint32(b)
 		exec := misc&unix.PERF_RECORD_MISC_COMM_EXEC != 0 && pid == ne.Uint32(b[4:])
-		return MmapEvent{Time: time, PID: int(pid), Exec: true, Comm: cString(b[8 : len(b)-8])}, exec
+		return wire.MmapEvent{Time: time, PID: int(pid), Exec: true, Comm: cString(b[8 : len(b)-8])}, exec
 	case unix.PERF_RECORD_FORK: // pid, ppid, tid, ptid, time
 		pid, ppid := ne.Uint32(b), ne.Uint32(b[4:])
 		fork := pid != ppid && pid == ne.Uint32(b[8:]) // a process, not a thread
-		return MmapEvent{Time: time, PID: int(pid), Fork: true, PPID: int(ppid)}, fork
+		return wire.MmapEvent{Time: time, PID: int(pid), Fork: true, PPID: int(ppid)}, fork
 	case unix.PERF_RECORD_LOST:
 		w.lost.Add(ne.Uint64(b[8:]))
 	}
-	return MmapEvent{}, false
+	return wire.MmapEvent{}, false
 }
 
 // parseMmap2 decodes pid, tid, addr, len, pgoff, maj, min, ino, ino_gen,
 // prot, flags and the file name of an MMAP2 record.
-func parseMmap2(b []byte) (MmapEvent, bool) {
+func parseMmap2(b []byte) (wire.MmapEvent, bool) {
 	const fixed = 4 + 4 + 8*3 + 4 + 4 + 8*2 + 4 + 4
 	if len(b) < fixed {
-		return MmapEvent{}, false
+		return wire.MmapEvent{}, false
 	}
 	ne := binary.NativeEndian
 	addr, length := ne.Uint64(b[8:]), ne.Uint64(b[16:])
-	ev := MmapEvent{
+	ev := wire.MmapEvent{
 		PID: int(ne.Uint32(b)), Start: addr, End: addr + length,
 		Pgoff: ne.Uint64(b[24:]), Ino: ne.Uint64(b[40:]), Path: cString(b[fixed:]),
 		Dev: procmaps.Intern(procmaps.DevName(ne.Uint32(b[32:]), ne.Uint32(b[36:]))),

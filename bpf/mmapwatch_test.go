@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/probee/probee/bpf/wire"
 	"github.com/probee/probee/internal/testgate"
 	"golang.org/x/sys/unix"
 )
@@ -33,8 +34,8 @@ func TestWatchMmapsShortLived(t *testing.T) {
 	testgate.Root(t)
 	bin, _ := filepath.Abs(testgate.Fixture(t, filepath.Join(fixtures, "chain-fp")))
 	var mu sync.Mutex
-	byPID := map[int][]MmapEvent{}
-	w, err := WatchMmaps(MmapHandlers{Ordered: func(ev MmapEvent) {
+	byPID := map[int][]wire.MmapEvent{}
+	w, err := WatchMmaps(MmapHandlers{Ordered: func(ev wire.MmapEvent) {
 		mu.Lock()
 		byPID[ev.PID] = append(byPID[ev.PID], ev)
 		mu.Unlock()
@@ -69,7 +70,7 @@ func TestKickEarly(t *testing.T) {
 	bin, _ := filepath.Abs(testgate.Fixture(t, filepath.Join(fixtures, "chain-fp")))
 	early := make(chan struct{}, 1)
 	bin = filepath.Clean(bin)
-	seen := func(ev MmapEvent) {
+	seen := func(ev wire.MmapEvent) {
 		if ev.Path == bin {
 			select {
 			case early <- struct{}{}:
@@ -77,7 +78,7 @@ func TestKickEarly(t *testing.T) {
 			}
 		}
 	}
-	w, err := watchMmaps(MmapHandlers{Early: seen, Ordered: func(MmapEvent) {}}, time.Hour)
+	w, err := watchMmaps(MmapHandlers{Early: seen, Ordered: func(wire.MmapEvent) {}}, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +105,7 @@ func TestRecordFork(t *testing.T) {
 		return binary.NativeEndian.AppendUint64(b, 42) // sample_id: time
 	}
 	var w MmapWatcher
-	if ev, ok := w.record(unix.PERF_RECORD_FORK, 0, rec(8, 7, 8, 7)); !ok || ev != (MmapEvent{Time: 42, PID: 8, Fork: true, PPID: 7}) {
+	if ev, ok := w.record(unix.PERF_RECORD_FORK, 0, rec(8, 7, 8, 7)); !ok || ev != (wire.MmapEvent{Time: 42, PID: 8, Fork: true, PPID: 7}) {
 		t.Errorf("process fork: %+v, %v; want pid 8 forked from 7 at 42", ev, ok)
 	}
 	if ev, ok := w.record(unix.PERF_RECORD_FORK, 0, rec(7, 7, 9, 7)); ok {
@@ -115,10 +116,10 @@ func TestRecordFork(t *testing.T) {
 // Records are handled in time order once older than the cutoff; younger
 // ones wait for the next read, unless all are asked for.
 func TestOrderRecords(t *testing.T) {
-	batch := func() []MmapEvent {
-		return []MmapEvent{{Time: 30, PID: 3}, {Time: 10, PID: 1}, {Time: 50, PID: 5}, {Time: 20, PID: 2}}
+	batch := func() []wire.MmapEvent {
+		return []wire.MmapEvent{{Time: 30, PID: 3}, {Time: 10, PID: 1}, {Time: 50, PID: 5}, {Time: 20, PID: 2}}
 	}
-	pids := func(evs []MmapEvent) []int {
+	pids := func(evs []wire.MmapEvent) []int {
 		var out []int
 		for _, ev := range evs {
 			out = append(out, ev.PID)

@@ -8,10 +8,10 @@
 // bpf2go -type (bpf/gen.go) emits each enum as Go constants, e.g.
 // probeeLimitMAX_USTACK, which the bpf package uses, so the two sides
 // cannot drift; bpf/consts_test.go compares the copies of the packages
-// that must not import bpf (unwind, output) with the object's BTF. A new
-// shared enum goes in struct probee_enums below and in gen.go's -type
-// list. What user space never sees stays a #define in the header that
-// uses it. Enumerators are ints, as the #defines were.
+// that must not import bpf (unwind, output, bpf/wire) with the object's
+// BTF. A new shared enum goes in struct probee_enums below and in gen.go's
+// -type list. What user space never sees stays a #define in the header
+// that uses it. Enumerators are ints, as the #defines were.
 
 // Sizes: elements of an array or a map.
 enum limit {

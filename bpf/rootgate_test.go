@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/probee/probee/bpf/wire"
 	"github.com/probee/probee/internal/testgate"
 )
 
@@ -21,8 +22,8 @@ func TestRootGate(t *testing.T) {
 	}
 	var mu sync.Mutex
 	var stops []int
-	stop, err := s.Events(func(ev ProcessEvent) {
-		if ev.Type != EventGate {
+	stop, err := s.Events(func(ev wire.ProcessEvent) {
+		if ev.Type != wire.EventGate {
 			return
 		}
 		mu.Lock()

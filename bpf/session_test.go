@@ -12,6 +12,7 @@ import (
 
 	"github.com/cilium/ebpf/link"
 
+	"github.com/probee/probee/bpf/wire"
 	"github.com/probee/probee/internal/testgate"
 )
 
@@ -151,8 +152,8 @@ func TestSeenFreedWithTask(t *testing.T) {
 		t.Fatalf("attach: %+v %v", st, err)
 	}
 	announced := make(chan int, 16)
-	stop, err := s.Events(func(ev ProcessEvent) {
-		if ev.Type == EventNewProcess {
+	stop, err := s.Events(func(ev wire.ProcessEvent) {
+		if ev.Type == wire.EventNewProcess {
 			announced <- ev.TGID
 		}
 	})

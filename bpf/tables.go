@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/cilium/ebpf"
+	"github.com/probee/probee/bpf/wire"
 	"github.com/probee/probee/unwind"
 )
 
@@ -75,10 +76,6 @@ type TableStats struct {
 	// are shared), by the path of the first mapping it was loaded for.
 	ByBinary map[string]int
 }
-
-// ErrTablesFull means a binary's table was not loaded for want of room
-// (the table budget, or the shared rule array); the error says which.
-var ErrTablesFull = errors.New("its unwind table does not fit")
 
 // SetProcessModules writes the unwind mappings of process pid: every
 // module's table is loaded on first use, then the process's sorted mapping
@@ -185,11 +182,11 @@ func (s *Session) placeTable(t *unwind.Table) (tableLoc, error) {
 	}
 	if l.end()*4 > ts.budget {
 		return tableLoc{}, fmt.Errorf("%w in the unwind table budget (%s needed, %s of %s in use): unwound without it; raise --unwind-budget",
-			ErrTablesFull, byteSize((l.end()-ts.next)*4), byteSize(ts.next*4), byteSize(ts.budget))
+			wire.ErrTablesFull, byteSize((l.end()-ts.next)*4), byteSize(ts.next*4), byteSize(ts.budget))
 	}
 	entries, err := ts.rules.Entries(t)
 	if errors.Is(err, unwind.ErrRuleSetFull) {
-		return tableLoc{}, fmt.Errorf("%w: more than %d distinct unwind rules: unwound without it", ErrTablesFull, maxRules)
+		return tableLoc{}, fmt.Errorf("%w: more than %d distinct unwind rules: unwound without it", wire.ErrTablesFull, maxRules)
 	}
 	if err != nil {
 		return tableLoc{}, err

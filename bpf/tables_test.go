@@ -11,6 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/cilium/ebpf"
+	"github.com/probee/probee/bpf/wire"
 	"github.com/probee/probee/internal/testgate"
 	"github.com/probee/probee/unwind"
 )
@@ -165,7 +166,7 @@ func TestTableBounds(t *testing.T) {
 		{"pc_low out of order", disorder, 1 << 20, 0, "pc_low 0x8 does not follow 0x10"},
 		{"rule index past the rules", badRule, 1 << 20, 0, "rule index 7 out of range"},
 		{"past the budget", testTable(false), 7*4 - 1, 0, "does not fit in the unwind table budget (28 bytes needed, 0 bytes of 27 bytes in use): unwound without it; raise --unwind-budget"},
-		{"rule array full", testTable(true), 1 << 20, 2, ErrTablesFull.Error()},
+		{"rule array full", testTable(true), 1 << 20, 2, wire.ErrTablesFull.Error()},
 	}
 	for _, c := range cases {
 		s := tableSession(t, c.budget)
@@ -178,8 +179,8 @@ func TestTableBounds(t *testing.T) {
 			t.Errorf("%s: %v, want an error naming /bin/x and %q", c.name, err, c.want)
 		}
 		if c.rules > 0 || c.budget < 1<<20 {
-			if !errors.Is(err, ErrTablesFull) {
-				t.Errorf("%s: %v is not ErrTablesFull", c.name, err)
+			if !errors.Is(err, wire.ErrTablesFull) {
+				t.Errorf("%s: %v is not wire.ErrTablesFull", c.name, err)
 			}
 		}
 		// Reported once: the next process mapping the file gets the
@@ -203,8 +204,8 @@ func TestTableBudget(t *testing.T) {
 	s := tableSession(t, 7*4+3*4)
 	a, b := testTable(false), testTable(true)
 	err := s.SetProcessModules(1, []unwind.Module{module(0x5000_0000, "/bin/a", a), module(0x6000_0000, "/lib/b", b), module(0x7000_0000, "/lib/small", small)})
-	if !errors.Is(err, ErrTablesFull) || !strings.Contains(err.Error(), "/lib/b: ") || strings.Contains(err.Error(), "/bin/a") || strings.Contains(err.Error(), "/lib/small") {
-		t.Fatalf("%v, want ErrTablesFull for /lib/b alone", err)
+	if !errors.Is(err, wire.ErrTablesFull) || !strings.Contains(err.Error(), "/lib/b: ") || strings.Contains(err.Error(), "/bin/a") || strings.Contains(err.Error(), "/lib/small") {
+		t.Fatalf("%v, want wire.ErrTablesFull for /lib/b alone", err)
 	}
 	info := procInfo(t, s, 1)
 	if flags := []uint32{info.Maps[0].Flags, info.Maps[1].Flags, info.Maps[2].Flags}; !slices.Equal(flags, []uint32{1, 0, 1}) {

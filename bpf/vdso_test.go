@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/probee/probee/bpf/wire"
 	"github.com/probee/probee/internal/testgate"
 	"github.com/probee/probee/unwind"
 )
@@ -29,8 +30,8 @@ func TestFileTablesVDSO(t *testing.T) {
 	cache := unwind.NewCache()
 	loadVDSOFixtureTables(t, s, cache, bin)
 	var mu sync.Mutex
-	var deferred []DeferredStack
-	stop, err := s.Deferred(func(d DeferredStack) { mu.Lock(); deferred = append(deferred, d); mu.Unlock() })
+	var deferred []wire.DeferredStack
+	stop, err := s.Deferred(func(d wire.DeferredStack) { mu.Lock(); deferred = append(deferred, d); mu.Unlock() })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +87,7 @@ func loadVDSOFixtureTables(t *testing.T, s *Session, cache *unwind.Cache, bin st
 // complete once finished (8 frames: __vdso_clock_gettime and a helper,
 // clock_gettime, c_read, c_loop, main, __libc_start_call_main,
 // __libc_start_main, _start).
-func checkVDSOStacks(t *testing.T, snap *Snapshot, deferred []DeferredStack, mods []unwind.Module) {
+func checkVDSOStacks(t *testing.T, snap *Snapshot, deferred []wire.DeferredStack, mods []unwind.Module) {
 	t.Helper()
 	vdso := slices.IndexFunc(mods, func(m unwind.Module) bool { return m.Path == unwind.VDSOPath })
 	if vdso < 0 {

@@ -5,11 +5,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/probee/probee/bpf"
+	"github.com/probee/probee/bpf/wire"
 	"github.com/probee/probee/unwind"
 )
 
-// Stacks the kernel hands over unfinished (bpf.DeferredStack: the walk
+// Stacks the kernel hands over unfinished (wire.DeferredStack: the walk
 // reached a file whose unwind table was not loaded yet, such as the first
 // run of a binary the machine never ran while probee watched) are
 // finished here, with the table built from the file, the process's
@@ -36,7 +36,7 @@ type DeferredStats struct {
 }
 
 type pending struct {
-	d  bpf.DeferredStack
+	d  wire.DeferredStack
 	at time.Time
 }
 
@@ -60,7 +60,7 @@ func newFinisher(t *Tracker) *finisher {
 }
 
 // add queues d (it is finished finishDelay later).
-func (f *finisher) add(d bpf.DeferredStack) {
+func (f *finisher) add(d wire.DeferredStack) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.closed || f.bytes+len(d.Stack.Data) > maxPendingBytes {
@@ -153,7 +153,7 @@ type imageModules struct {
 
 // holds reports whether the modules hold d's pc and the frames the
 // kernel unwound.
-func (im imageModules) holds(d bpf.DeferredStack) bool {
+func (im imageModules) holds(d wire.DeferredStack) bool {
 	in := func(pc uint64) bool {
 		return slices.ContainsFunc(im.mods, func(m unwind.Module) bool { return pc >= m.Start && pc < m.End })
 	}
@@ -170,7 +170,7 @@ func (im imageModules) partial(frames []unwind.Frame) bool {
 
 // modules resolves the process's executable mappings to tables and gives
 // the kernel the file the walk stopped in.
-func (f *finisher) modules(d bpf.DeferredStack) imageModules {
+func (f *finisher) modules(d wire.DeferredStack) imageModules {
 	// The image that ran the stack: the process may have exec'd since,
 	// or its parent, whose mappings a child has until it execs.
 	pcs := append([]uint64{d.Regs.RIP}, d.PCs...)
@@ -225,7 +225,7 @@ func stuckModule(pc uint64, maps []Mapping, mods []unwind.Module) []unwind.Modul
 }
 
 // finish unwinds the rest of d's stack and counts it.
-func (f *finisher) finish(d bpf.DeferredStack, im imageModules) {
+func (f *finisher) finish(d wire.DeferredStack, im imageModules) {
 	frames, stop := unwind.UnwindFrom(d.Regs, d.Exact, d.Stack, im.mods, maxStackFrames-len(d.PCs))
 	user := slices.Grow(slices.Clone(d.PCs), len(frames))
 	for _, fr := range frames {
@@ -243,4 +243,4 @@ func (f *finisher) finish(d bpf.DeferredStack, im imageModules) {
 }
 
 // maxStackFrames is the kernel's user stack depth (MAX_USTACK).
-const maxStackFrames = bpf.MaxUserStack
+const maxStackFrames = wire.MaxUserStack

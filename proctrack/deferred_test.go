@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/probee/probee/bpf"
+	"github.com/probee/probee/bpf/wire"
 	"github.com/probee/probee/unwind"
 )
 
@@ -42,11 +42,11 @@ func TestDeferredFinished(t *testing.T) {
 	r.hist.Prime(10, []Mapping{app}, "app")
 	// The frame is the interrupted instruction (Exact): its own rule, not
 	// the one of the instruction before (pc-1 is outside _start).
-	r.tr.OnDeferred(bpf.DeferredStack{TGID: 10, PCs: []uint64{0x7f01, 0x7f02}, Exact: true,
+	r.tr.OnDeferred(wire.DeferredStack{TGID: 10, PCs: []uint64{0x7f01, 0x7f02}, Exact: true,
 		Regs: unwind.Regs{RIP: pc, RSP: 0x1000}})
 	// A child forked before its first event, its mappings not known yet:
 	// its parent's serve.
-	r.tr.OnDeferred(bpf.DeferredStack{TGID: 11, PPID: 10, Regs: unwind.Regs{RIP: pc + 1, RSP: 0x1000}})
+	r.tr.OnDeferred(wire.DeferredStack{TGID: 11, PPID: 10, Regs: unwind.Regs{RIP: pc + 1, RSP: 0x1000}})
 	st := r.tr.FinishDeferred()
 	r.wantKernel("SetFileModules [/usr/bin/app]", fmt.Sprintf("AddStack 10 [0x7f01 0x7f02 %#x] cut=false", pc),
 		"SetFileModules [/usr/bin/app]", fmt.Sprintf("AddStack 11 [%#x] cut=false", pc+1))
@@ -74,8 +74,8 @@ func TestDeferredTwoImagesOneComm(t *testing.T) {
 	r.hist.Fork(10, 9)
 	r.hist.ExecReset(10, "bash")
 	r.hist.AddMapping(10, after)
-	r.tr.OnDeferred(bpf.DeferredStack{TGID: 10, Comm: "bash", Exact: true, Regs: unwind.Regs{RIP: pc, RSP: 0x1000}})
-	r.tr.OnDeferred(bpf.DeferredStack{TGID: 10, Comm: "bash", Exact: true, Regs: unwind.Regs{RIP: pc + moved, RSP: 0x1000}})
+	r.tr.OnDeferred(wire.DeferredStack{TGID: 10, Comm: "bash", Exact: true, Regs: unwind.Regs{RIP: pc, RSP: 0x1000}})
+	r.tr.OnDeferred(wire.DeferredStack{TGID: 10, Comm: "bash", Exact: true, Regs: unwind.Regs{RIP: pc + moved, RSP: 0x1000}})
 	st := r.tr.FinishDeferred()
 	if st != (DeferredStats{Finished: 2}) {
 		t.Errorf("stats %+v, want 2 finished (kernel calls %q)", st, r.k.log)
@@ -89,10 +89,10 @@ func TestDeferredNoTable(t *testing.T) {
 	r := newRig(t, func(c *Config, k *fakeKernel) { k.byFile = true })
 	gone := Mapping{Start: libAt, End: libAt + 0x1000, Perms: "r-xp", Dev: "fd:01", Inode: 99, Path: "/usr/lib/gone.so"}
 	r.hist.AddMapping(10, gone)
-	r.tr.OnDeferred(bpf.DeferredStack{TGID: 10, Exact: true, Regs: unwind.Regs{RIP: libAt + 0x10}})
+	r.tr.OnDeferred(wire.DeferredStack{TGID: 10, Exact: true, Regs: unwind.Regs{RIP: libAt + 0x10}})
 	st := r.tr.FinishDeferred()
 	r.wantKernel("SetFileModules [/usr/lib/gone.so(fp)]", fmt.Sprintf("AddStack 10 [%#x] cut=true", libAt+0x10))
-	r.tr.OnDeferred(bpf.DeferredStack{TGID: 10})
+	r.tr.OnDeferred(wire.DeferredStack{TGID: 10})
 	if st = r.tr.FinishDeferred(); st != (DeferredStats{Cut: 1, Dropped: 1}) {
 		t.Errorf("stats %+v, want 1 cut, 1 dropped", st)
 	}
@@ -111,7 +111,7 @@ func TestDeferredThroughJIT(t *testing.T) {
 	r.hist.Prime(10, []Mapping{app, jit}, "app")
 	stack := make([]byte, 64) // the JIT frame's saved rbp at sp+32, its return address above
 	binary.LittleEndian.PutUint64(stack[40:], start+1)
-	r.tr.OnDeferred(bpf.DeferredStack{TGID: 10, Exact: true, Regs: unwind.Regs{RIP: jitAt + 0x10, RSP: sp, RBP: sp + 32},
+	r.tr.OnDeferred(wire.DeferredStack{TGID: 10, Exact: true, Regs: unwind.Regs{RIP: jitAt + 0x10, RSP: sp, RBP: sp + 32},
 		Stack: unwind.StackCopy{Addr: sp, Data: stack}})
 	st := r.tr.FinishDeferred()
 	r.wantKernel(fmt.Sprintf("AddStack 10 [%#x %#x] cut=false", jitAt+0x10, start+1))

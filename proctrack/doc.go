@@ -52,7 +52,9 @@
 //     that produced an event runs in, kept after it exits (containers.go).
 //
 // It does not touch the kernel: every load, gate, filter entry and resume
-// goes through the Kernel interface (*bpf.Session implements it). It does
+// goes through the Kernel interface (*bpf.Session implements it), and the
+// notices, records and stacks it takes are the types of the leaf package
+// bpf/wire, so it does not import bpf. It does
 // not build tables (unwind.Cache does) or name frames (package symbolize
 // does, from the History). It prints nothing: warnings and
 // progress go to the Warnf and Debugf callbacks, and cmd/probee turns them

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/probee/probee/bpf"
+	"github.com/probee/probee/bpf/wire"
 	"github.com/probee/probee/internal/procmaps"
 	"github.com/probee/probee/unwind"
 )
@@ -72,12 +72,12 @@ func (k *fakeKernel) AttachLdsoGate(path string, stateOff, stateAddr, rdebugAddr
 
 func (k *fakeKernel) AttachRootGate() error { k.record("AttachRootGate"); return nil }
 
-func (k *fakeKernel) Continue(ev bpf.ProcessEvent) error {
+func (k *fakeKernel) Continue(ev wire.ProcessEvent) error {
 	k.record("Continue %d", ev.TGID)
 	return k.contErr
 }
 
-func (k *fakeKernel) AddStack(d bpf.DeferredStack, user []uint64, truncated bool) {
+func (k *fakeKernel) AddStack(d wire.DeferredStack, user []uint64, truncated bool) {
 	k.record("AddStack %d %#x cut=%v", d.TGID, user, truncated)
 }
 
@@ -315,26 +315,26 @@ func (r *rig) known(pid int) bool {
 
 // The kernel's records.
 
-func newProcess(pid, ppid int) bpf.ProcessEvent {
-	return bpf.ProcessEvent{Type: bpf.EventNewProcess, TGID: pid, PID: pid, PPID: ppid}
+func newProcess(pid, ppid int) wire.ProcessEvent {
+	return wire.ProcessEvent{Type: wire.EventNewProcess, TGID: pid, PID: pid, PPID: ppid}
 }
 
-func gateStop(pid int) bpf.ProcessEvent {
-	return bpf.ProcessEvent{Type: bpf.EventGate, TGID: pid, PID: pid}
+func gateStop(pid int) wire.ProcessEvent {
+	return wire.ProcessEvent{Type: wire.EventGate, TGID: pid, PID: pid}
 }
 
-func exited(pid int) bpf.ProcessEvent {
-	return bpf.ProcessEvent{Type: bpf.EventExit, TGID: pid, PID: pid}
+func exited(pid int) wire.ProcessEvent {
+	return wire.ProcessEvent{Type: wire.EventExit, TGID: pid, PID: pid}
 }
 
-func mapped(pid int, m Mapping) bpf.MmapEvent {
-	return bpf.MmapEvent{PID: pid, Start: m.Start, End: m.End, Pgoff: m.Offset, Ino: m.Inode, Dev: m.Dev, Path: m.Path}
+func mapped(pid int, m Mapping) wire.MmapEvent {
+	return wire.MmapEvent{PID: pid, Start: m.Start, End: m.End, Pgoff: m.Offset, Ino: m.Inode, Dev: m.Dev, Path: m.Path}
 }
 
-func execed(pid int) bpf.MmapEvent { return bpf.MmapEvent{PID: pid, Exec: true} }
+func execed(pid int) wire.MmapEvent { return wire.MmapEvent{PID: pid, Exec: true} }
 
-func forked(child, parent int) bpf.MmapEvent {
-	return bpf.MmapEvent{PID: child, Fork: true, PPID: parent}
+func forked(child, parent int) wire.MmapEvent {
+	return wire.MmapEvent{PID: child, Fork: true, PPID: parent}
 }
 
 // defaultInterp is the ld.so the fake ELF files ask for.

@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"sync"
 
-	"github.com/probee/probee/bpf"
+	"github.com/probee/probee/bpf/wire"
 )
 
 // fileLoader loads, system-wide, the unwind table of every file the machine
@@ -39,7 +39,7 @@ func newFileLoader(d *tables) *fileLoader {
 }
 
 // note queues the file of a new executable mapping unless it was seen.
-func (l *fileLoader) note(ev bpf.MmapEvent) {
+func (l *fileLoader) note(ev wire.MmapEvent) {
 	if ev.Exec || ev.Ino == 0 || !filepath.IsAbs(ev.Path) {
 		return
 	}
@@ -86,7 +86,7 @@ func (l *fileLoader) load(r loadReq) {
 	if len(mods) == 0 {
 		return
 	}
-	if err := t.k.SetFileModules(mods); errors.Is(err, bpf.ErrTablesFull) {
+	if err := t.k.SetFileModules(mods); errors.Is(err, wire.ErrTablesFull) {
 		// Past --unwind-budget: said once per file (the kernel side
 		// refuses a table once), which is then walked with frame pointers.
 		t.warnf("unwind tables: %v", err)

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/probee/probee/bpf"
+	"github.com/probee/probee/bpf/wire"
 	"github.com/probee/probee/internal/fileid"
 	"github.com/probee/probee/internal/procmaps"
 	"github.com/probee/probee/unwind"
@@ -151,7 +151,7 @@ func (d *tables) newProcess(pid int) snapshot {
 // gate on its ld.so if that is a new one (it exec'd a program of another
 // root: the root gate), then resumes it: its next instruction may run
 // code that was just mapped.
-func (d *tables) gateStop(ev bpf.ProcessEvent) {
+func (d *tables) gateStop(ev wire.ProcessEvent) {
 	pid := ev.TGID
 	d.loadProcess(pid)
 	if err := d.t.attachPIDGate(pid); err != nil {
@@ -175,7 +175,7 @@ func (d *tables) exit(pid int) {
 // record: records arrive up to 60 ms late, and a list rebuilt from them
 // would briefly lack mappings the gate already loaded. The records of one
 // process are coalesced into one reload (see reloadDelay).
-func (d *tables) onMmap(ev bpf.MmapEvent) {
+func (d *tables) onMmap(ev wire.MmapEvent) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if ev.Exec {

@@ -4,7 +4,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/probee/probee/bpf"
+	"github.com/probee/probee/bpf/wire"
 	"github.com/probee/probee/internal/container"
 	"github.com/probee/probee/internal/procmaps"
 	"github.com/probee/probee/unwind"
@@ -37,10 +37,10 @@ type Kernel interface {
 	// than probee's.
 	AttachRootGate() error
 	// Continue resumes the process a gate stopped (an EventGate notice).
-	Continue(ev bpf.ProcessEvent) error
+	Continue(ev wire.ProcessEvent) error
 	// AddStack counts the event of a stack the kernel handed over
 	// unfinished, with its user stack finished here (leaf first).
-	AddStack(d bpf.DeferredStack, user []uint64, truncated bool)
+	AddStack(d wire.DeferredStack, user []uint64, truncated bool)
 }
 
 // Config is what a Tracker drives and how.
@@ -151,14 +151,14 @@ func (t *Tracker) traceFiltered(pid int) {
 
 // OnProcessEvent handles a kernel process notice: a process seen for the
 // first time (with its parent), a gate stop, an exit.
-func (t *Tracker) OnProcessEvent(ev bpf.ProcessEvent) {
+func (t *Tracker) OnProcessEvent(ev wire.ProcessEvent) {
 	switch {
-	case ev.Type == bpf.EventNewProcess:
+	case ev.Type == wire.EventNewProcess:
 		t.newProcess(ev.TGID, ev.PPID)
 	case t.tables == nil: // no gates, no tables to drop
-	case ev.Type == bpf.EventGate:
+	case ev.Type == wire.EventGate:
 		t.tables.gateStop(ev)
-	case ev.Type == bpf.EventExit:
+	case ev.Type == wire.EventExit:
 		t.tables.exit(ev.TGID)
 	}
 }
@@ -189,7 +189,7 @@ func (t *Tracker) newProcess(pid, ppid int) {
 // mapping. The mapping history records it, so that processes which exit
 // before their maps are read still symbolize; with tables, a tracked process
 // mapping new code is reloaded and, system-wide, a new file gets its table.
-func (t *Tracker) OnMmap(ev bpf.MmapEvent) {
+func (t *Tracker) OnMmap(ev wire.MmapEvent) {
 	if ev.Fork {
 		t.hist.Fork(ev.PID, ev.PPID)
 		return
@@ -212,7 +212,7 @@ func (t *Tracker) OnMmap(ev bpf.MmapEvent) {
 // mapped as code for the first time has its table loaded from here: the
 // loader needs no order, and each millisecond saved is a millisecond of
 // the file's first run unwound in the kernel rather than handed over.
-func (t *Tracker) OnMmapRead(ev bpf.MmapEvent) {
+func (t *Tracker) OnMmapRead(ev wire.MmapEvent) {
 	if t.tables != nil && t.tables.files != nil {
 		t.tables.files.note(ev)
 	}
@@ -225,14 +225,14 @@ func (t *Tracker) OnMmapRead(ev bpf.MmapEvent) {
 func (t *Tracker) SetRecordWake(wake func()) { t.wake = wake }
 
 // mappingOf is the executable mapping a record reports.
-func mappingOf(ev bpf.MmapEvent) Mapping {
+func mappingOf(ev wire.MmapEvent) Mapping {
 	return Mapping{Start: ev.Start, End: ev.End, Perms: "r-xp", Offset: ev.Pgoff, Dev: ev.Dev, Inode: ev.Ino, Path: ev.Path}
 }
 
 // OnDeferred takes a stack the kernel handed over unfinished (its walk
 // reached a file whose table was not loaded yet); it is finished and
 // counted a little later (see deferred.go) or by FinishDeferred.
-func (t *Tracker) OnDeferred(d bpf.DeferredStack) {
+func (t *Tracker) OnDeferred(d wire.DeferredStack) {
 	if t.fin != nil {
 		t.fin.add(d)
 	}
