@@ -29,7 +29,7 @@ type tracer struct {
 	sess        *bpf.Session
 	res         *resolver.Resolver
 	sym         *symbolize.Symbolizer
-	targets     [][]resolver.Target // per probe id
+	targets     [][]resolver.AttachPoint // per probe id
 	stopEv      func()
 	stopDef     func() // the deferred stack reader
 	mmaps       *bpf.MmapWatcher
