@@ -162,8 +162,8 @@ func (im imageModules) holds(d bpf.DeferredStack) bool {
 
 // partial reports whether frames went through a file without its table:
 // the kernel counts such a stack partial too.
-func (im imageModules) partial(frames []unwind.Frame) bool {
-	return slices.ContainsFunc(frames, func(fr unwind.Frame) bool {
+func (im imageModules) partial(frames []unwind.Step) bool {
+	return slices.ContainsFunc(frames, func(fr unwind.Step) bool {
 		return fr.Module >= im.known && im.mods[fr.Module].Inode != 0
 	})
 }

@@ -33,7 +33,7 @@ func runGDB(t *testing.T, bin, brk string, args ...string) *gdbSnapshot {
 }
 
 // frameName names f with the ELF symbols of its module.
-func frameName(t *testing.T, syms *gdbsnap.Symbols, mods []Module, f Frame) string {
+func frameName(t *testing.T, syms *gdbsnap.Symbols, mods []Module, f Step) string {
 	if f.Module < 0 {
 		return "?"
 	}
