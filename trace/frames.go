@@ -19,7 +19,7 @@ import (
 // of them distinct.
 type stackFrames struct {
 	sym   *symbolize.Symbolizer
-	fs    output.Frames
+	fs    output.Interner
 	byRef map[*symbolize.Frame]*output.Frame
 	pcs   []uint64
 	refs  []*symbolize.Frame
