@@ -7,13 +7,14 @@ import (
 	"testing"
 
 	"github.com/probee/probee/internal/gdbsnap"
+	"github.com/probee/probee/internal/procmaps"
 	"github.com/probee/probee/internal/testgate"
 )
 
 type gdbSnapshot struct {
 	regs  Regs
 	bt    []string // function names, innermost first, up to main
-	maps  []Mapping
+	maps  []procmaps.Mapping
 	stack StackCopy
 }
 
