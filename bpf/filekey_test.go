@@ -111,10 +111,10 @@ func execModule(t *testing.T, cache *unwind.Cache, path string, bias uint64) unw
 			continue
 		}
 		off := p.Off &^ 0xfff
-		m := unwind.Mapping{Start: bias + p.Vaddr&^0xfff, Perms: "r-xp", Offset: off,
+		m := procmaps.Mapping{Start: bias + p.Vaddr&^0xfff, Perms: "r-xp", Offset: off,
 			Dev: procmaps.StatDev(st.Dev), Inode: st.Ino, Path: path}
 		m.End = (m.Start + p.Off - off + p.Filesz + 0xfff) &^ 0xfff
-		mods, errs := cache.Modules([]unwind.Mapping{m}, nil)
+		mods, errs := cache.Modules([]procmaps.Mapping{m}, nil)
 		if len(mods) != 1 {
 			t.Fatalf("module of %s: %v", path, errs)
 		}

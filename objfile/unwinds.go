@@ -19,7 +19,7 @@ var unwindEntries = map[string]bool{
 // routine. A uretprobe replaces a return address on the stack, so an
 // unwind passing the call finds the kernel's trampoline, which has no
 // unwind entry: C++ terminates the program. Such functions' returns are
-// probed at their RET instructions (ReturnTargets), which costs a
+// probed at their RET instructions (ReturnAttachPoints), which costs a
 // single-step per return where a uretprobe costs one trap.
 func (o *Object) unwinds() bool {
 	for _, n := range o.Needed {

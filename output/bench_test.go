@@ -36,9 +36,9 @@ func BenchmarkPprof10K(b *testing.B)  { benchmarkWriter(b, WritePprof) }
 // manyStacksProfile is n distinct stacks down levels binary choices, as
 // manystacks under a uprobe on leaf gives (tests/bench/13-many-stacks-finish.sh):
 // stack i takes left or right at level k by bit k of i, each followed by
-// step; the samples share their frames and stacks through one Frames.
+// step; the samples share their frames and stacks through one Interner.
 func manyStacksProfile(n, levels int) *Profile {
-	var fs Frames
+	var fs Interner
 	root := []*Frame{fs.Intern(Frame{Name: "_start"}), fs.Intern(Frame{Name: "main"})}
 	left, right := fs.Intern(Frame{Name: "left"}), fs.Intern(Frame{Name: "right"})
 	step, leaf := fs.Intern(Frame{Name: "step"}), fs.Intern(Frame{Name: "leaf"})

@@ -42,7 +42,7 @@ func idOfSample(s *Sample) sampleID {
 }
 
 // frameNames renders frames by FrameName once each: samples share their
-// frames (Frames), and a profile's stacks hold many more frames than it
+// frames (Interner), and a profile's stacks hold many more frames than it
 // has distinct ones.
 type frameNames struct {
 	opts Options

@@ -91,7 +91,7 @@ func TestWriteCollapsedEmpty(t *testing.T) {
 // differ in probe, comm, container or stack make lines of their own, and
 // so do comm-less samples of two pids (their comm frame is "[pid N]").
 func TestWriteCollapsedMergesByStack(t *testing.T) {
-	var fs Frames
+	var fs Interner
 	st := fs.Stack([]*Frame{fs.Intern(Frame{Name: "main"}), fs.Intern(Frame{Name: "malloc"})})
 	other := fs.Stack([]*Frame{fs.Intern(Frame{Name: "main"})})
 	base := Sample{Probe: "p", Comm: "ls", User: st, Count: 1}

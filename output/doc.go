@@ -4,9 +4,9 @@
 // BPF: the capture loop hands it a Profile of plain values (probe labels,
 // processes, symbolized frames and counts) and it writes them. Samples
 // share their frames (Sample.User and Kernel hold *Frame, interned with
-// Frames): a profile holds far more frame references than distinct frames,
+// Interner): a profile holds far more frame references than distinct frames,
 // and the writers render each frame's name once (frameNames). Samples
-// share whole stacks too (Frames.Stack): a system-wide profile has a
+// share whole stacks too (Interner.Stack): a system-wide profile has a
 // sample per process and stack (~1M after 12 s of malloc calls in a shell
 // loop), most of them one of a few thousand stacks, as frames carry
 // addresses in their files (Frame.Address), not the process's. Collapsed

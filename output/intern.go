@@ -2,7 +2,7 @@ package output
 
 import "github.com/probee/probee/internal/prefixtree"
 
-// Frames interns frames, so that the samples of a profile share each
+// Interner interns frames, so that the samples of a profile share each
 // distinct frame: 93K distinct stacks of ~22 frames (manystacks under a
 // uprobe) are 2M frame references but ~50 distinct frames, and as values
 // they held 295 MB. It interns whole stacks too (Stack), in one prefix
@@ -10,14 +10,14 @@ import "github.com/probee/probee/internal/prefixtree"
 // and distinct stacks share their outer frames (2M distinct stacks of 46
 // frames held 760 MB as slices, ~240 MB as a tree). The zero value is
 // ready to use; not safe for concurrent use (reading its stacks is).
-type Frames struct {
+type Interner struct {
 	m      map[Frame]*Frame
 	stacks *prefixtree.Tree[*Frame]
 }
 
 // Intern returns the one *Frame equal to f. Interned frames are shared:
 // never modify one.
-func (fs *Frames) Intern(f Frame) *Frame {
+func (fs *Interner) Intern(f Frame) *Frame {
 	if p, ok := fs.m[f]; ok {
 		return p
 	}
@@ -31,11 +31,11 @@ func (fs *Frames) Intern(f Frame) *Frame {
 }
 
 // Len is the number of distinct frames interned.
-func (fs *Frames) Len() int { return len(fs.m) }
+func (fs *Interner) Len() int { return len(fs.m) }
 
 // Freeze makes the stacks cheaper to hold once no more are added (see
 // prefixtree.Tree.Freeze): a profile's, once it is made.
-func (fs *Frames) Freeze() {
+func (fs *Interner) Freeze() {
 	if fs.stacks != nil {
 		fs.stacks.Freeze()
 	}
@@ -46,7 +46,7 @@ func (fs *Frames) Freeze() {
 // rendering any name (sampleID): a system-wide run counts the stacks of
 // each process apart, ~1M samples in 12 s, most of them stacks other
 // processes of the same program share.
-func (fs *Frames) Stack(frames []*Frame) Stack {
+func (fs *Interner) Stack(frames []*Frame) Stack {
 	if len(frames) == 0 {
 		return Stack{}
 	}

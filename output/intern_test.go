@@ -6,8 +6,8 @@ import (
 )
 
 // Equal frames intern to one pointer; frames differing in any field do not.
-func TestFramesIntern(t *testing.T) {
-	var fs Frames
+func TestInternerIntern(t *testing.T) {
+	var fs Interner
 	a := Frame{Name: "f", Module: "/bin/x", Address: 0x10}
 	p := fs.Intern(a)
 	if q := fs.Intern(a); q != p {
@@ -29,8 +29,8 @@ func TestFramesIntern(t *testing.T) {
 
 // Stacks of the same interned frames are one Stack; stacks differing in a
 // frame or its place are not; an empty stack is the zero Stack.
-func TestFramesStack(t *testing.T) {
-	var fs Frames
+func TestInternerStack(t *testing.T) {
+	var fs Interner
 	a, b := fs.Intern(Frame{Name: "a"}), fs.Intern(Frame{Name: "b"})
 	buf := []*Frame{a, b}
 	s := fs.Stack(buf)

@@ -7,7 +7,7 @@ import (
 
 // Merged merges samples the way the outputs show them, without their
 // process: samples of one probe, container and comm with the same stacks
-// (interned by one Frames) become one, their counts and values summed,
+// (interned by one Interner) become one, their counts and values summed,
 // with PID 0 (pprof then gives them no pid label). Samples without a comm
 // keep their pid, which names them ("[pid N]"). A long run hands it the
 // samples of processes that exited (memory then grows with the distinct

@@ -6,7 +6,7 @@ import (
 )
 
 func TestMerged(t *testing.T) {
-	var fs Frames
+	var fs Interner
 	st := fs.Stack([]*Frame{fs.Intern(Frame{Name: "main"}), fs.Intern(Frame{Name: "work"})})
 	other := fs.Stack([]*Frame{fs.Intern(Frame{Name: "main"})})
 	tests := []struct {
@@ -72,11 +72,11 @@ func TestMerged(t *testing.T) {
 	}
 }
 
-// BenchmarkMergedAdd merges 100K distinct samples (stacks of one Frames)
+// BenchmarkMergedAdd merges 100K distinct samples (stacks of one Interner)
 // and reports the heap they hold per sample: a long run's merged samples
 // of processes gone grow with the distinct stacks the machine runs.
 func BenchmarkMergedAdd(b *testing.B) {
-	var fs Frames
+	var fs Interner
 	main := fs.Intern(Frame{Name: "main"})
 	stacks := make([]Stack, 100_000)
 	for i := range stacks {

@@ -171,7 +171,7 @@ func (b *pprofBuilder) add(s *Sample) {
 }
 
 // locationsOf are the Locations of s's stacks, leaf first; samples sharing
-// their stacks (Frames.Stack) share them.
+// their stacks (Interner.Stack) share them.
 func (b *pprofBuilder) locationsOf(s *Sample) []*profile.Location {
 	id := [2]Stack{s.User, s.Kernel}
 	if locs, ok := b.stacks[id]; ok {

@@ -3,8 +3,8 @@ package output
 import "github.com/probee/probee/internal/prefixtree"
 
 // Stack is a sample's stack of frames, root first: a node of the prefix
-// tree of a Frames (or of its own, StackOf). Stacks are compared by
-// identity: equal stacks of one Frames are equal values, and stacks of
+// tree of an Interner (or of its own, StackOf). Stacks are compared by
+// identity: equal stacks of one Interner are equal values, and stacks of
 // different trees differ (writers merge those by name). The zero Stack
 // is empty.
 type Stack struct {
@@ -14,7 +14,7 @@ type Stack struct {
 
 // StackOf is a Stack of frames (root first) in a tree of its own, for
 // tests and small profiles; a profile's samples share theirs through
-// Frames.Stack.
+// Interner.Stack.
 func StackOf(frames ...*Frame) Stack {
 	if len(frames) == 0 {
 		return Stack{}

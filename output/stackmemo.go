@@ -3,7 +3,7 @@ package output
 import "github.com/probee/probee/internal/prefixtree"
 
 // frameMemo remembers which stackTree node the path to each node of a
-// frames tree (Frames.Stack) reached under one prefix (probe, container,
+// frames tree (Interner.Stack) reached under one prefix (probe, container,
 // comm): the samples of a process share their outer frames, so a sample
 // then costs the frames below the deepest one seen before, not its whole
 // stack. 2M distinct stacks of 46 frames hold 96M frames in 12M nodes:

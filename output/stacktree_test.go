@@ -40,7 +40,7 @@ func TestStackTreeMatchesJoinedLines(t *testing.T) {
 	names := []string{"foo", "foo.cold", "foo bar", "fo", "foo:x", "a", "b", "[unknown]", "foo0", "foo~"}
 	for seed := range uint64(50) {
 		r := rand.New(rand.NewPCG(seed, 1))
-		var fs Frames
+		var fs Interner
 		frames := make([]*Frame, 0, 2*len(names))
 		for _, n := range names {
 			frames = append(frames, fs.Intern(Frame{Name: n}), fs.Intern(Frame{Name: n, Inline: true}))

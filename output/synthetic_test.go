@@ -12,7 +12,7 @@ func syntheticProfile(n, depth int) *Profile {
 	rng := rand.New(rand.NewPCG(1, uint64(n)))
 	probes := []string{"uprobe:libc:malloc", "uprobe:libc:free", "tracepoint:sched:sched_switch"}
 	p := &Profile{Kind: KindHits, Probes: probes}
-	var fs Frames
+	var fs Interner
 	for i := range n {
 		d := 1 + rng.IntN(depth)
 		user := make([]*Frame, d)

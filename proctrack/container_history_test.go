@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/probee/probee/internal/maptest"
+	"github.com/probee/probee/internal/procmaps"
 )
 
 // ctrRoot is a fake root where /usr/lib/libctr.so is spin-nofp on the host
@@ -15,8 +16,8 @@ import (
 // mapping record of the same file.
 type ctrRoot struct {
 	root string
-	lib  Mapping // pid 7's mapping of its libctr.so
-	leaf uint64  // address of chain's leaf in that mapping
+	lib  procmaps.Mapping // pid 7's mapping of its libctr.so
+	leaf uint64           // address of chain's leaf in that mapping
 }
 
 func newCtrRoot(t *testing.T) ctrRoot {

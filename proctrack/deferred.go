@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/probee/probee/bpf/wire"
+	"github.com/probee/probee/internal/procmaps"
 	"github.com/probee/probee/unwind"
 )
 
@@ -162,8 +163,8 @@ func (im imageModules) holds(d wire.DeferredStack) bool {
 
 // partial reports whether frames went through a file without its table:
 // the kernel counts such a stack partial too.
-func (im imageModules) partial(frames []unwind.Frame) bool {
-	return slices.ContainsFunc(frames, func(fr unwind.Frame) bool {
+func (im imageModules) partial(frames []unwind.Step) bool {
+	return slices.ContainsFunc(frames, func(fr unwind.Step) bool {
 		return fr.Module >= im.known && im.mods[fr.Module].Inode != 0
 	})
 }
@@ -192,7 +193,7 @@ func (f *finisher) modules(d wire.DeferredStack) imageModules {
 
 // withoutTables adds to mods the executable mappings none of them covers
 // as modules without a table (see imageModules).
-func withoutTables(mods []unwind.Module, maps []Mapping) []unwind.Module {
+func withoutTables(mods []unwind.Module, maps []procmaps.Mapping) []unwind.Module {
 	known := mods
 	for _, m := range maps {
 		if m.Exec() && !slices.ContainsFunc(known, func(u unwind.Module) bool { return u.Start < m.End && m.Start < u.End }) {
@@ -203,14 +204,14 @@ func withoutTables(mods []unwind.Module, maps []Mapping) []unwind.Module {
 }
 
 // covers reports whether a mapping holds pc.
-func covers(maps []Mapping, pc uint64) bool {
-	return slices.ContainsFunc(maps, func(m Mapping) bool { return pc >= m.Start && pc < m.End })
+func covers(maps []procmaps.Mapping, pc uint64) bool {
+	return slices.ContainsFunc(maps, func(m procmaps.Mapping) bool { return pc >= m.Start && pc < m.End })
 }
 
 // stuckModule is the module of the file holding pc for the kernel's file
 // tables: its table, or an empty one (frame pointers) when none could be
 // built, so that the kernel stops handing over that file's stacks.
-func stuckModule(pc uint64, maps []Mapping, mods []unwind.Module) []unwind.Module {
+func stuckModule(pc uint64, maps []procmaps.Mapping, mods []unwind.Module) []unwind.Module {
 	for _, m := range mods {
 		if pc >= m.Start && pc < m.End {
 			return []unwind.Module{m}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/probee/probee/bpf/wire"
+	"github.com/probee/probee/internal/procmaps"
 	"github.com/probee/probee/unwind"
 )
 
@@ -39,7 +40,7 @@ func TestDeferredFinished(t *testing.T) {
 	r.tr.SetRecordWake(func() { wakes++ })
 	app := r.proc.file(r.proc.root, "/usr/bin/app", appAt)
 	pc := entryPC(t, filepath.Join(r.proc.root, "/usr/bin/app"), appAt)
-	r.hist.Prime(10, []Mapping{app}, "app")
+	r.hist.Prime(10, []procmaps.Mapping{app}, "app")
 	// The frame is the interrupted instruction (Exact): its own rule, not
 	// the one of the instruction before (pc-1 is outside _start).
 	r.tr.OnDeferred(wire.DeferredStack{TGID: 10, PCs: []uint64{0x7f01, 0x7f02}, Exact: true,
@@ -70,7 +71,7 @@ func TestDeferredTwoImagesOneComm(t *testing.T) {
 	pc := entryPC(t, filepath.Join(r.proc.root, "/usr/bin/app"), appAt)
 	// Pid 10, forked by 9, ran bash's image at before, then exec'd bash
 	// again, mapped at after.
-	r.hist.Prime(9, []Mapping{before}, "bash")
+	r.hist.Prime(9, []procmaps.Mapping{before}, "bash")
 	r.hist.Fork(10, 9)
 	r.hist.ExecReset(10, "bash")
 	r.hist.AddMapping(10, after)
@@ -87,7 +88,7 @@ func TestDeferredTwoImagesOneComm(t *testing.T) {
 // hands over no more stacks of it; stacks after FinishDeferred are dropped.
 func TestDeferredNoTable(t *testing.T) {
 	r := newRig(t, func(c *Config, k *fakeKernel) { k.byFile = true })
-	gone := Mapping{Start: libAt, End: libAt + 0x1000, Perms: "r-xp", Dev: "fd:01", Inode: 99, Path: "/usr/lib/gone.so"}
+	gone := procmaps.Mapping{Start: libAt, End: libAt + 0x1000, Perms: "r-xp", Dev: "fd:01", Inode: 99, Path: "/usr/lib/gone.so"}
 	r.hist.AddMapping(10, gone)
 	r.tr.OnDeferred(wire.DeferredStack{TGID: 10, Exact: true, Regs: unwind.Regs{RIP: libAt + 0x10}})
 	st := r.tr.FinishDeferred()
@@ -107,8 +108,8 @@ func TestDeferredThroughJIT(t *testing.T) {
 	app := r.proc.file(r.proc.root, "/usr/bin/app", appAt)
 	start := entryPC(t, filepath.Join(r.proc.root, "/usr/bin/app"), appAt)
 	const jitAt, sp = 0x7e0000000000, 0x7ffd00000000
-	jit := Mapping{Start: jitAt, End: jitAt + 0x1000, Perms: "r-xp"}
-	r.hist.Prime(10, []Mapping{app, jit}, "app")
+	jit := procmaps.Mapping{Start: jitAt, End: jitAt + 0x1000, Perms: "r-xp"}
+	r.hist.Prime(10, []procmaps.Mapping{app, jit}, "app")
 	stack := make([]byte, 64) // the JIT frame's saved rbp at sp+32, its return address above
 	binary.LittleEndian.PutUint64(stack[40:], start+1)
 	r.tr.OnDeferred(wire.DeferredStack{TGID: 10, Exact: true, Regs: unwind.Regs{RIP: jitAt + 0x10, RSP: sp, RBP: sp + 32},

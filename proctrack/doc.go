@@ -2,8 +2,8 @@
 // which processes and files need unwind tables and symbol snapshots, and
 // when.
 //
-// Its inputs are the targets (TraceTarget for -p, held by a pidfd so that
-// its pid, once the process exited, names nothing probee traces: Target;
+// Its inputs are the targets (TracePidfd for -p, held by a pidfd so that
+// its pid, once the process exited, names nothing probee traces: Pidfd;
 // TracePID for -- CMD stopped right after its exec)
 // and the kernel's records, handed over as they arrive: process notices
 // (a new process and its parent, a gate stop, an exit: OnProcessEvent) and

@@ -99,7 +99,7 @@ func modNames(mods []unwind.Module) string {
 }
 
 // mapNames lists the paths of maps, as "[a b]".
-func mapNames(maps []Mapping) string {
+func mapNames(maps []procmaps.Mapping) string {
 	var names []string
 	for _, m := range maps {
 		names = append(names, m.Path)
@@ -146,7 +146,7 @@ const elfExecOffset = 0x2000
 
 // file writes the ELF image at name under dir (the fake root or a
 // container's) and returns its executable mapping at start.
-func (f *fakeProc) file(dir, name string, start uint64) Mapping {
+func (f *fakeProc) file(dir, name string, start uint64) procmaps.Mapping {
 	f.t.Helper()
 	img, err := elfImage()
 	if err != nil {
@@ -158,20 +158,20 @@ func (f *fakeProc) file(dir, name string, start uint64) Mapping {
 }
 
 // mappingOf is the executable mapping of the file at path, named name.
-func (f *fakeProc) mappingOf(path, name string, start uint64) Mapping {
+func (f *fakeProc) mappingOf(path, name string, start uint64) procmaps.Mapping {
 	f.t.Helper()
 	fi, err := os.Stat(path)
 	if err != nil {
 		f.t.Fatal(err)
 	}
 	st := fi.Sys().(*syscall.Stat_t)
-	return Mapping{Start: start, End: start + 0x4000, Perms: "r-xp", Offset: elfExecOffset,
+	return procmaps.Mapping{Start: start, End: start + 0x4000, Perms: "r-xp", Offset: elfExecOffset,
 		Dev: procmaps.StatDev(st.Dev), Inode: st.Ino, Path: name}
 }
 
 // heap is a mapping that is not code.
-func heap(start uint64) Mapping {
-	return Mapping{Start: start, End: start + 0x1000, Perms: "rw-p", Dev: "00:00", Path: "[heap]"}
+func heap(start uint64) procmaps.Mapping {
+	return procmaps.Mapping{Start: start, End: start + 0x1000, Perms: "rw-p", Dev: "00:00", Path: "[heap]"}
 }
 
 func (f *fakeProc) write(path string, data []byte) {
@@ -197,7 +197,7 @@ func (f *fakeProc) symlink(target, link string) {
 
 // process creates /proc/PID with its root directory (f.root: probee's own)
 // and its mappings.
-func (f *fakeProc) process(pid int, root string, maps ...Mapping) {
+func (f *fakeProc) process(pid int, root string, maps ...procmaps.Mapping) {
 	f.t.Helper()
 	f.symlink(root, filepath.Join(f.pidDir(pid), "root"))
 	f.setMaps(pid, maps...)
@@ -213,7 +213,7 @@ func (f *fakeProc) stat(pid int, state byte, ppid int) {
 }
 
 // setMaps rewrites /proc/PID/maps.
-func (f *fakeProc) setMaps(pid int, maps ...Mapping) {
+func (f *fakeProc) setMaps(pid int, maps ...procmaps.Mapping) {
 	f.t.Helper()
 	var b strings.Builder
 	for _, m := range maps {
@@ -327,7 +327,7 @@ func exited(pid int) wire.ProcessEvent {
 	return wire.ProcessEvent{Type: wire.EventExit, TGID: pid, PID: pid}
 }
 
-func mapped(pid int, m Mapping) wire.MmapEvent {
+func mapped(pid int, m procmaps.Mapping) wire.MmapEvent {
 	return wire.MmapEvent{PID: pid, Start: m.Start, End: m.End, Pgoff: m.Offset, Ino: m.Inode, Dev: m.Dev, Path: m.Path}
 }
 

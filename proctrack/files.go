@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/probee/probee/bpf/wire"
+	"github.com/probee/probee/internal/procmaps"
 )
 
 // fileLoader loads, system-wide, the unwind table of every file the machine
@@ -29,7 +30,7 @@ type fileID struct {
 
 type loadReq struct {
 	pid int
-	m   Mapping
+	m   procmaps.Mapping
 }
 
 func newFileLoader(d *tables) *fileLoader {
@@ -81,7 +82,7 @@ func (l *fileLoader) run(queue <-chan loadReq) {
 // build replaced since, in a container that exited) is not loaded.
 func (l *fileLoader) load(r loadReq) {
 	t := l.d.t
-	mods, errs := l.d.modules(r.pid, []Mapping{r.m})
+	mods, errs := l.d.modules(r.pid, []procmaps.Mapping{r.m})
 	l.d.tableErrors(errs)
 	if len(mods) == 0 {
 		return

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/probee/probee/internal/procmaps"
 	"github.com/probee/probee/internal/vdso"
 )
 
@@ -95,7 +96,7 @@ func TestProcessVDSO(t *testing.T) {
 	r := newRig(t, nil)
 	app := r.proc.file(r.proc.root, "/usr/bin/app", appAt)
 	const at = 0x7fff00000000
-	mine := Mapping{Start: at, End: at + uint64(len(img)), Perms: "r-xp", Dev: "00:00", Path: vdso.Path}
+	mine := procmaps.Mapping{Start: at, End: at + uint64(len(img)), Perms: "r-xp", Dev: "00:00", Path: vdso.Path}
 	other := mine
 	other.End += 0x1000
 	r.proc.process(10, r.proc.root, app, mine)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/probee/probee/internal/maptest"
+	"github.com/probee/probee/internal/procmaps"
 )
 
 // genRoot is a fake root with /usr/bin/sh (spin-nofp) and /usr/bin/true
@@ -14,7 +15,7 @@ import (
 type genRoot struct {
 	t              *testing.T
 	root           string
-	sh, tr         Mapping
+	sh, tr         procmaps.Mapping
 	spinAt, leafAt uint64 // spin_leaf in sh's mapping, leaf in true's
 }
 
@@ -31,7 +32,7 @@ func newGenRoot(t *testing.T) *genRoot {
 
 // install copies fixture to path and returns its mapping at genBase and
 // the file offset of fn.
-func (g *genRoot) install(fixtureName, path, fn string) (Mapping, uint64) {
+func (g *genRoot) install(fixtureName, path, fn string) (procmaps.Mapping, uint64) {
 	g.t.Helper()
 	dst := filepath.Join(g.root, path)
 	installFixture(g.t, fixtureName, dst)
@@ -39,7 +40,7 @@ func (g *genRoot) install(fixtureName, path, fn string) (Mapping, uint64) {
 }
 
 // snapshot writes /proc/PID (process) and snapshots it in s.
-func (g *genRoot) snapshot(s *History, pid int, comm string, m Mapping) {
+func (g *genRoot) snapshot(s *History, pid int, comm string, m procmaps.Mapping) {
 	g.t.Helper()
 	g.process(pid, comm, m)
 	if err := s.Snapshot(pid); err != nil {
@@ -48,7 +49,7 @@ func (g *genRoot) snapshot(s *History, pid int, comm string, m Mapping) {
 }
 
 // process writes /proc/PID with comm and one mapping.
-func (g *genRoot) process(pid int, comm string, m Mapping) {
+func (g *genRoot) process(pid int, comm string, m procmaps.Mapping) {
 	g.t.Helper()
 	dir := filepath.Join(g.root, "proc", fmt.Sprint(pid))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -102,7 +103,7 @@ func TestExecGenerations(t *testing.T) {
 }
 
 // moved is m mapped from start instead.
-func moved(m Mapping, start uint64) Mapping {
+func moved(m procmaps.Mapping, start uint64) procmaps.Mapping {
 	m.End, m.Start = start+m.End-m.Start, start
 	return m
 }
@@ -222,10 +223,10 @@ func TestForkRecords(t *testing.T) {
 func TestPrime(t *testing.T) {
 	g := newGenRoot(t)
 	s := newTestHistory(g.root)
-	s.Prime(50, []Mapping{g.sh}, "sh") // no /proc/50 by the time of ImageOf
+	s.Prime(50, []procmaps.Mapping{g.sh}, "sh") // no /proc/50 by the time of ImageOf
 	s.Fork(51, 50)
 	g.snapshot(s, 52, "true", g.tr)
-	s.Prime(52, []Mapping{g.sh}, "sh")
+	s.Prime(52, []procmaps.Mapping{g.sh}, "sh")
 	for _, c := range []struct {
 		pid  int
 		addr uint64

@@ -28,7 +28,7 @@ func (p procFS) pidPath(pid int, name string) string {
 
 // snapshot is one read of a process's mappings and the comm they go with.
 type snapshot struct {
-	maps []Mapping
+	maps []procmaps.Mapping
 	comm string // "" when an exec kept changing it (procmaps.ReadProcess)
 }
 

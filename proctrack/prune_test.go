@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/probee/probee/internal/maptest"
+	"github.com/probee/probee/internal/procmaps"
 	"github.com/probee/probee/objfile"
 )
 
@@ -30,7 +31,7 @@ func TestSweepEvictsUnmappedFiles(t *testing.T) {
 			var objs []*objfile.Object
 			for i, name := range names {
 				m := maptest.FileMapping(t, maptest.Fixture(t, name), maptest.Fixture(t, name), 0x400000)
-				s.SnapshotMaps(pid0+i, []Mapping{m}, "")
+				s.SnapshotMaps(pid0+i, []procmaps.Mapping{m}, "")
 				o := s.procs[pid0+i].open[m.Path]
 				if o == nil {
 					t.Fatalf("%s: no object read", name)
@@ -72,7 +73,7 @@ func TestSweepEvictsUnmappedFiles(t *testing.T) {
 // gone, after the grace period; snapshotted and running ones stay.
 func TestHistoryPrune(t *testing.T) {
 	s := newTestHistory("")
-	m := Mapping{Start: 0x1000, End: 0x2000, Perms: "r-xp", Path: "/bin/true"}
+	m := procmaps.Mapping{Start: 0x1000, End: 0x2000, Perms: "r-xp", Path: "/bin/true"}
 	for _, pid := range []int{100001, 100002, 100003, 100004} {
 		s.AddMapping(pid, m)
 	}
@@ -113,7 +114,7 @@ func TestHistoryPrune(t *testing.T) {
 // counts to be merged with names; a pid never announced goes at once.
 func TestHistoryPruneReusedPID(t *testing.T) {
 	const grace = time.Minute
-	m := Mapping{Start: 0x1000, End: 0x2000, Perms: "r-xp", Path: "/bin/true"}
+	m := procmaps.Mapping{Start: 0x1000, End: 0x2000, Perms: "r-xp", Path: "/bin/true"}
 	for _, c := range []struct {
 		name      string
 		announced bool

@@ -26,7 +26,7 @@ type tables struct {
 	after  func(time.Duration, func()) // time.AfterFunc; tests fire it by hand
 	loadMu sync.Mutex                  // serializes loadProcess
 	mu     sync.Mutex
-	procs  map[int][]Mapping           // tracked tgids and their executable mappings
+	procs  map[int][]procmaps.Mapping  // tracked tgids and their executable mappings
 	goBins map[fileID]*unwind.GoBinary // file -> what Go linked (nil: not Go; see modules)
 	dirty  map[int]bool                // tracked tgids with new mappings, reloaded by reloadDirty
 	closed bool                        // set by stop: the kernel session is going away
@@ -47,7 +47,7 @@ func newTables(t *Tracker, cache *unwind.Cache, goByFP bool) *tables {
 	}
 	return &tables{t: t, cache: cache, goByFP: goByFP,
 		after: func(d time.Duration, f func()) { time.AfterFunc(d, f) }, idle: tableIdle,
-		procs: map[int][]Mapping{}, goBins: map[fileID]*unwind.GoBinary{}, dirty: map[int]bool{}, said: map[string]bool{}}
+		procs: map[int][]procmaps.Mapping{}, goBins: map[fileID]*unwind.GoBinary{}, dirty: map[int]bool{}, said: map[string]bool{}}
 }
 
 // loadProcess reads pid's mappings from /proc, loads their tables and
@@ -66,7 +66,7 @@ func (d *tables) loadProcess(pid int) snapshot {
 		d.t.debugf("unwind tables of pid %d: %v", pid, err)
 		return snapshot{}
 	}
-	var exec []Mapping
+	var exec []procmaps.Mapping
 	for _, m := range read.maps {
 		if m.Exec() {
 			exec = append(exec, m)
@@ -126,7 +126,7 @@ func (d *tables) tableErrors(errs []error) {
 }
 
 // push resolves the mappings' tables and writes them to the kernel.
-func (d *tables) push(pid int, maps []Mapping) {
+func (d *tables) push(pid int, maps []procmaps.Mapping) {
 	mods, errs := d.modules(pid, maps)
 	d.tableErrors(errs)
 	if err := d.t.k.SetProcessModules(pid, mods); err != nil {
@@ -219,9 +219,9 @@ func (d *tables) reloadDirty() {
 // one: Go on amd64 always keeps frame pointers, and its FP chains are
 // complete where its CFI-based walk is not yet (see bpf/doc.go).
 // --unwind dwarf still uses the tables.
-func (d *tables) modules(pid int, all []Mapping, kin ...int) ([]unwind.Module, []error) {
+func (d *tables) modules(pid int, all []procmaps.Mapping, kin ...int) ([]unwind.Module, []error) {
 	var mods []unwind.Module
-	var build []Mapping
+	var build []procmaps.Mapping
 	var errs []error
 	paths := map[uint64]string{} // mapping start -> the path that opens its file
 	for _, m := range all {
@@ -244,7 +244,7 @@ func (d *tables) modules(pid int, all []Mapping, kin ...int) ([]unwind.Module, [
 		paths[m.Start] = path
 		build = append(build, m)
 	}
-	built, berrs := d.cache.Modules(build, func(m Mapping) (string, error) { return paths[m.Start], nil })
+	built, berrs := d.cache.Modules(build, func(m procmaps.Mapping) (string, error) { return paths[m.Start], nil })
 	return append(mods, built...), append(errs, berrs...)
 }
 
@@ -253,7 +253,7 @@ func (d *tables) modules(pid int, all []Mapping, kin ...int) ([]unwind.Module, [
 // new for every process). Without runtime.morestack's form (GoStack) a
 // binary is walked by frame pointers all the same; it is said once, in
 // the debug lines.
-func (d *tables) goBinary(m Mapping, path string) *unwind.GoBinary {
+func (d *tables) goBinary(m procmaps.Mapping, path string) *unwind.GoBinary {
 	if !d.goByFP {
 		return nil // --unwind dwarf: Go binaries get their tables too
 	}

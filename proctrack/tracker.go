@@ -10,9 +10,6 @@ import (
 	"github.com/probee/probee/unwind"
 )
 
-// Mapping is one line of /proc/PID/maps (internal/procmaps' type).
-type Mapping = procmaps.Mapping
-
 // Kernel is the kernel side process tracking drives. *bpf.Session
 // implements it; tests pass a fake that records the calls.
 type Kernel interface {
@@ -225,8 +222,8 @@ func (t *Tracker) OnMmapRead(ev wire.MmapEvent) {
 func (t *Tracker) SetRecordWake(wake func()) { t.wake = wake }
 
 // mappingOf is the executable mapping a record reports.
-func mappingOf(ev wire.MmapEvent) Mapping {
-	return Mapping{Start: ev.Start, End: ev.End, Perms: "r-xp", Offset: ev.Pgoff, Dev: ev.Dev, Inode: ev.Ino, Path: ev.Path}
+func mappingOf(ev wire.MmapEvent) procmaps.Mapping {
+	return procmaps.Mapping{Start: ev.Start, End: ev.End, Perms: "r-xp", Offset: ev.Pgoff, Dev: ev.Dev, Inode: ev.Ino, Path: ev.Path}
 }
 
 // OnDeferred takes a stack the kernel handed over unfinished (its walk

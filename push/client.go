@@ -26,20 +26,20 @@ func (e *rejectedError) Error() string {
 
 func newClient(cfg Config) client {
 	h := &httpClient{cfg: cfg}
-	if cfg.Target.Backend == Parca {
+	if cfg.Endpoint.Backend == Parca {
 		return &parcaClient{h}
 	}
 	return &pyroscopeClient{h}
 }
 
-// httpClient posts request bodies with the target's headers.
+// httpClient posts request bodies with the endpoint's headers.
 type httpClient struct{ cfg Config }
 
-// post sends body to path under the target URL. A network error or a 429
+// post sends body to path under the endpoint's URL. A network error or a 429
 // or 5xx answer is returned as is (retry); other non-2xx answers as a
 // *rejectedError.
 func (h *httpClient) post(ctx context.Context, path, contentType string, body []byte) error {
-	t := h.cfg.Target
+	t := h.cfg.Endpoint
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.URL.String()+path, bytes.NewReader(body))
 	if err != nil {
 		return &rejectedError{0, err.Error()}

@@ -12,8 +12,8 @@
 //     sender that retries with exponential backoff, counts of what was sent,
 //     retried and dropped (profiles and the events in them, per probe), and
 //     Close, which flushes what waits within a timeout.
-//   - Target: the backend, its URL, labels and credentials, parsed and
-//     checked up front (ParseTarget, ParseLabel).
+//   - Endpoint: the backend, its URL, labels and credentials, parsed and
+//     checked up front (ParseEndpoint, ParseLabel).
 //
 // # Labels and profile names
 //

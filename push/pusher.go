@@ -12,9 +12,9 @@ import (
 
 // Config configures a Pusher.
 type Config struct {
-	Target Target
-	Labels []Label // on every series: service_name, hostname, --label pairs
-	Queue  int     // profiles that may wait while one is being sent (at least 1)
+	Endpoint Endpoint
+	Labels   []Label // on every series: service_name, hostname, --label pairs
+	Queue    int     // profiles that may wait while one is being sent (at least 1)
 	// QueueBytes bounds the encoded size of the profiles waiting together
 	// (0: DefaultQueueBytes); the newest one waits even when it is larger.
 	QueueBytes int64

@@ -16,9 +16,9 @@ var t0 = time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
 func newPusher(t *testing.T, f *fakeBackend, queue int, tune func(*Config)) *Pusher {
 	u, _ := url.Parse(f.srv.URL)
 	cfg := Config{
-		Target: Target{Backend: f.backend, URL: u},
-		Labels: []Label{{LabelService, "app"}, {LabelHost, "h1"}, {"env", "prod"}},
-		Queue:  queue, Backoff: Backoff{Initial: time.Millisecond, Max: 5 * time.Millisecond},
+		Endpoint: Endpoint{Backend: f.backend, URL: u},
+		Labels:   []Label{{LabelService, "app"}, {LabelHost, "h1"}, {"env", "prod"}},
+		Queue:    queue, Backoff: Backoff{Initial: time.Millisecond, Max: 5 * time.Millisecond},
 	}
 	if tune != nil {
 		tune(&cfg)
@@ -49,7 +49,7 @@ func TestPushLabelsAndHeaders(t *testing.T) {
 		{Parca, Auth{}, "t2", ""},
 	} {
 		f := newFake(t, tc.backend)
-		p := newPusher(t, f, 8, func(c *Config) { c.Target.Auth, c.Target.Tenant = tc.auth, tc.tenant })
+		p := newPusher(t, f, 8, func(c *Config) { c.Endpoint.Auth, c.Endpoint.Tenant = tc.auth, tc.tenant })
 		p.Push(hits(sample("a", 1, 5, "main", "f"), sample("b", 1, 2, "main", "g")), t0, t0.Add(time.Second))
 		st := p.Close(5 * time.Second)
 		got := f.received()

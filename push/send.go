@@ -68,7 +68,7 @@ func (p *Pusher) settle(it *item, err error) bool {
 	if err == nil {
 		p.stats.probe(it.probe).Sent.add(it)
 		if p.failing {
-			p.logf("push: %s reachable again", p.cfg.Target.URL.Redacted())
+			p.logf("push: %s reachable again", p.cfg.Endpoint.URL.Redacted())
 		}
 		p.failing = false
 		return true

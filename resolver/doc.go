@@ -3,7 +3,7 @@
 // — ELF functions (with file offsets for uprobes), source lines through
 // DWARF line tables, USDT probes (resolver/usdt reads their notes), kernel
 // functions and tracepoints — and the places that see a function's
-// returns (ReturnTargets). It writes the --list-probes listing of targets
+// returns (ReturnAttachPoints). It writes the --list-probes listing of targets
 // (WriteList, WriteJSON). The way back, addresses to frames, is package
 // symbolize's, from the same per-run index of ELF objects (objfile.Index).
 //
@@ -30,8 +30,8 @@
 // (prefilter.go) before asking for its demangled form
 // (objfile.Object.DemangledName), so a glob such as
 // "llvm::SmallVectorBase<*>::grow_pod*" demangles a handful of libLLVM's
-// names, not all of them; Resolve leaves Target.Demangled empty
-// (Target.DemangledName).
+// names, not all of them; Resolve leaves AttachPoint.Demangled empty
+// (AttachPoint.DemangledName).
 //
 // # Decisions (documented once, here)
 //
@@ -48,7 +48,7 @@
 //
 // Debug files (objfile): a symbol found only in a separate debug file
 // (libc6-dbg, a -dbgsym package) is a target like any other;
-// Target.SymbolFrom names the file it came from, so --list-probes -v shows
+// AttachPoint.SymbolFrom names the file it came from, so --list-probes -v shows
 // when a match exists only because that file is installed.
 //
 // Functions: the functions of objfile.Object (defined STT_FUNC and
@@ -67,10 +67,10 @@
 // mapped files, the command's DT_NEEDED closure, else every library of the
 // ld.so.cache), reading only their .note.stapsdt (and build-id), not their
 // symbols. Every probe whose provider and name match the spec's globs (an
-// empty provider matching all) is one Target of kind USDT, Provider and
+// empty provider matching all) is one AttachPoint of kind USDT, Provider and
 // Name set, holding all its sites (usdt.Site: address, file offset,
 // semaphore and its file offset, the argument string and its parsed
-// usdt.Arg values, kept for argument weights); Target.Address is 0.
+// usdt.Arg values, kept for argument weights); AttachPoint.Address is 0.
 //
 // Source lines: every is_stmt address of the line is a target
 // (objfile.Object.LineAddrs: inlined copies, split hot/cold code). Files

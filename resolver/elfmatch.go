@@ -11,9 +11,9 @@ import (
 )
 
 // matchObject appends to ts one target per address of o where some symbol
-// matches m. Matches are found first, so ts grows once (a Target is big,
+// matches m. Matches are found first, so ts grows once (an AttachPoint is big,
 // and listing libLLVM makes 34000).
-func matchObject(ts []Target, o *objfile.Object, m *nameMatcher, spec probespec.Spec) ([]Target, error) {
+func matchObject(ts []AttachPoint, o *objfile.Object, m *nameMatcher, spec probespec.Spec) ([]AttachPoint, error) {
 	type hit struct{ group, best int }
 	var hits []hit
 	m.warm(o)
@@ -54,7 +54,7 @@ func matchObject(ts []Target, o *objfile.Object, m *nameMatcher, spec probespec.
 // same name: symbol versions (memcpy@GLIBC_2.2.5, the old compat entry, and
 // memcpy@@GLIBC_2.14, the default) are two addresses. The default version
 // keeps the plain name; the others take their versioned alias.
-func versionNames(ts []Target) {
+func versionNames(ts []AttachPoint) {
 	// Only targets with a versioned alias of their name can be renamed:
 	// count names for those alone (libLLVM has 34000 targets, none).
 	var count map[string]int
@@ -87,7 +87,7 @@ func versionNames(ts []Target) {
 
 // versionedAlias returns the index of the first alias of t that is its
 // name with a non-default version (name@VER, not name@@VER), or -1.
-func versionedAlias(t *Target) int {
+func versionedAlias(t *AttachPoint) int {
 	for k, a := range t.Aliases {
 		base, ver, ok := strings.Cut(a, "@")
 		if ok && base == t.Symbol && !strings.HasPrefix(ver, "@") {
@@ -97,18 +97,18 @@ func versionedAlias(t *Target) int {
 	return -1
 }
 
-func offsetError(t Target, off uint64, o *objfile.Object) error {
+func offsetError(t AttachPoint, off uint64, o *objfile.Object) error {
 	if t.Size == 0 {
 		return fmt.Errorf("offset 0x%x into %s in %s: the function's size is unknown, so the offset cannot be checked: probe its entry", off, t.Symbol, filepath.Base(o.Path))
 	}
 	return fmt.Errorf("offset 0x%x is outside %s (size 0x%x) in %s: give an offset below the size", off, t.Symbol, t.Size, filepath.Base(o.Path))
 }
 
-// funcTarget builds the Target for symbol group[best] of o and its
+// funcTarget builds the AttachPoint for symbol group[best] of o and its
 // aliases.
-func funcTarget(o *objfile.Object, group []objfile.Symbol, best int, spec probespec.Spec) Target {
+func funcTarget(o *objfile.Object, group []objfile.Symbol, best int, spec probespec.Spec) AttachPoint {
 	s := group[best]
-	t := Target{
+	t := AttachPoint{
 		Kind: probespec.Uprobe, Ret: spec.Ret, Path: o.Path, BuildID: o.BuildID,
 		Symbol: s.Name, Address: s.Addr, Offset: spec.Offset,
 		SymbolFrom: o.Path, Go: o.Go, Unwinds: o.Unwinds,

@@ -18,7 +18,7 @@ func uspec(target probespec.Target, kind probespec.MatcherKind, pattern string) 
 func pathT(p string) probespec.Target { return probespec.Target{Kind: probespec.TargetPath, Name: p} }
 func libT(n string) probespec.Target  { return probespec.Target{Kind: probespec.TargetLib, Name: n} }
 
-func symbols(ts []Target) []string {
+func symbols(ts []AttachPoint) []string {
 	var out []string
 	for _, t := range ts {
 		out = append(out, t.Symbol)
@@ -27,7 +27,7 @@ func symbols(ts []Target) []string {
 }
 
 // resolveOK resolves or fails the test.
-func resolveOK(t *testing.T, spec probespec.Spec, scope Scope) []Target {
+func resolveOK(t *testing.T, spec probespec.Spec, scope Scope) []AttachPoint {
 	t.Helper()
 	ts, err := Resolve(spec, scope)
 	if err != nil {

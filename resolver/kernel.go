@@ -111,7 +111,7 @@ func (r *Resolver) readBlacklist() map[string]bool {
 }
 
 // resolveKernel resolves kprobe and kretprobe specs.
-func (r *Resolver) resolveKernel(spec probespec.Spec) ([]Target, error) {
+func (r *Resolver) resolveKernel(spec probespec.Spec) ([]AttachPoint, error) {
 	if spec.IsSource() {
 		return nil, fmt.Errorf("kprobes take function names, not source lines")
 	}
@@ -124,7 +124,7 @@ func (r *Resolver) resolveKernel(spec probespec.Spec) ([]Target, error) {
 		return nil, err
 	}
 	mod, where := moduleFilter(spec.Target, k.source)
-	var ts []Target
+	var ts []AttachPoint
 	var names []string
 	blocked := 0
 	for _, f := range k.funcs {
@@ -139,7 +139,7 @@ func (r *Resolver) resolveKernel(spec probespec.Spec) ([]Target, error) {
 			blocked++
 			continue
 		}
-		ts = append(ts, Target{Kind: probespec.Kprobe, Ret: spec.Ret, Symbol: f.Name, Module: f.Module, Offset: spec.Offset})
+		ts = append(ts, AttachPoint{Kind: probespec.Kprobe, Ret: spec.Ret, Symbol: f.Name, Module: f.Module, Offset: spec.Offset})
 	}
 	if len(ts) == 0 && blocked > 0 {
 		return nil, fmt.Errorf("every kernel function matching %q (%d) is on the kprobe blacklist", spec.Matcher.Pattern, blocked)
@@ -164,7 +164,7 @@ func moduleFilter(t probespec.Target, source string) (*string, string) {
 
 // resolveTracepoints lists tracefs events/<category>/<name> matching the
 // spec's globs.
-func (r *Resolver) resolveTracepoints(spec probespec.Spec) ([]Target, error) {
+func (r *Resolver) resolveTracepoints(spec probespec.Spec) ([]AttachPoint, error) {
 	t := r.tracefs()
 	if t == "" {
 		return nil, ErrNoTracefs
@@ -182,7 +182,7 @@ func (r *Resolver) resolveTracepoints(spec probespec.Spec) ([]Target, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list tracepoints: %w", err)
 	}
-	var ts []Target
+	var ts []AttachPoint
 	var all []string
 	for _, c := range cats {
 		if !c.IsDir() {
@@ -195,7 +195,7 @@ func (r *Resolver) resolveTracepoints(spec probespec.Spec) ([]Target, error) {
 			}
 			all = append(all, c.Name()+":"+e.Name())
 			if cg.Match(c.Name()) && ng.Match(e.Name()) {
-				ts = append(ts, Target{Kind: probespec.Tracepoint, Category: c.Name(), Name: e.Name()})
+				ts = append(ts, AttachPoint{Kind: probespec.Tracepoint, Category: c.Name(), Name: e.Name()})
 			}
 		}
 	}

@@ -15,7 +15,7 @@ func kspec(target probespec.Target, kind probespec.MatcherKind, pattern string) 
 	return probespec.Spec{Kind: probespec.Kprobe, Target: target, Matcher: probespec.Matcher{Kind: kind, Pattern: pattern}}
 }
 
-func lines(ts []Target) []string {
+func lines(ts []AttachPoint) []string {
 	var out []string
 	for _, t := range ts {
 		out = append(out, t.String())

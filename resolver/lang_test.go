@@ -9,7 +9,7 @@ import (
 	"github.com/probee/probee/probespec"
 )
 
-func demangledOf(ts []Target) []string {
+func demangledOf(ts []AttachPoint) []string {
 	var out []string
 	for _, t := range ts {
 		out = append(out, t.DemangledName())

@@ -13,7 +13,7 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files in testdata/")
 
-var listTargets = []Target{
+var listTargets = []AttachPoint{
 	{Kind: probespec.Uprobe, Path: "/usr/lib/x86_64-linux-gnu/libc.so.6", BuildID: "93ac61ec", Symbol: "malloc",
 		Aliases: []string{"__libc_malloc", "__malloc"}, Address: 0xa0e70, FileOffset: 0xa0e70, Size: 0x1b2,
 		SymbolFrom: "/usr/lib/x86_64-linux-gnu/libc.so.6"},

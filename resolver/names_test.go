@@ -12,7 +12,7 @@ import (
 )
 
 func TestVersionNames(t *testing.T) {
-	ts := []Target{
+	ts := []AttachPoint{
 		{Symbol: "memcpy", Address: 0x9be70, Aliases: []string{"__new_memcpy", "memcpy@@GLIBC_2.14"}},
 		{Symbol: "memcpy", Address: 0xa2d70, Aliases: []string{"__memcpy_sse2_unaligned", "memcpy@GLIBC_2.2.5"}},
 		{Symbol: "malloc", Address: 0x98930, Aliases: []string{"malloc@@GLIBC_2.2.5"}},
@@ -31,7 +31,7 @@ func TestVersionNames(t *testing.T) {
 }
 
 func TestWriteListSameNames(t *testing.T) {
-	ts := []Target{
+	ts := []AttachPoint{
 		{Kind: probespec.Uprobe, Path: "/l.so", Symbol: "cleanup", Address: 0x10},
 		{Kind: probespec.Uprobe, Path: "/l.so", Symbol: "cleanup", Address: 0x20},
 		{Kind: probespec.Uprobe, Path: "/l.so", Symbol: "main", Address: 0x30},
@@ -46,25 +46,25 @@ func TestWriteListSameNames(t *testing.T) {
 	}
 }
 
-// SortTargets orders like a stable sort on (String(), Address).
-func TestSortTargets(t *testing.T) {
+// SortAttachPoints orders like a stable sort on (String(), Address).
+func TestSortAttachPoints(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	kinds := []probespec.Kind{probespec.Uprobe, probespec.Kprobe, probespec.Tracepoint}
 	for round := range 50 {
-		ts := make([]Target, rng.IntN(40))
+		ts := make([]AttachPoint, rng.IntN(40))
 		for i := range ts {
-			ts[i] = Target{Kind: kinds[rng.IntN(3)], Ret: rng.IntN(2) == 0, Path: fmt.Sprintf("/l%d.so", rng.IntN(3)),
+			ts[i] = AttachPoint{Kind: kinds[rng.IntN(3)], Ret: rng.IntN(2) == 0, Path: fmt.Sprintf("/l%d.so", rng.IntN(3)),
 				Symbol: []string{"", "a", "ab", "a.b", "a+b", "b"}[rng.IntN(6)], Address: uint64(rng.IntN(4)),
 				Offset: uint64(rng.IntN(2) * 0x10), Category: "c", Name: fmt.Sprint(rng.IntN(3)), Line: i}
 		}
-		want := append([]Target{}, ts...)
+		want := append([]AttachPoint{}, ts...)
 		sort.SliceStable(want, func(a, b int) bool {
 			if sa, sb := want[a].String(), want[b].String(); sa != sb {
 				return sa < sb
 			}
 			return want[a].Address < want[b].Address
 		})
-		SortTargets(ts)
+		SortAttachPoints(ts)
 		if !reflect.DeepEqual(ts, want) {
 			t.Fatalf("round %d: got %v\nwant %v", round, ts, want)
 		}

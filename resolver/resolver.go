@@ -70,14 +70,14 @@ func New(scope Scope) *Resolver {
 func (r *Resolver) Index() *objfile.Index { return r.idx }
 
 // Resolve is New(scope).Resolve(spec).
-func Resolve(spec probespec.Spec, scope Scope) ([]Target, error) {
+func Resolve(spec probespec.Spec, scope Scope) ([]AttachPoint, error) {
 	return New(scope).Resolve(spec)
 }
 
 // Resolve returns the targets of spec, sorted by String() and address,
 // one per address (aliases merged). No match is a *NoMatchError.
-func (r *Resolver) Resolve(spec probespec.Spec) ([]Target, error) {
-	var ts []Target
+func (r *Resolver) Resolve(spec probespec.Spec) ([]AttachPoint, error) {
+	var ts []AttachPoint
 	var err error
 	switch spec.Kind {
 	case probespec.Uprobe:
@@ -94,14 +94,14 @@ func (r *Resolver) Resolve(spec probespec.Spec) ([]Target, error) {
 	if err != nil {
 		return nil, err
 	}
-	SortTargets(ts)
+	SortAttachPoints(ts)
 	return ts, nil
 }
 
-// SortTargets sorts targets by their canonical line, then address, keeping
+// SortAttachPoints sorts targets by their canonical line, then address, keeping
 // the order of equal ones. Lines are computed once, and the targets (big
 // structs, 34000 when listing libLLVM) move once, after an index sort.
-func SortTargets(ts []Target) {
+func SortAttachPoints(ts []AttachPoint) {
 	lines := targetLines(ts)
 	order := make([]int, len(ts))
 	for i := range order {
@@ -118,7 +118,7 @@ func SortTargets(ts []Target) {
 
 // permute reorders ts so that ts[k] becomes the old ts[order[k]], in place
 // (following each cycle); order is consumed.
-func permute(ts []Target, order []int) {
+func permute(ts []AttachPoint, order []int) {
 	for i := range ts {
 		if order[i] == i {
 			continue

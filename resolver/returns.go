@@ -71,18 +71,18 @@ func DecodeReturns(code []byte) (Returns, error) {
 
 // NoReturnsError says why the returns of a Go function cannot be probed.
 type NoReturnsError struct {
-	Target Target
-	Err    error
+	AttachPoint AttachPoint
+	Err         error
 }
 
 func (e *NoReturnsError) Error() string {
 	return fmt.Sprintf("cannot probe the returns of %s in Go binary %s: %v; a uretprobe there would crash the program "+
-		"(Go moves goroutine stacks): probe its entry instead (drop ret:), or its callers", e.Target.Symbol, e.Target.Path, e.Err)
+		"(Go moves goroutine stacks): probe its entry instead (drop ret:), or its callers", e.AttachPoint.Symbol, e.AttachPoint.Path, e.Err)
 }
 
 func (e *NoReturnsError) Unwrap() error { return e.Err }
 
-// ReturnTargets returns the probes that see the returns of function
+// ReturnAttachPoints returns the probes that see the returns of function
 // target t (an entry: not Ret, no offset), each a copy of t:
 //   - in a Go binary, one probe on each RET instruction (RetInsn, Offset
 //     into the function); a *NoReturnsError when it has none or its code
@@ -93,11 +93,11 @@ func (e *NoReturnsError) Unwrap() error { return e.Err }
 //     address; the RETs of the function's .cold part (code gcc split off
 //     it, which it jumps to) are its own, named after the part;
 //   - otherwise a uretprobe (Ret).
-func (r *Resolver) ReturnTargets(t Target, preferRET bool) ([]Target, error) {
+func (r *Resolver) ReturnAttachPoints(t AttachPoint, preferRET bool) ([]AttachPoint, error) {
 	uret := t
 	uret.Ret, uret.Offset = true, 0
 	if !t.Go && !preferRET {
-		return []Target{uret}, nil
+		return []AttachPoint{uret}, nil
 	}
 	parts, err := r.functionParts(t)
 	if err == nil {
@@ -113,9 +113,9 @@ func (r *Resolver) ReturnTargets(t Target, preferRET bool) ([]Target, error) {
 	case t.Go && n == 0:
 		return nil, &NoReturnsError{t, errors.New("it has no RET instruction (it never returns, or leaves by a jump)")}
 	case !t.Go && (err != nil || n == 0 || leavesByJump(parts)):
-		return []Target{uret}, nil
+		return []AttachPoint{uret}, nil
 	}
-	var out []Target
+	var out []AttachPoint
 	for _, p := range parts {
 		for _, off := range p.rets.RETs {
 			rt := p.target
@@ -128,14 +128,14 @@ func (r *Resolver) ReturnTargets(t Target, preferRET bool) ([]Target, error) {
 
 // part is a function's code, or its .cold part's.
 type part struct {
-	target Target // the function, or its part: Symbol, Address, FileOffset, Size
+	target AttachPoint // the function, or its part: Symbol, Address, FileOffset, Size
 	code   []byte
 	rets   Returns
 }
 
 // functionParts reads the code of t's function and of its .cold parts.
-func (r *Resolver) functionParts(t Target) ([]part, error) {
-	targets := []Target{t}
+func (r *Resolver) functionParts(t AttachPoint) ([]part, error) {
+	targets := []AttachPoint{t}
 	if o, err := r.idx.Load(t.Path); err == nil {
 		for _, c := range o.ColdParts(t.Symbol) {
 			ct := t
@@ -162,7 +162,7 @@ func (r *Resolver) functionParts(t Target) ([]part, error) {
 	return parts, nil
 }
 
-func readCode(f *safefile.File, t Target) ([]byte, error) {
+func readCode(f *safefile.File, t AttachPoint) ([]byte, error) {
 	if t.Size == 0 {
 		return nil, fmt.Errorf("%s has no size in the symbol table", t.Symbol)
 	}

@@ -71,20 +71,20 @@ func isPrefix(b byte) bool {
 }
 
 // returnTargets resolves the functions pattern matches in fixture bin and
-// returns ReturnTargets of the only one.
-func returnTargets(t *testing.T, bin, pattern string, preferRET bool) (Target, []Target, error) {
+// returns ReturnAttachPoints of the only one.
+func returnTargets(t *testing.T, bin, pattern string, preferRET bool) (AttachPoint, []AttachPoint, error) {
 	t.Helper()
 	r := New(Scope{})
 	ts, err := r.Resolve(uspec(pathT(maptest.Fixture(t, bin)), probespec.MatchExact, pattern))
 	if err != nil || len(ts) != 1 {
 		t.Fatalf("resolve %s:%s: %v %v", bin, pattern, ts, err)
 	}
-	rets, err := r.ReturnTargets(ts[0], preferRET)
+	rets, err := r.ReturnAttachPoints(ts[0], preferRET)
 	return ts[0], rets, err
 }
 
 // checkRETs fails unless every target is a RET instruction of its file.
-func checkRETs(t *testing.T, rets []Target) {
+func checkRETs(t *testing.T, rets []AttachPoint) {
 	t.Helper()
 	for _, rt := range rets {
 		b, err := os.ReadFile(rt.Path)
@@ -97,7 +97,7 @@ func checkRETs(t *testing.T, rets []Target) {
 	}
 }
 
-func TestReturnTargets(t *testing.T) {
+func TestReturnAttachPoints(t *testing.T) {
 	tests := []struct {
 		bin, fn   string
 		preferRET bool
@@ -136,7 +136,7 @@ func TestReturnTargets(t *testing.T) {
 
 // A Go function without a RET cannot have its returns probed: the error
 // says why a uretprobe is not the way out.
-func TestReturnTargetsGoNoRET(t *testing.T) {
+func TestReturnAttachPointsGoNoRET(t *testing.T) {
 	_, rets, err := returnTargets(t, "golat", "runtime.goexit.abi0", false)
 	var nr *NoReturnsError
 	if !errors.As(err, &nr) || len(rets) != 0 {

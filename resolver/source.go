@@ -12,8 +12,8 @@ import (
 
 // resolveSource turns "file:line" into one target per address of the line
 // (objfile.Object.LineAddrs: every is_stmt address of the line).
-func (r *Resolver) resolveSource(spec probespec.Spec, objs []*objfile.Object, where string) ([]Target, error) {
-	var ts []Target
+func (r *Resolver) resolveSource(spec probespec.Spec, objs []*objfile.Object, where string) ([]AttachPoint, error) {
+	var ts []AttachPoint
 	files := map[string]bool{}
 	var near []int
 	for _, o := range objs {
@@ -59,8 +59,8 @@ func noLinesHint(objs []*objfile.Object) string {
 }
 
 // lineTarget names the function around a line address of o.
-func lineTarget(o *objfile.Object, h objfile.LineAddr, spec probespec.Spec) Target {
-	t := Target{Kind: probespec.Uprobe, Path: o.Path, BuildID: o.BuildID, Address: h.Addr,
+func lineTarget(o *objfile.Object, h objfile.LineAddr, spec probespec.Spec) AttachPoint {
+	t := AttachPoint{Kind: probespec.Uprobe, Path: o.Path, BuildID: o.BuildID, Address: h.Addr,
 		SourceFile: h.File, Line: spec.Source.Line, SymbolFrom: o.Path}
 	if i := o.FuncAt(h.Addr); i >= 0 {
 		s := o.Funcs[i]

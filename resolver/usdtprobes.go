@@ -21,7 +21,7 @@ type usdtFile struct {
 
 // resolveUSDT resolves usdt specs: every probe of the searched files whose
 // provider and name match is one target, holding all its sites.
-func (r *Resolver) resolveUSDT(spec probespec.Spec) ([]Target, error) {
+func (r *Resolver) resolveUSDT(spec probespec.Spec) ([]AttachPoint, error) {
 	paths, where, err := r.userObjects(spec.Target)
 	if err != nil {
 		return nil, err
@@ -34,7 +34,7 @@ func (r *Resolver) resolveUSDT(spec probespec.Spec) ([]Target, error) {
 	if err != nil {
 		return nil, err
 	}
-	var ts []Target
+	var ts []AttachPoint
 	var names []string
 	for _, f := range files {
 		for _, p := range f.probes {
@@ -50,8 +50,8 @@ func (r *Resolver) resolveUSDT(spec probespec.Spec) ([]Target, error) {
 	return ts, nil
 }
 
-func usdtTarget(f usdtFile, p usdt.Probe) Target {
-	return Target{Kind: probespec.USDT, Path: f.path, BuildID: f.buildID,
+func usdtTarget(f usdtFile, p usdt.Probe) AttachPoint {
+	return AttachPoint{Kind: probespec.USDT, Path: f.path, BuildID: f.buildID,
 		Provider: p.Provider, Name: p.Name, Sites: p.Sites}
 }
 
@@ -122,7 +122,7 @@ func readUSDTFile(path string) (usdtFile, error) {
 
 // usdtDetails is the -v text of a USDT target: its site count, then one
 // indented line per site.
-func usdtDetails(t Target) string {
+func usdtDetails(t AttachPoint) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "sites=%d", len(t.Sites))
 	for _, s := range t.Sites {

@@ -18,7 +18,7 @@ func uspecUSDT(target probespec.Target, provider, name string) probespec.Spec {
 }
 
 // usdtLines names each target FILE:PROVIDER:NAME/SITES.
-func usdtLines(ts []Target) []string {
+func usdtLines(ts []AttachPoint) []string {
 	var out []string
 	for _, t := range ts {
 		out = append(out, filepath.Base(t.Path)+":"+t.Provider+":"+t.Name+"/"+string(rune('0'+len(t.Sites))))

@@ -13,7 +13,7 @@ import (
 )
 
 // resolveUser resolves uprobe and uretprobe specs.
-func (r *Resolver) resolveUser(spec probespec.Spec) ([]Target, error) {
+func (r *Resolver) resolveUser(spec probespec.Spec) ([]AttachPoint, error) {
 	if spec.IsSource() && spec.Ret {
 		return nil, fmt.Errorf("%s:%d: a return probe cannot be placed on a source line: use uretprobe on the function instead", spec.Source.File, spec.Source.Line)
 	}
@@ -32,7 +32,7 @@ func (r *Resolver) resolveUser(spec probespec.Spec) ([]Target, error) {
 	if err != nil {
 		return nil, err
 	}
-	var ts []Target
+	var ts []AttachPoint
 	for _, o := range objs {
 		if ts, err = matchObject(ts, o, m, spec); err != nil {
 			return nil, err

@@ -65,7 +65,7 @@ func TestAliasDedup(t *testing.T) {
 		}
 		addrs[tg.Address] = tg.Symbol
 	}
-	i := slices.IndexFunc(ts, func(tg Target) bool { return tg.Symbol == "malloc" })
+	i := slices.IndexFunc(ts, func(tg AttachPoint) bool { return tg.Symbol == "malloc" })
 	if i < 0 {
 		t.Fatalf("libc:*malloc has no target named malloc: %v", symbols(ts))
 	}

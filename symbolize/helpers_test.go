@@ -18,7 +18,7 @@ func libT(n string) probespec.Target  { return probespec.Target{Kind: probespec.
 
 // resolveOK resolves spec on this machine or fails the test: the places
 // the tests symbolize.
-func resolveOK(t *testing.T, spec probespec.Spec) []resolver.Target {
+func resolveOK(t *testing.T, spec probespec.Spec) []resolver.AttachPoint {
 	t.Helper()
 	ts, err := resolver.Resolve(spec, resolver.Scope{})
 	if err != nil {

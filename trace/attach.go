@@ -130,7 +130,7 @@ func (t *tracer) warnSkipped(p Probe, skipped []bpf.Skipped) {
 	}
 }
 
-func (t *tracer) uprobeTargets(targets []resolver.Target) []bpf.UprobeTarget {
+func (t *tracer) uprobeTargets(targets []resolver.AttachPoint) []bpf.UprobeTarget {
 	out := make([]bpf.UprobeTarget, 0, len(targets))
 	for _, tg := range targets {
 		name := tg.Symbol
@@ -154,7 +154,7 @@ func (t *tracer) uprobeTargets(targets []resolver.Target) []bpf.UprobeTarget {
 
 // usdtTargets puts a uprobe at every site of every USDT probe, with its
 // semaphore's file offset as the uprobe's reference counter.
-func usdtTargets(targets []resolver.Target) []bpf.UprobeTarget {
+func usdtTargets(targets []resolver.AttachPoint) []bpf.UprobeTarget {
 	var out []bpf.UprobeTarget
 	for _, tg := range targets {
 		for _, s := range tg.Sites {

@@ -13,7 +13,7 @@ import (
 // A probe at +off or on a source line attaches off bytes into the function;
 // only offset 0 is a function entry.
 func TestUprobeTargetsOffset(t *testing.T) {
-	in := []resolver.Target{
+	in := []resolver.AttachPoint{
 		{Path: "/x", Symbol: "f", FileOffset: 0x1000},
 		{Path: "/x", Symbol: "f", FileOffset: 0x1000, Offset: 0x13, Line: 15},
 		{Path: "/x", Symbol: "g", FileOffset: 0x2000, Ret: true},
@@ -33,7 +33,7 @@ func TestUprobeTargetsOffset(t *testing.T) {
 // return programs; a RET instruction is not a function entry, but its
 // cookie says the return address is at [rsp] (bpf.cookie).
 func TestUprobeTargetsLatency(t *testing.T) {
-	in := []resolver.Target{
+	in := []resolver.AttachPoint{
 		{Path: "/x", Symbol: "f", FileOffset: 0x1000},
 		{Path: "/x", Symbol: "f", FileOffset: 0x1000, Ret: true},
 		{Path: "/go", Symbol: "main.g", FileOffset: 0x2000, Go: true},
@@ -60,7 +60,7 @@ func TestUprobeTargetsLatency(t *testing.T) {
 // Every site of a USDT probe is a uprobe in the middle of a function (not
 // an entry), its semaphore's file offset the reference counter.
 func TestUSDTTargets(t *testing.T) {
-	in := []resolver.Target{
+	in := []resolver.AttachPoint{
 		{Kind: probespec.USDT, Path: "/x", Provider: "fx", Name: "multi", Sites: []usdt.Site{
 			{Address: 0x13d0, FileOffset: 0x3d0}, {Address: 0x13f0, FileOffset: 0x3f0}}},
 		{Kind: probespec.USDT, Path: "/x", Provider: "fx", Name: "gated", Sites: []usdt.Site{

@@ -72,7 +72,7 @@ type Weight struct {
 // Push is --push and its flags: where the interval profiles go, and the
 // bounds of their queue.
 type Push struct {
-	Target       push.Target
+	Endpoint     push.Endpoint
 	Labels       []push.Label  // --label, after service_name and host
 	ServiceName  string        // --service-name ("": the command's base name, else the host's)
 	Interval     time.Duration // --push-interval

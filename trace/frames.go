@@ -18,7 +18,7 @@ import (
 // of them distinct.
 type stackFrames struct {
 	sym   *symbolize.Symbolizer
-	fs    output.Frames
+	fs    output.Interner
 	byRef map[*output.Frame]*output.Frame // the symbolizer's frames -> fs's
 	pcs   []uint64
 	refs  []*output.Frame

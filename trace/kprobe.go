@@ -10,7 +10,7 @@ import (
 )
 
 // attachKprobes attaches one kprobe/kretprobe spec's functions.
-func (t *tracer) attachKprobes(ctx context.Context, id uint32, p Probe, targets []resolver.Target, kp *linkCount) error {
+func (t *tracer) attachKprobes(ctx context.Context, id uint32, p Probe, targets []resolver.AttachPoint, kp *linkCount) error {
 	st, err := t.sess.AttachKprobes(ctx, id, t.kprobeTargets(targets), t.cfg.NoKprobeMulti)
 	if errors.Is(err, bpf.ErrNoKprobes) {
 		return kprobeUnavailable(p)
@@ -31,7 +31,7 @@ func (t *tracer) attachKprobes(ctx context.Context, id uint32, p Probe, targets 
 	return nil
 }
 
-func (t *tracer) kprobeTargets(targets []resolver.Target) []bpf.KprobeTarget {
+func (t *tracer) kprobeTargets(targets []resolver.AttachPoint) []bpf.KprobeTarget {
 	out := make([]bpf.KprobeTarget, 0, len(targets))
 	for _, tg := range targets {
 		out = append(out, bpf.KprobeTarget{Symbol: tg.Symbol, Module: tg.Module, Offset: tg.Offset, Ret: tg.Ret,

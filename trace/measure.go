@@ -13,13 +13,13 @@ import (
 // withReturns adds to a probe's targets what sees their returns: with
 // --latency every function gets its return probes; without it the
 // return probes of Go functions are moved to their RET instructions
-// (resolver.ReturnTargets). Functions whose returns cannot be probed
+// (resolver.ReturnAttachPoints). Functions whose returns cannot be probed
 // safely are dropped with a warning; none left is a usage error.
-func (t *tracer) withReturns(p Probe, targets []resolver.Target) ([]resolver.Target, error) {
+func (t *tracer) withReturns(p Probe, targets []resolver.AttachPoint) ([]resolver.AttachPoint, error) {
 	if p.Spec.Kind == probespec.Tracepoint || (!t.cfg.Latency && !p.Spec.Ret) {
 		return targets, nil
 	}
-	var out []resolver.Target
+	var out []resolver.AttachPoint
 	var refused []error
 	var byRET, byUret int // functions whose returns are probed each way
 	for _, tg := range targets {
@@ -29,7 +29,7 @@ func (t *tracer) withReturns(p Probe, targets []resolver.Target) ([]resolver.Tar
 			ret.Ret = true
 			out = append(out, tg, ret)
 		case t.cfg.Latency:
-			rets, err := t.res.ReturnTargets(tg, tg.Unwinds)
+			rets, err := t.res.ReturnAttachPoints(tg, tg.Unwinds)
 			if err != nil {
 				refused = append(refused, err)
 				continue
@@ -42,7 +42,7 @@ func (t *tracer) withReturns(p Probe, targets []resolver.Target) ([]resolver.Tar
 				byUret++
 			}
 		case tg.Go:
-			rets, err := t.res.ReturnTargets(tg, false)
+			rets, err := t.res.ReturnAttachPoints(tg, false)
 			if err != nil {
 				refused = append(refused, err)
 				continue
@@ -71,7 +71,7 @@ func (t *tracer) withReturns(p Probe, targets []resolver.Target) ([]resolver.Tar
 
 // returnSide reports whether tg is the return side of a timed function:
 // its probe ends the call (bpf's return programs).
-func (t *tracer) returnSide(tg resolver.Target) bool {
+func (t *tracer) returnSide(tg resolver.AttachPoint) bool {
 	return t.cfg.Latency && (tg.Ret || tg.RetInsn)
 }
 

@@ -25,7 +25,7 @@ func (t *tracer) startPush() error {
 	host, _ := os.Hostname()
 	labels := append([]push.Label{{Name: push.LabelService, Value: t.serviceName(host)},
 		{Name: push.LabelHost, Value: host}}, pa.Labels...)
-	p, err := push.New(push.Config{Target: pa.Target, Labels: labels, Queue: pa.Queue,
+	p, err := push.New(push.Config{Endpoint: pa.Endpoint, Labels: labels, Queue: pa.Queue,
 		QueueBytes: int64(pa.QueueBytes), Backoff: push.DefaultBackoff, Logf: t.status.Warnf})
 	if err != nil {
 		return err
@@ -33,7 +33,7 @@ func (t *tracer) startPush() error {
 	t.sym.SetInline(!t.cfg.NoInline)
 	t.push = &pushState{p: p, last: time.Now()}
 	t.status.Infof("pushing to %s %s every %v (queue %d profiles, %s), service_name %s",
-		pa.Target.Backend, pa.Target.URL.Redacted(), pa.Interval, pa.Queue, safeelf.Size(pa.QueueBytes), labels[0].Value)
+		pa.Endpoint.Backend, pa.Endpoint.URL.Redacted(), pa.Interval, pa.Queue, safeelf.Size(pa.QueueBytes), labels[0].Value)
 	return nil
 }
 

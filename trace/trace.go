@@ -25,11 +25,11 @@ type tracer struct {
 	cfg         *Config
 	status      Reporter
 	cmd         *tracedCommand
-	target      *proctrack.Target // -p, held by a pidfd
+	pidfd       *proctrack.Pidfd // -p, held by a pidfd
 	sess        *bpf.Session
 	res         *resolver.Resolver
 	sym         *symbolize.Symbolizer
-	targets     [][]resolver.Target // per probe id
+	targets     [][]resolver.AttachPoint // per probe id
 	stopEv      func()
 	stopDef     func() // the deferred stack reader
 	mmaps       *bpf.MmapWatcher
@@ -58,11 +58,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	cfg.defaults()
 	t := &tracer{cfg: &cfg, dests: dests, status: cfg.Status}
 	if cfg.PID != 0 {
-		tg, err := openTarget(cfg.PID)
+		tg, err := openPidfd(cfg.PID)
 		if err != nil {
 			return nil, err
 		}
-		t.target = tg
+		t.pidfd = tg
 		defer tg.Close()
 	}
 	scope := resolver.Scope{PID: cfg.PID, Command: cfg.Command}
@@ -181,9 +181,9 @@ func checkTraceable(cfg *Config) (*output.Dests, error) {
 	return dests, nil
 }
 
-// openTarget holds the -p process by a pidfd.
-func openTarget(pid int) (*proctrack.Target, error) {
-	tg, err := proctrack.OpenTarget(pid)
+// openPidfd holds the -p process by a pidfd.
+func openPidfd(pid int) (*proctrack.Pidfd, error) {
+	tg, err := proctrack.OpenPidfd(pid)
 	if errors.Is(err, unix.ESRCH) {
 		return nil, usagef("no process with pid %d: check the pid (ps -e) or start the program with -- CMD", pid)
 	}
@@ -274,8 +274,8 @@ func (t *tracer) track() error {
 		// TracePID would read as a later exec, and drop its snapshot.
 		t.mmaps.Flush()
 		return t.procs.TracePID(t.cmd.pid())
-	case t.target != nil:
-		return t.procs.TraceTarget(t.target)
+	case t.pidfd != nil:
+		return t.procs.TracePidfd(t.pidfd)
 	}
 	return nil
 }
@@ -322,8 +322,8 @@ func (t *tracer) wait(ctx context.Context) bool {
 			t.status.Warnf("start command: %v", err)
 		}
 		exited = t.cmd.done
-	case t.target != nil:
-		exited = t.target.Exited()
+	case t.pidfd != nil:
+		exited = t.pidfd.Exited()
 	}
 	if t.cfg.Interval > 0 {
 		defer t.drainEvery(t.drainPeriod())()

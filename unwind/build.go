@@ -24,7 +24,7 @@ const minPartFDEs = 8192
 // merged table. A large input is evaluated in parts, ranges of FDEs one
 // goroutine each (up to GOMAXPROCS), merged in order into the table a
 // single pass would give, rule order included.
-func Build(frames ...*Frames) (*Table, error) { return buildSorted(sortFDEs(frames)) }
+func Build(frames ...*CFI) (*Table, error) { return buildSorted(sortFDEs(frames)) }
 
 // buildSorted is Build of FDEs already sorted.
 func buildSorted(fdes *fdeList) (*Table, error) {

@@ -14,14 +14,14 @@ import (
 )
 
 // framesOf parses the CFI sections of the ELF file at path as BuildELF does.
-func framesOf(t testing.TB, path string) []*Frames {
+func framesOf(t testing.TB, path string) []*CFI {
 	t.Helper()
 	f, err := safeelf.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	var frames []*Frames
+	var frames []*CFI
 	for _, name := range []string{EhFrame, DebugFrame} {
 		data, addr, err := frameSection(f.File, name, readSection)
 		if err != nil {
@@ -30,7 +30,7 @@ func framesOf(t testing.TB, path string) []*Frames {
 		if data == nil {
 			continue
 		}
-		fr, err := ParseFrames(name, data, bases(f.File, addr))
+		fr, err := ParseCFI(name, data, bases(f.File, addr))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -81,7 +81,7 @@ func exists(path string) bool {
 // refBuild is the table builder as first written, the oracle of Build: one
 // pass, absolute pcs, a map for the rules, the page index laid out at the
 // end. It shares only the row evaluation (interp) with Build.
-func refBuild(frames []*Frames) (*Table, error) {
+func refBuild(frames []*CFI) (*Table, error) {
 	var pcs []uint64
 	var idx []uint16
 	t := &Table{Rules: []Rule{{}}}
@@ -198,10 +198,10 @@ func ptr[T any](v T) *T { return &v }
 // randomFrames is a section of n FDEs at random places: adjacent, padded,
 // overlapping, sharing a start, some far beyond 4 GiB, some ending there
 // (cut short by the next); each has a few random rows.
-func randomFrames(rng *rand.Rand, n int) *Frames {
+func randomFrames(rng *rand.Rand, n int) *CFI {
 	cie := &CIE{Version: 1, CodeAlign: 1, DataAlign: -8, RAReg: 16, AddrSize: 8,
 		Initial: []byte{0x0c, 7, 8, 0x90, 1}} // def_cfa rsp+8; rip at cfa-8
-	fr := &Frames{Section: EhFrame, CIEs: []*CIE{cie}}
+	fr := &CFI{Section: EhFrame, CIEs: []*CIE{cie}}
 	pc := uint64(0x1000)
 	for range n {
 		switch rng.IntN(8) {
@@ -241,7 +241,7 @@ func TestBuildRandomParts(t *testing.T) {
 	var built, refused int
 	for i := range 500 {
 		fr := randomFrames(rng, 1+rng.IntN(40))
-		frames := []*Frames{fr}
+		frames := []*CFI{fr}
 		want, wantErr := refBuild(frames)
 		for _, n := range []int{1, 2, 5} {
 			got, err := build(sortFDEs(frames), n)

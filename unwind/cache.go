@@ -231,7 +231,7 @@ type Module struct {
 // mappings: its path may name another file, in a container); nil opens the
 // mapping's path as it is. Mappings that cannot be resolved are left out
 // and reported in errs.
-func (c *Cache) Modules(maps []Mapping, file func(Mapping) (string, error)) (mods []Module, errs []error) {
+func (c *Cache) Modules(maps []procmaps.Mapping, file func(procmaps.Mapping) (string, error)) (mods []Module, errs []error) {
 	for _, m := range maps {
 		if m.Path == VDSOPath {
 			if mod, err := c.vdsoModule(m); err == nil {
@@ -264,7 +264,7 @@ func (c *Cache) Modules(maps []Mapping, file func(Mapping) (string, error)) (mod
 
 // module is the module of mapping m, whose file path opens: a mapped
 // file's path names no link, so none is followed (fileid.OpenNoFollow).
-func (c *Cache) module(m Mapping, path string) (Module, error) {
+func (c *Cache) module(m procmaps.Mapping, path string) (Module, error) {
 	t, err := fileid.Bounded(path, func() (*Table, error) { return c.get(path, fileid.OpenNoFollow) })
 	if err != nil {
 		return Module{}, err
@@ -282,6 +282,6 @@ func (c *Cache) Process(pid int) ([]Module, []error, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	mods, errs := c.Modules(maps, func(m Mapping) (string, error) { return procmaps.File("", pid, m) })
+	mods, errs := c.Modules(maps, func(m procmaps.Mapping) (string, error) { return procmaps.File("", pid, m) })
 	return mods, errs, nil
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/probee/probee/internal/fileid"
+	"github.com/probee/probee/internal/procmaps"
 	"github.com/probee/probee/internal/safeelf"
 	"github.com/probee/probee/internal/safefile"
 )
@@ -108,9 +109,9 @@ func TestModulesFollowNoLink(t *testing.T) {
 	if err := os.Symlink(libc, link); err != nil {
 		t.Fatal(err)
 	}
-	m := Mapping{Start: 0x7f0000000000, End: 0x7f0000100000, Perms: "r-xp", Path: link}
+	m := procmaps.Mapping{Start: 0x7f0000000000, End: 0x7f0000100000, Perms: "r-xp", Path: link}
 	c := NewCache()
-	mods, errs := c.Modules([]Mapping{m}, nil)
+	mods, errs := c.Modules([]procmaps.Mapping{m}, nil)
 	if len(mods) != 0 || len(errs) != 1 || !errors.Is(errs[0], safefile.ErrNotRegular) {
 		t.Errorf("a mapping's path that is a link: %d modules, errors %v; want ErrNotRegular", len(mods), errs)
 	}

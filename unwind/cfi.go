@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// Section names understood by ParseFrames.
+// Section names understood by ParseCFI.
 const (
 	EhFrame    = ".eh_frame"
 	DebugFrame = ".debug_frame"
@@ -30,23 +30,23 @@ type CIE struct {
 	init    *frameState // state after Initial, computed on first use
 	initErr error
 	bases   Bases
-	index   uint32 // in Frames.CIEs
+	index   uint32 // in CFI.CIEs
 }
 
 // FDE is a parsed Frame Description Entry covering [Start, End). It holds
 // no pointers, so that the garbage collector need not scan the FDEs of a
 // section (libLLVM-14 has 95,000): its CIE and instructions are found
-// through the Frames that hold it (Frames.CIE, Frames.Instructions).
+// through the CFI that holds it (CFI.CIE, CFI.Instructions).
 type FDE struct {
 	Offset     int64 // of the record in its section
 	Start, End uint64
-	cie        uint32 // index into Frames.CIEs
+	cie        uint32 // index into CFI.CIEs
 	instr      uint32 // the instructions are data[instr:instr+ninstr] of the section
 	ninstr     uint32
 }
 
-// Frames is the parsed content of one CFI section.
-type Frames struct {
+// CFI is the parsed content of one CFI section.
+type CFI struct {
 	Section string
 	CIEs    []*CIE
 	FDEs    []FDE
@@ -55,14 +55,14 @@ type Frames struct {
 }
 
 // CIE returns the CIE of f, one of fr's FDEs.
-func (fr *Frames) CIE(f *FDE) *CIE { return fr.CIEs[f.cie] }
+func (fr *CFI) CIE(f *FDE) *CIE { return fr.CIEs[f.cie] }
 
 // Instructions returns the call frame instructions of f, one of fr's FDEs.
-func (fr *Frames) Instructions(f *FDE) []byte { return fr.data[f.instr : f.instr+f.ninstr] }
+func (fr *CFI) Instructions(f *FDE) []byte { return fr.data[f.instr : f.instr+f.ninstr] }
 
 // instrAddr is the virtual address of f's first instruction, for
 // pc-relative DW_CFA_set_loc.
-func (fr *Frames) instrAddr(f *FDE) uint64 { return fr.addr + uint64(f.instr) }
+func (fr *CFI) instrAddr(f *FDE) uint64 { return fr.addr + uint64(f.instr) }
 
 type frameParser struct {
 	name  string
@@ -73,14 +73,14 @@ type frameParser struct {
 	order []*CIE
 }
 
-// ParseFrames parses a .eh_frame or .debug_frame section (chosen by name)
+// ParseCFI parses a .eh_frame or .debug_frame section (chosen by name)
 // whose first byte is at virtual address b.Section. It never panics on
 // malformed input: errors are *FormatError with the section and offset.
 // A large section is parsed in parts on several goroutines (parseParts),
 // with the result a single pass gives.
-func ParseFrames(name string, data []byte, b Bases) (*Frames, error) {
+func ParseCFI(name string, data []byte, b Bases) (*CFI, error) {
 	if uint64(len(data)) > math.MaxUint32 {
-		return &Frames{Section: name}, &FormatError{Section: name, Msg: fmt.Sprintf("%d bytes: more than the 4 GiB an FDE can address", len(data))}
+		return &CFI{Section: name}, &FormatError{Section: name, Msg: fmt.Sprintf("%d bytes: more than the 4 GiB an FDE can address", len(data))}
 	}
 	if n := min(runtime.GOMAXPROCS(0), len(data)/minParseBytes); n > 1 {
 		if fr, ok := newFrameParser(name, data, b).parseParts(n); ok {
@@ -95,7 +95,7 @@ func newFrameParser(name string, data []byte, b Bases) *frameParser {
 }
 
 // parse parses the section in one pass, up to the first error.
-func (p *frameParser) parse() (*Frames, error) {
+func (p *frameParser) parse() (*CFI, error) {
 	out := p.frames(make([]FDE, 0, len(p.data)/48))
 	for off := 0; off < len(p.data); {
 		next, fde, isFDE, err := p.record(off)
@@ -115,10 +115,10 @@ func (p *frameParser) parse() (*Frames, error) {
 	return out, nil
 }
 
-// frames returns the Frames of the section with fdes (CIEs added by the
+// frames returns the CFI of the section with fdes (CIEs added by the
 // caller, once parsed).
-func (p *frameParser) frames(fdes []FDE) *Frames {
-	return &Frames{Section: p.name, FDEs: fdes, data: p.data, addr: p.b.Section}
+func (p *frameParser) frames(fdes []FDE) *CFI {
+	return &CFI{Section: p.name, FDEs: fdes, data: p.data, addr: p.b.Section}
 }
 
 func (p *frameParser) errf(off int, format string, args ...any) error {

@@ -55,7 +55,7 @@ func handCIEFDE() []byte {
 }
 
 func TestHandFrames(t *testing.T) {
-	fr, err := ParseFrames(EhFrame, handCIEFDE(), Bases{Section: 0x1000})
+	fr, err := ParseCFI(EhFrame, handCIEFDE(), Bases{Section: 0x1000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +105,7 @@ func TestAdvanceWraps(t *testing.T) {
 	data = slices.Concat(data[:i], wrap, data[i:])
 	cieEnd := 4 + int(binary.LittleEndian.Uint32(data)) // the FDE's length field
 	binary.LittleEndian.PutUint32(data[cieEnd:], binary.LittleEndian.Uint32(data[cieEnd:])+uint32(len(wrap)))
-	fr, err := ParseFrames(EhFrame, data, Bases{Section: 0x1000})
+	fr, err := ParseCFI(EhFrame, data, Bases{Section: 0x1000})
 	if err != nil || len(fr.FDEs) != 1 {
 		t.Fatalf("parse: %v, %d FDEs", err, len(fr.FDEs))
 	}
@@ -138,7 +138,7 @@ func TestMalformed(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := ParseFrames(EhFrame, tt.data, Bases{})
+			_, err := ParseCFI(EhFrame, tt.data, Bases{})
 			var fe *FormatError
 			if !errors.As(err, &fe) || fe.Section != EhFrame {
 				t.Fatalf("err = %v, want a .eh_frame FormatError", err)

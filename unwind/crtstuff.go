@@ -32,7 +32,7 @@ const (
 // .text, its rules: CFA = rsp+8 (none of crtbegin's functions pushes),
 // rsp+16 with rbp saved at CFA-16 from __do_global_dtors_aux's push to its
 // pop. It returns nil when .text has no such code outside FDEs.
-func crtFrames(f *elf.File, frames []*Frames, read sectionData) *Frames {
+func crtFrames(f *elf.File, frames []*CFI, read sectionData) *CFI {
 	s := f.Section(".text")
 	if !hasCFI(frames) || s == nil || s.Type != elf.SHT_PROGBITS {
 		return nil
@@ -57,7 +57,7 @@ func crtFrames(f *elf.File, frames []*Frames, read sectionData) *Frames {
 	instr = append(instr, 0x0e, 16, 0x80|regRBP, 2, 0x03)
 	instr = binary.LittleEndian.AppendUint16(instr, uint16(s.Addr+uint64(pop)+1-push))
 	instr = append(instr, 0x0e, 8, 0xc0|regRBP)
-	return &Frames{Section: CrtSection, CIEs: []*CIE{synthCIE(atEntry)}, data: instr,
+	return &CFI{Section: CrtSection, CIEs: []*CIE{synthCIE(atEntry)}, data: instr,
 		FDEs: []FDE{{Offset: -1, Start: lo, End: hi, ninstr: uint32(len(instr))}}}
 }
 
@@ -94,7 +94,7 @@ func matchCode(b []byte, pattern []int) bool {
 
 // crtGap is the stretch of [textLo, textHi) that no FDE covers around
 // [fnLo, fnHi), at most maxCrtGap bytes on either side.
-func crtGap(frames []*Frames, textLo, textHi, fnLo, fnHi uint64) (lo, hi uint64) {
+func crtGap(frames []*CFI, textLo, textHi, fnLo, fnHi uint64) (lo, hi uint64) {
 	lo, hi = max(textLo, fnLo-min(fnLo, maxCrtGap)), min(textHi, fnHi+maxCrtGap)
 	for _, fr := range frames {
 		for i := range fr.FDEs {

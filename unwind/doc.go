@@ -58,7 +58,7 @@
 // CFI sections rather than reading them onto the heap (a page fault per 4
 // KiB read cost a third of the parse); a fault because the file shrank
 // meanwhile is an error, on every goroutine that reads the mapping
-// (debug.SetPanicOnFault). ParseFrames parses a section of 1 MB or more in
+// (debug.SetPanicOnFault). ParseCFI parses a section of 1 MB or more in
 // parts: one pass walks the records and parses the CIEs, then ranges of
 // FDE records are decoded on goroutines of their own (parseparts.go). FDEs
 // hold no pointers, so the garbage collector never scans them.

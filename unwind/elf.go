@@ -74,7 +74,7 @@ func buildELF(f *elf.File, data sectionData) (*Table, error) {
 	if f.Machine != elf.EM_X86_64 {
 		return nil, fmt.Errorf("unsupported machine %v: only x86_64 unwind rules are evaluated", f.Machine)
 	}
-	var frames []*Frames
+	var frames []*CFI
 	for _, name := range []string{EhFrame, DebugFrame} {
 		data, addr, err := frameSection(f, name, data)
 		if err != nil {
@@ -83,7 +83,7 @@ func buildELF(f *elf.File, data sectionData) (*Table, error) {
 		if data == nil {
 			continue
 		}
-		fr, err := ParseFrames(name, data, bases(f, addr))
+		fr, err := ParseCFI(name, data, bases(f, addr))
 		if err != nil {
 			return nil, err
 		}
@@ -92,7 +92,7 @@ func buildELF(f *elf.File, data sectionData) (*Table, error) {
 	if fr := entryFrames(f, frames); fr != nil {
 		frames = append(frames, fr)
 	}
-	for _, synth := range []func(*elf.File, []*Frames, sectionData) *Frames{pltFrames, initFrames, crtFrames} {
+	for _, synth := range []func(*elf.File, []*CFI, sectionData) *CFI{pltFrames, initFrames, crtFrames} {
 		if fr := synth(f, frames, data); fr != nil {
 			frames = append(frames, fr)
 		}

@@ -23,7 +23,7 @@ const maxEntryCode = 256
 // call_init -> constructor): without this, those stacks would end in a
 // pc without a rule and be reported as cut. At most maxEntryCode bytes are
 // covered. It returns nil when the entry is covered, or there is no entry.
-func entryFrames(f *elf.File, frames []*Frames) *Frames {
+func entryFrames(f *elf.File, frames []*CFI) *CFI {
 	entry := f.Entry
 	if entry == 0 || !inExecSegment(f, entry) {
 		return nil
@@ -44,7 +44,7 @@ func entryFrames(f *elf.File, frames []*Frames) *Frames {
 		return nil
 	}
 	cie := synthCIE([]byte{0x07, 16}) // DW_CFA_undefined r16 (rip)
-	return &Frames{Section: EntrySection, CIEs: []*CIE{cie}, FDEs: []FDE{{Offset: -1, Start: entry, End: end}}}
+	return &CFI{Section: EntrySection, CIEs: []*CIE{cie}, FDEs: []FDE{{Offset: -1, Start: entry, End: end}}}
 }
 
 func inExecSegment(f *elf.File, addr uint64) bool {

@@ -24,7 +24,7 @@ func TestEntryFrames(t *testing.T) {
 		{testgate.Fixture(t, filepath.Join(fixtureDir, "chain-fp")), false},
 	} {
 		f, tab := elfTable(t, c.path)
-		synth := entryFrames(f, []*Frames{parseEhFrame(t, f)})
+		synth := entryFrames(f, []*CFI{parseEhFrame(t, f)})
 		if (synth != nil) != c.synth {
 			t.Fatalf("%s: synthetic entry CFI %v, want %v", c.path, synth != nil, c.synth)
 		}

@@ -11,7 +11,7 @@ import (
 // label) needs, where building the whole table would read every FDE of
 // the file. The binary search table is searched where it lies (8 bytes an
 // entry, ~20 reads: node's is 600 KB), and only the FDE found and its CIE
-// are read and parsed, by the parser ParseFrames uses.
+// are read and parsed, by the parser ParseCFI uses.
 
 // ehHdrTable is the only table encoding searched: DW_EH_PE_datarel |
 // DW_EH_PE_sdata4 pairs, relative to .eh_frame_hdr, as GCC and LLVM

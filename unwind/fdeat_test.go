@@ -6,9 +6,9 @@ import (
 	"testing"
 )
 
-// FDEAt finds, through .eh_frame_hdr, the FDE ParseFrames gives for every
+// FDEAt finds, through .eh_frame_hdr, the FDE ParseCFI gives for every
 // pc of .eh_frame: at its first and last byte; and none below the first.
-func TestFDEAtAgreesWithParseFrames(t *testing.T) {
+func TestFDEAtAgreesWithParseCFI(t *testing.T) {
 	paths := []string{filepath.Join(fixtureDir, "cxx"), filepath.Join(fixtureDir, "spin-stripped"),
 		filepath.Join(fixtureDir, "libfx.so"), systemLib("libc.so.6")}
 	n := 0
@@ -33,7 +33,7 @@ func checkFDEAt(t *testing.T, path string, f *elf.File) int {
 	if err != nil || data == nil {
 		t.Fatalf("%s: no .eh_frame: %v", path, err)
 	}
-	fr, err := ParseFrames(EhFrame, data, bases(f, addr))
+	fr, err := ParseCFI(EhFrame, data, bases(f, addr))
 	if err != nil {
 		t.Fatal(err)
 	}

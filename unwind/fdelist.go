@@ -9,7 +9,7 @@ import (
 // by its section and index: a list without pointers besides the sections
 // (libLLVM-14 has 95,000 FDEs; the garbage collector need not scan them).
 type fdeList struct {
-	frames []*Frames
+	frames []*CFI
 	refs   []fdeRef
 }
 
@@ -20,7 +20,7 @@ type fdeRef struct {
 
 // sortFDEs orders FDEs by start; of FDEs with the same start the first given
 // (.eh_frame before .debug_frame) is kept. Empty FDEs are dropped.
-func sortFDEs(frames []*Frames) *fdeList {
+func sortFDEs(frames []*CFI) *fdeList {
 	n := 0
 	for _, fr := range frames {
 		n += len(fr.FDEs)
@@ -49,8 +49,8 @@ func (l *fdeList) len() int { return len(l.refs) }
 
 // with returns the list with the FDEs of fr added after the others: a
 // merge, where sorting all anew took 30 ms for libLLVM.
-func (l *fdeList) with(fr *Frames) *fdeList {
-	add := sortFDEs([]*Frames{fr}).refs
+func (l *fdeList) with(fr *CFI) *fdeList {
+	add := sortFDEs([]*CFI{fr}).refs
 	k := uint32(len(l.frames))
 	out := &fdeList{frames: append(slices.Clip(l.frames), fr), refs: make([]fdeRef, 0, len(l.refs)+len(add))}
 	i := 0
@@ -67,7 +67,7 @@ func (l *fdeList) with(fr *Frames) *fdeList {
 }
 
 // at returns the i-th FDE and its section.
-func (l *fdeList) at(i int) (*Frames, *FDE) {
+func (l *fdeList) at(i int) (*CFI, *FDE) {
 	r := l.refs[i]
 	fr := l.frames[r.frame]
 	return fr, &fr.FDEs[r.index]

@@ -16,20 +16,20 @@ func FuzzParseEhFrame(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, name := range []string{EhFrame, DebugFrame} {
 			b := Bases{Section: 0x1000, Text: 0x2000, Data: 0x3000}
-			fr, err := ParseFrames(name, data, b)
+			fr, err := ParseCFI(name, data, b)
 			if err != nil {
 				if _, ok := err.(*FormatError); !ok {
 					t.Fatalf("%s: error %T is not a *FormatError: %v", name, err, err)
 				}
 			}
 			if fr == nil {
-				t.Fatalf("%s: nil Frames", name)
+				t.Fatalf("%s: nil CFI", name)
 			}
 			if parts, ok := newFrameParser(name, data, b).parseParts(3); ok && (err != nil || !reflect.DeepEqual(parts, fr)) {
 				t.Fatalf("%s: in parts, %d FDEs and %d CIEs; in one pass %d and %d (error %v)", name, len(parts.FDEs), len(parts.CIEs), len(fr.FDEs), len(fr.CIEs), err)
 			}
 			tab, err := Build(fr)
-			want, wantErr := refBuild([]*Frames{fr})
+			want, wantErr := refBuild([]*CFI{fr})
 			if (err == nil) != (wantErr == nil) {
 				t.Fatalf("%s: Build error %v, refBuild error %v", name, err, wantErr)
 			}
@@ -39,7 +39,7 @@ func FuzzParseEhFrame(f *testing.F) {
 			if d := sameTable(tab, want); d != "" {
 				t.Fatalf("%s: Build differs from refBuild: %s", name, d)
 			}
-			if parts, err := build(sortFDEs([]*Frames{fr}), 3); err != nil {
+			if parts, err := build(sortFDEs([]*CFI{fr}), 3); err != nil {
 				t.Fatalf("%s: in 3 parts: %v", name, err)
 			} else if d := sameTable(parts, want); d != "" {
 				t.Fatalf("%s: in 3 parts, differs from refBuild: %s", name, d)

@@ -7,13 +7,14 @@ import (
 	"testing"
 
 	"github.com/probee/probee/internal/gdbsnap"
+	"github.com/probee/probee/internal/procmaps"
 	"github.com/probee/probee/internal/testgate"
 )
 
 type gdbSnapshot struct {
 	regs  Regs
 	bt    []string // function names, innermost first, up to main
-	maps  []Mapping
+	maps  []procmaps.Mapping
 	stack StackCopy
 }
 
@@ -33,7 +34,7 @@ func runGDB(t *testing.T, bin, brk string, args ...string) *gdbSnapshot {
 }
 
 // frameName names f with the ELF symbols of its module.
-func frameName(t *testing.T, syms *gdbsnap.Symbols, mods []Module, f Frame) string {
+func frameName(t *testing.T, syms *gdbsnap.Symbols, mods []Module, f Step) string {
 	if f.Module < 0 {
 		return "?"
 	}

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/probee/probee/internal/gopclntab"
+	"github.com/probee/probee/internal/procmaps"
 	"github.com/probee/probee/internal/safeelf"
 	"github.com/probee/probee/internal/x86code"
 	"golang.org/x/arch/x86/x86asm"
@@ -331,7 +332,7 @@ func ReadGoBinary(path string) (b GoBinary, ok bool, err error) {
 // Module is the module of mapping m of b (opened at path): no table, and
 // b's GoStack when the mapping's load bias is known (else frame pointers
 // alone walk it, as any Go binary before GoStack).
-func (b GoBinary) Module(m Mapping, path string) Module {
+func (b GoBinary) Module(m procmaps.Mapping, path string) Module {
 	mod := Module{Start: m.Start, End: m.End, Path: m.Path, Table: &Table{Loads: b.Loads},
 		Offset: m.Offset, Dev: m.Dev, Inode: m.Inode, File: path}
 	if bias, err := LoadBias(b.Loads, m); err == nil {

@@ -8,12 +8,8 @@ import (
 	"github.com/probee/probee/internal/procmaps"
 )
 
-// Mapping is one line of /proc/PID/maps (parsed by internal/procmaps,
-// shared with resolver).
-type Mapping = procmaps.Mapping
-
 // ReadMaps reads /proc/PID/maps.
-func ReadMaps(pid int) ([]Mapping, error) {
+func ReadMaps(pid int) ([]procmaps.Mapping, error) {
 	ms, err := procmaps.Read(fmt.Sprintf("/proc/%d/maps", pid))
 	if err != nil {
 		return nil, fmt.Errorf("read mappings of pid %d: %w (is the process still running?)", pid, err)
@@ -22,7 +18,7 @@ func ReadMaps(pid int) ([]Mapping, error) {
 }
 
 // ParseMaps parses the /proc/PID/maps format. Errors name the line.
-func ParseMaps(r io.Reader) ([]Mapping, error) { return procmaps.Parse(r) }
+func ParseMaps(r io.Reader) ([]procmaps.Mapping, error) { return procmaps.Parse(r) }
 
 const pageSize = 4096
 
@@ -35,7 +31,7 @@ const pageSize = 4096
 // segments (lld layouts). When several segments share the mapped file page
 // the one whose flags match the mapping's permissions wins (exact for
 // executable mappings, which are the ones unwinding needs).
-func LoadBias(loads []Segment, m Mapping) (uint64, error) {
+func LoadBias(loads []Segment, m procmaps.Mapping) (uint64, error) {
 	best := -1
 	for i, s := range loads {
 		lo := s.Offset &^ (pageSize - 1)

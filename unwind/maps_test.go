@@ -3,6 +3,8 @@ package unwind
 import (
 	"strings"
 	"testing"
+
+	"github.com/probee/probee/internal/procmaps"
 )
 
 const sampleMaps = `55d4c7a00000-55d4c7a01000 r--p 00000000 08:01 1234                       /usr/bin/prog
@@ -23,7 +25,7 @@ func TestParseMaps(t *testing.T) {
 	if len(ms) != 8 {
 		t.Fatalf("got %d mappings", len(ms))
 	}
-	want := []Mapping{
+	want := []procmaps.Mapping{
 		{Start: 0x55d4c7a01000, End: 0x55d4c7a02000, Perms: "r-xp", Offset: 0x1000, Dev: "08:01", Inode: 1234, Path: "/usr/bin/prog"},
 		{Start: 0x7f0000000000, End: 0x7f0000001000, Perms: "rw-p", Dev: "00:00"},
 		{Start: 0x7f2c1a400000, End: 0x7f2c1a401000, Perms: "r-xp", Dev: "08:01", Inode: 99, Path: "/tmp/a dir/lib x.so", Deleted: true},
@@ -62,15 +64,15 @@ func TestLoadBias(t *testing.T) {
 	tests := []struct {
 		name  string
 		loads []Segment
-		m     Mapping
+		m     procmaps.Mapping
 		want  uint64
 	}{
-		{"gnu text", gnu, Mapping{Start: 0x55550001000, Offset: 0x1000, Perms: "r-xp"}, 0x55550000000},
-		{"gnu relro part", gnu, Mapping{Start: 0x55550003000, Offset: 0x2000, Perms: "r--p"}, 0x55550000000},
+		{"gnu text", gnu, procmaps.Mapping{Start: 0x55550001000, Offset: 0x1000, Perms: "r-xp"}, 0x55550000000},
+		{"gnu relro part", gnu, procmaps.Mapping{Start: 0x55550003000, Offset: 0x2000, Perms: "r--p"}, 0x55550000000},
 		// text page of lld: mmap(bias+0x1000, offset 0) maps vaddr 0x1000 at file offset 0.
-		{"lld text", lld, Mapping{Start: 0x7f0000001000, Offset: 0, Perms: "r-xp"}, 0x7f0000000000},
-		{"lld data", lld, Mapping{Start: 0x7f0000002000, Offset: 0, Perms: "rw-p"}, 0x7f0000000000},
-		{"nopie", nopie, Mapping{Start: 0x401000, Offset: 0x1000, Perms: "r-xp"}, 0},
+		{"lld text", lld, procmaps.Mapping{Start: 0x7f0000001000, Offset: 0, Perms: "r-xp"}, 0x7f0000000000},
+		{"lld data", lld, procmaps.Mapping{Start: 0x7f0000002000, Offset: 0, Perms: "rw-p"}, 0x7f0000000000},
+		{"nopie", nopie, procmaps.Mapping{Start: 0x401000, Offset: 0x1000, Perms: "r-xp"}, 0},
 	}
 	for _, tt := range tests {
 		got, err := LoadBias(tt.loads, tt.m)
@@ -78,7 +80,7 @@ func TestLoadBias(t *testing.T) {
 			t.Errorf("%s: LoadBias = %#x, %v; want %#x", tt.name, got, err, tt.want)
 		}
 	}
-	if _, err := LoadBias(gnu, Mapping{Start: 0x1000, Offset: 0x9000}); err == nil {
+	if _, err := LoadBias(gnu, procmaps.Mapping{Start: 0x1000, Offset: 0x9000}); err == nil {
 		t.Error("offset outside every segment accepted")
 	}
 }

@@ -65,7 +65,7 @@ func TestBuildPartsFault(t *testing.T) {
 	if err := os.Truncate(p, 0); err != nil {
 		t.Fatal(err)
 	}
-	frames := []*Frames{fr}
+	frames := []*CFI{fr}
 	if _, err := build(sortFDEs(frames), 2); err == nil || !strings.Contains(err.Error(), "evaluating FDEs") {
 		t.Errorf("error %v, want the fault of a part", err)
 	}

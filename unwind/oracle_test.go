@@ -152,13 +152,13 @@ func expCounts(m map[CFAType]int) string {
 
 // sectionTables builds one table per CFI section, so each section's rows
 // are compared with readelf's dump of that section.
-func sectionTables(t *testing.T, path string) (map[string]*Table, map[string]*Frames) {
+func sectionTables(t *testing.T, path string) (map[string]*Table, map[string]*CFI) {
 	f, err := elf.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	out, frames := map[string]*Table{}, map[string]*Frames{}
+	out, frames := map[string]*Table{}, map[string]*CFI{}
 	for _, name := range []string{EhFrame, DebugFrame} {
 		data, addr, err := frameSection(f, name, readSection)
 		if err != nil {
@@ -167,7 +167,7 @@ func sectionTables(t *testing.T, path string) (map[string]*Table, map[string]*Fr
 		if data == nil {
 			continue
 		}
-		fr, err := ParseFrames(name, data, bases(f, addr))
+		fr, err := ParseCFI(name, data, bases(f, addr))
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -185,7 +185,7 @@ func sectionTables(t *testing.T, path string) (map[string]*Table, map[string]*Fr
 
 // checkBoundaries checks the other direction: every row we evaluate starts
 // at a location where readelf also starts a row (or at the FDE's start).
-func checkBoundaries(t *testing.T, o *oracle, frames map[string]*Frames) {
+func checkBoundaries(t *testing.T, o *oracle, frames map[string]*CFI) {
 	locs := map[[3]uint64]bool{} // section index, FDE offset, loc
 	secIdx := map[string]uint64{EhFrame: 0, DebugFrame: 1}
 	for _, f := range o.fdes {

@@ -15,9 +15,9 @@ const minParseBytes = 512 << 10
 // parsing each CIE where parse would (so CIEs come in the same order) and
 // noting where the FDE records are; then ranges of FDE records are
 // decoded on goroutines of their own straight into their places. The
-// first thing wrong, in either pass, makes it report false: ParseFrames
+// first thing wrong, in either pass, makes it report false: ParseCFI
 // then parses again in one pass, for that pass's error and partial result.
-func (p *frameParser) parseParts(n int) (*Frames, bool) {
+func (p *frameParser) parseParts(n int) (*CFI, bool) {
 	offs, ok := p.scan()
 	if !ok {
 		return nil, false
@@ -76,7 +76,7 @@ func (p *frameParser) scan() ([]uint32, bool) {
 			if _, err := p.cie(cieOff); err != nil {
 				return nil, false
 			}
-			offs = append(offs, uint32(off)) // ParseFrames refuses sections of 4 GiB
+			offs = append(offs, uint32(off)) // ParseCFI refuses sections of 4 GiB
 		}
 		off = end
 	}

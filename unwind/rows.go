@@ -11,13 +11,13 @@ type Row struct {
 // rows to dst, one per distinct location (when several rows share a
 // location the last wins, as in readelf). On error the rows decoded so far
 // are returned with it.
-func (fr *Frames) Rows(f *FDE, dst []Row) ([]Row, error) {
+func (fr *CFI) Rows(f *FDE, dst []Row) ([]Row, error) {
 	var in interp
 	return in.rows(fr, f, dst)
 }
 
 // rows is Rows with a reusable interpreter (its state stack is kept).
-func (in *interp) rows(fr *Frames, f *FDE, dst []Row) ([]Row, error) {
+func (in *interp) rows(fr *CFI, f *FDE, dst []Row) ([]Row, error) {
 	cie := fr.CIE(f)
 	init, err := cie.initialState()
 	if err != nil {

@@ -219,7 +219,7 @@ func TestStackHeights(t *testing.T) {
 // analysis at every reached instruction, and none elsewhere.
 func checkEncoded(t *testing.T, name string, a *analysis) {
 	const addr = 0x1000
-	fr := &Frames{Section: SymSection, CIEs: []*CIE{synthCIE(atEntry)}}
+	fr := &CFI{Section: SymSection, CIEs: []*CIE{synthCIE(atEntry)}}
 	fr.add(a.frag(addr))
 	tab, err := Build(fr)
 	if err != nil {
@@ -334,7 +334,7 @@ func TestSymbolFramesAsmspin(t *testing.T) {
 		t.Fatal("no asm_outer")
 	}
 	outer := syms[i].Value
-	fr := symbolFrames(f, []*Frames{parseEhFrame(t, f)}, sortFDEs([]*Frames{parseEhFrame(t, f)}), readSection)
+	fr := symbolFrames(f, []*CFI{parseEhFrame(t, f)}, sortFDEs([]*CFI{parseEhFrame(t, f)}), readSection)
 	if fr == nil || len(fr.FDEs) != 2 || fr.FDEs[0].Start != outer || fr.FDEs[1].Start >= outer+syms[i].Size {
 		t.Fatalf("synthetic FDEs %+v, want two inside asm_outer [%#x, +%d)", fr, outer, syms[i].Size)
 	}

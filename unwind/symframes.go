@@ -51,7 +51,7 @@ type heightFrag struct {
 // .symtab and .dynsym) in executable sections whose start no FDE of fdes
 // covers, from their start to their end or the next FDE; nil when there
 // is none or the analysis follows none.
-func symbolFrames(f *elf.File, frames []*Frames, fdes *fdeList, read sectionData) *Frames {
+func symbolFrames(f *elf.File, frames []*CFI, fdes *fdeList, read sectionData) *CFI {
 	if !hasCFI(frames) {
 		return nil
 	}
@@ -68,7 +68,7 @@ func symbolFrames(f *elf.File, frames []*Frames, fdes *fdeList, read sectionData
 		}
 	}
 	entries := funcEntries(f, read, tabs, targets)
-	out := &Frames{Section: SymSection, CIEs: []*CIE{synthCIE(atEntry)}}
+	out := &CFI{Section: SymSection, CIEs: []*CIE{synthCIE(atEntry)}}
 	for _, fr := range frags {
 		if fr.returns || slices.ContainsFunc(fr.tailCalls, entries.has) {
 			out.add(fr)
@@ -82,7 +82,7 @@ func symbolFrames(f *elf.File, frames []*Frames, fdes *fdeList, read sectionData
 }
 
 // add appends the FDEs of fr.
-func (fr *Frames) add(h heightFrag) {
+func (fr *CFI) add(h heightFrag) {
 	base := uint32(len(fr.data))
 	fr.data = append(fr.data, h.data...)
 	for _, d := range h.fdes {

@@ -39,7 +39,7 @@ var (
 // a jump between caller and callee, is cut there, although its caller is
 // at [rsp]. It returns nil when .plt is absent, covered, or not in the
 // layout pltHeader describes.
-func pltFrames(f *elf.File, frames []*Frames, read sectionData) *Frames {
+func pltFrames(f *elf.File, frames []*CFI, read sectionData) *CFI {
 	if !hasCFI(frames) {
 		return nil
 	}
@@ -54,7 +54,7 @@ func pltFrames(f *elf.File, frames []*Frames, read sectionData) *Frames {
 		return nil
 	}
 	data := append(append([]byte{}, pltHeaderCFI...), pltEntryCFI...)
-	return &Frames{Section: PLTSection, CIEs: []*CIE{synthCIE(atEntry)}, data: data, FDEs: []FDE{
+	return &CFI{Section: PLTSection, CIEs: []*CIE{synthCIE(atEntry)}, data: data, FDEs: []FDE{
 		{Offset: -1, Start: s.Addr, End: s.Addr + 16, ninstr: uint32(len(pltHeaderCFI))},
 		{Offset: -1, Start: s.Addr + 16, End: s.Addr + s.Size, instr: uint32(len(pltHeaderCFI)), ninstr: uint32(len(pltEntryCFI))},
 	}}
@@ -74,12 +74,12 @@ func synthCIE(initial []byte) *CIE {
 // hasCFI reports whether frames hold any FDE: without CFI at all, frame
 // pointers are used throughout, and no synthetic CFI is added but
 // .init's and .fini's (initFrames).
-func hasCFI(frames []*Frames) bool {
-	return slices.ContainsFunc(frames, func(fr *Frames) bool { return len(fr.FDEs) > 0 })
+func hasCFI(frames []*CFI) bool {
+	return slices.ContainsFunc(frames, func(fr *CFI) bool { return len(fr.FDEs) > 0 })
 }
 
 // covered reports whether an FDE of frames overlaps [lo, hi).
-func covered(frames []*Frames, lo, hi uint64) bool {
+func covered(frames []*CFI, lo, hi uint64) bool {
 	for _, fr := range frames {
 		for i := range fr.FDEs {
 			if d := &fr.FDEs[i]; d.Start < hi && d.End > lo {
@@ -110,8 +110,8 @@ var (
 // neither qualifies. Unlike the other synthetic CFI, it is given to a
 // file without any other CFI too: a library of data only (ICU's
 // libicudata) has no code but these, which ld.so runs.
-func initFrames(f *elf.File, frames []*Frames, read sectionData) *Frames {
-	out := &Frames{Section: InitSection, CIEs: []*CIE{synthCIE(atEntry)}}
+func initFrames(f *elf.File, frames []*CFI, read sectionData) *CFI {
+	out := &CFI{Section: InitSection, CIEs: []*CIE{synthCIE(atEntry)}}
 	for _, name := range []string{".init", ".fini"} {
 		s := f.Section(name)
 		if s == nil || s.Type != elf.SHT_PROGBITS || s.Flags&elf.SHF_EXECINSTR == 0 || s.Size > maxInitCode ||

@@ -10,13 +10,13 @@ import (
 )
 
 // parseEhFrame parses f's .eh_frame.
-func parseEhFrame(t *testing.T, f *elf.File) *Frames {
+func parseEhFrame(t *testing.T, f *elf.File) *CFI {
 	t.Helper()
 	data, addr, err := frameSection(f, EhFrame, readSection)
 	if err != nil {
 		t.Fatal(err)
 	}
-	fr, err := ParseFrames(EhFrame, data, bases(f, addr))
+	fr, err := ParseCFI(EhFrame, data, bases(f, addr))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +37,7 @@ func TestPLTFramesMatchGNU(t *testing.T) {
 		t.Fatal("chain-fp has no .plt")
 	}
 	fr := parseEhFrame(t, f)
-	if pltFrames(f, []*Frames{fr}, readSection) != nil {
+	if pltFrames(f, []*CFI{fr}, readSection) != nil {
 		t.Fatal("synthetic .plt CFI added although GNU ld's FDE covers .plt")
 	}
 	ref, err := Build(fr)
@@ -51,7 +51,7 @@ func TestPLTFramesMatchGNU(t *testing.T) {
 			without.FDEs = append(without.FDEs, d)
 		}
 	}
-	synth := pltFrames(f, []*Frames{&without}, readSection)
+	synth := pltFrames(f, []*CFI{&without}, readSection)
 	if synth == nil {
 		t.Fatal("no synthetic .plt CFI without GNU ld's FDE")
 	}
@@ -76,7 +76,7 @@ func TestPLTFramesLLD(t *testing.T) {
 	if plt == nil {
 		t.Skip("rustfx has no .plt (linked with -z now or without lazy binding)")
 	}
-	if covered([]*Frames{parseEhFrame(t, f)}, plt.Addr, plt.Addr+plt.Size) {
+	if covered([]*CFI{parseEhFrame(t, f)}, plt.Addr, plt.Addr+plt.Size) {
 		t.Skip("rustfx's linker emitted CFI for .plt")
 	}
 	for _, c := range []struct {

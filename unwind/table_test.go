@@ -72,7 +72,7 @@ func TestEndMarkers(t *testing.T) {
 	if err != nil || data == nil {
 		t.Fatalf("no .eh_frame: %v", err)
 	}
-	fr, err := ParseFrames(EhFrame, data, bases(ef, addr))
+	fr, err := ParseCFI(EhFrame, data, bases(ef, addr))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +80,7 @@ func TestEndMarkers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fdes := sortFDEs([]*Frames{fr})
+	fdes := sortFDEs([]*CFI{fr})
 	checked := 0
 	for i := range fdes.len() {
 		_, f := fdes.at(i)

@@ -53,9 +53,10 @@ func (s StopReason) String() string {
 	return "unknown"
 }
 
-// Frame is one unwound frame. PC is the instruction pointer (a return
-// address for every frame but the first and frames interrupted by signals).
-type Frame struct {
+// Step is one step of a walk: an unwound frame. PC is the instruction
+// pointer (a return address for every frame but the first and frames
+// interrupted by signals).
+type Step struct {
 	PC     uint64
 	Module int  // index into the modules, -1 when unknown
 	Exact  bool // PC is not a return address: symbolize PC, not PC-1
@@ -67,19 +68,19 @@ type Frame struct {
 // without CFI (JIT code, given as modules with an empty table) and pcs
 // their table does not cover are walked with frame pointers, which may
 // step down to another stack MaxStackSwitches times.
-func Unwind(regs Regs, mem Memory, mods []Module, maxFrames int) ([]Frame, StopReason) {
+func Unwind(regs Regs, mem Memory, mods []Module, maxFrames int) ([]Step, StopReason) {
 	return UnwindFrom(regs, true, mem, mods, maxFrames)
 }
 
 // UnwindFrom is Unwind from a frame of a walk under way: exact says
 // whether regs.RIP is the interrupted instruction (the first frame, a
 // signal frame) or a return address (looked up at pc-1).
-func UnwindFrom(regs Regs, exact bool, mem Memory, mods []Module, maxFrames int) ([]Frame, StopReason) {
+func UnwindFrom(regs Regs, exact bool, mem Memory, mods []Module, maxFrames int) ([]Step, StopReason) {
 	u := unwinder{regs: regs, mem: mem, mods: mods, exact: exact}
-	var frames []Frame
+	var frames []Step
 	for len(frames) < maxFrames {
 		mi := findModule(mods, u.regs.RIP)
-		frames = append(frames, Frame{PC: u.regs.RIP, Module: mi, Exact: u.exact})
+		frames = append(frames, Step{PC: u.regs.RIP, Module: mi, Exact: u.exact})
 		if mi < 0 {
 			return frames, StopNoModule
 		}

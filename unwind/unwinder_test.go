@@ -54,7 +54,7 @@ func TestUnwindSynthetic(t *testing.T) {
 		0x7508: bias + 0x4004, // into _start-like end of stack
 	}
 	frames, stop := Unwind(Regs{RIP: bias + 0x1050, RSP: 0x7000, RBP: 1}, mem, mods, 16)
-	want := []Frame{
+	want := []Step{
 		{PC: bias + 0x1050, Module: 0, Exact: true},
 		{PC: bias + 0x200b, Module: 0},
 		{PC: bias + 0x3005, Module: 0},

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/probee/probee/internal/procmaps"
 	"github.com/probee/probee/internal/safeelf"
 	"github.com/probee/probee/internal/vdso"
 )
@@ -35,7 +36,7 @@ func (c *Cache) vdsoTable() (*Table, error) {
 }
 
 // vdsoModule is the module of a process's [vdso] mapping m.
-func (c *Cache) vdsoModule(m Mapping) (Module, error) {
+func (c *Cache) vdsoModule(m procmaps.Mapping) (Module, error) {
 	if !vdso.Matches(m) {
 		return Module{}, errNotVDSO
 	}
@@ -58,5 +59,5 @@ func (c *Cache) VDSOModule() (Module, error) {
 	if err != nil {
 		return Module{}, err
 	}
-	return c.vdsoModule(Mapping{Start: 0, End: uint64(len(img)), Perms: "r-xp", Path: VDSOPath})
+	return c.vdsoModule(procmaps.Mapping{Start: 0, End: uint64(len(img)), Perms: "r-xp", Path: VDSOPath})
 }

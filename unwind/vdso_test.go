@@ -4,6 +4,7 @@ import (
 	"debug/elf"
 	"testing"
 
+	"github.com/probee/probee/internal/procmaps"
 	"github.com/probee/probee/internal/vdso"
 )
 
@@ -19,7 +20,7 @@ func TestVDSOModule(t *testing.T) {
 	const start = 0x7fff12340000
 	n := uint64(len(img))
 	c := NewCache()
-	mods, errs := c.Modules([]Mapping{
+	mods, errs := c.Modules([]procmaps.Mapping{
 		{Start: start, End: start + n, Perms: "r-xp", Path: VDSOPath},
 		{Start: 0x1000, End: 0x1000 + 2*n, Perms: "r-xp", Path: VDSOPath},
 	}, nil)

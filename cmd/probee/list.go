@@ -28,7 +28,7 @@ func listProbes(cfg *config, stdout, stderr io.Writer) error {
 		}
 	}
 	res := resolver.New(resolver.Scope{PID: cfg.pid, Command: cfg.command})
-	var all []resolver.Target
+	var all []resolver.AttachPoint
 	for i, spec := range specs {
 		targets, err := res.Resolve(spec)
 		if err != nil {
@@ -47,8 +47,8 @@ func listProbes(cfg *config, stdout, stderr io.Writer) error {
 
 // union sorts targets and drops the ones listed twice (same canonical line
 // and address: two specs matching one function).
-func union(ts []resolver.Target) []resolver.Target {
-	resolver.SortTargets(ts)
+func union(ts []resolver.AttachPoint) []resolver.AttachPoint {
+	resolver.SortAttachPoints(ts)
 	type key struct {
 		line string
 		addr uint64

@@ -28,8 +28,8 @@ type pushArgs struct {
 	token, tenant string
 	serviceName   string
 	labels        []push.Label
-	given         []string    // the --push-* flags, --label and --service-name as typed
-	target        push.Target // parsed by validatePush
+	given         []string      // the --push-* flags, --label and --service-name as typed
+	endpoint      push.Endpoint // parsed by validatePush
 }
 
 func addPushFlags(fs *flag.FlagSet, pa *pushArgs) {
@@ -97,7 +97,7 @@ func (cfg *config) validatePush() error {
 		}
 		return nil
 	}
-	t, err := push.ParseTarget(pa.url, pa.backend)
+	t, err := push.ParseEndpoint(pa.url, pa.backend)
 	if err != nil {
 		return usagef("--push: %v", err)
 	}
@@ -118,7 +118,7 @@ func (cfg *config) validatePush() error {
 		return err
 	}
 	t.Tenant = orEnv(pa.tenant, envTenant)
-	pa.target = t
+	pa.endpoint = t
 	return nil
 }
 

@@ -86,7 +86,7 @@ func TestPushArgs(t *testing.T) {
 			continue
 		}
 		pa := cfg.push
-		tg := pa.target
+		tg := pa.endpoint
 		if tg.Backend != c.backend || tg.URL.String() != c.url || tg.Auth != c.auth || tg.Tenant != c.tenant ||
 			len(pa.labels) != c.labels || pa.interval != c.interval || pa.queue != c.queue || pa.queueBytes != c.bytes {
 			t.Errorf("%q: %+v %v, %+v", c.args, tg, tg.URL, pa)

@@ -28,7 +28,7 @@ func (cfg *config) traceConfig(stdout io.Writer, status trace.Reporter) trace.Co
 		tc.Weight = &trace.Weight{Arg: cfg.weight.arg, Unit: cfg.weight.unit}
 	}
 	if pa := cfg.push; pa.url != "" {
-		tc.Push = &trace.Push{Target: pa.target, Labels: pa.labels, ServiceName: pa.serviceName,
+		tc.Push = &trace.Push{Endpoint: pa.endpoint, Labels: pa.labels, ServiceName: pa.serviceName,
 			Interval: pa.interval, Queue: pa.queue, QueueBytes: pa.queueBytes, FlushTimeout: pa.flushTimeout}
 	}
 	return tc

@@ -256,7 +256,7 @@ func referenceStack(t *testing.T, bin, fn string, args []string) []string {
 }
 
 // symbolName names a frame's function from its module's ELF symbols.
-func symbolName(t *testing.T, syms *gdbsnap.Symbols, mods []unwind.Module, f unwind.Frame) string {
+func symbolName(t *testing.T, syms *gdbsnap.Symbols, mods []unwind.Module, f unwind.Step) string {
 	if f.Module < 0 {
 		return "?"
 	}

@@ -25,12 +25,12 @@ func startSleep(t *testing.T) *exec.Cmd {
 // (the pid may be a new process's by then) is taken out of the filter
 // again and not tracked: no snapshot, no tables, no gate. The pidfd is a
 // real one, of a child that is killed and reaped (its pid free for reuse)
-// before TraceTarget; the "reused" case fakes the exit seen after the pid
+// before TracePidfd; the "reused" case fakes the exit seen after the pid
 // entered the filter.
-func TestTraceTargetExited(t *testing.T) {
+func TestTracePidfdExited(t *testing.T) {
 	cases := []struct {
 		name      string
-		reap      bool // kill and reap the child before TraceTarget
+		reap      bool // kill and reap the child before TracePidfd
 		fakeExit  bool // the pidfd says it exited (whatever the child does)
 		wantError bool
 	}{
@@ -43,7 +43,7 @@ func TestTraceTargetExited(t *testing.T) {
 			r := newRig(t, nil)
 			cmd := startSleep(t)
 			pid := cmd.Process.Pid
-			tg, err := OpenTarget(pid)
+			tg, err := OpenPidfd(pid)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -55,9 +55,9 @@ func TestTraceTargetExited(t *testing.T) {
 			if c.fakeExit {
 				tg.exitedNow = func() bool { return true }
 			}
-			err = r.tr.TraceTarget(tg)
-			if got := errors.Is(err, ErrTargetExited); got != c.wantError {
-				t.Fatalf("TraceTarget: %v, want ErrTargetExited: %v", err, c.wantError)
+			err = r.tr.TracePidfd(tg)
+			if got := errors.Is(err, ErrPidExited); got != c.wantError {
+				t.Fatalf("TracePidfd: %v, want ErrPidExited: %v", err, c.wantError)
 			}
 			calls := r.k.calls()
 			if !c.wantError {
@@ -77,10 +77,10 @@ func TestTraceTargetExited(t *testing.T) {
 }
 
 // Exited is closed when the process exits, at once (no polling period),
-// and not when the target is closed first.
-func TestTargetExited(t *testing.T) {
+// and not when the Pidfd is closed first.
+func TestPidfdExited(t *testing.T) {
 	cmd := startSleep(t)
-	tg, err := OpenTarget(cmd.Process.Pid)
+	tg, err := OpenPidfd(cmd.Process.Pid)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func TestTargetExited(t *testing.T) {
 	}
 
 	other := startSleep(t)
-	tg2, err := OpenTarget(other.Process.Pid)
+	tg2, err := OpenPidfd(other.Process.Pid)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func TestTargetExited(t *testing.T) {
 		t.Error("Exited closed by Close")
 	case <-time.After(100 * time.Millisecond):
 	}
-	if _, err := OpenTarget(cmd.Process.Pid + 1<<22); err == nil {
-		t.Error("OpenTarget of a pid past pid_max: no error")
+	if _, err := OpenPidfd(cmd.Process.Pid + 1<<22); err == nil {
+		t.Error("OpenPidfd of a pid past pid_max: no error")
 	}
 }

@@ -17,8 +17,8 @@ import (
 	"github.com/probee/probee/resolver/usdt"
 )
 
-// Target is one concrete place a probe attaches to.
-type Target struct {
+// AttachPoint is one concrete place a probe attaches to.
+type AttachPoint struct {
 	Kind probespec.Kind `json:"-"`
 	Ret  bool           `json:"ret,omitempty"`
 
@@ -54,7 +54,7 @@ type Target struct {
 // user-space target ("" when not mangled). Resolve leaves Demangled empty:
 // demangling every target made listing big C++ libraries slow, and only
 // -v, --json and demangled matching need the names.
-func (t Target) DemangledName() string {
+func (t AttachPoint) DemangledName() string {
 	if t.Demangled != "" || t.Kind != probespec.Uprobe {
 		return t.Demangled
 	}
@@ -63,11 +63,11 @@ func (t Target) DemangledName() string {
 }
 
 // ProbeAddress is the address (st_value + Offset) the probe fires at.
-func (t Target) ProbeAddress() uint64 { return t.Address + t.Offset }
+func (t AttachPoint) ProbeAddress() uint64 { return t.Address + t.Offset }
 
 // KindName is the canonical kind word: uprobe, uretprobe, kprobe,
 // kretprobe, tracepoint or usdt.
-func (t Target) KindName() string {
+func (t AttachPoint) KindName() string {
 	switch t.Kind {
 	case probespec.Uprobe:
 		if t.Ret {
@@ -86,13 +86,13 @@ func (t Target) KindName() string {
 // String is the canonical one-line form: uprobe:/abs/path:symbol[+0xOFF],
 // kprobe:[module:]function[+0xOFF], tracepoint:category:name,
 // usdt:/abs/path:provider:name.
-func (t Target) String() string {
+func (t AttachPoint) String() string {
 	var buf [160]byte
 	return string(t.appendLine(buf[:0]))
 }
 
 // appendLine appends String() to b.
-func (t *Target) appendLine(b []byte) []byte {
+func (t *AttachPoint) appendLine(b []byte) []byte {
 	switch t.Kind {
 	case probespec.Tracepoint:
 		b = append(b, "tracepoint:"...)
@@ -138,7 +138,7 @@ func appendOffset(b []byte, off uint64) []byte {
 
 // targetLines returns String() of each target, cut from one string: one
 // allocation for all the lines of a listing instead of one per target.
-func targetLines(ts []Target) []string {
+func targetLines(ts []AttachPoint) []string {
 	size := 0
 	for i := range ts {
 		size += maxLineLen(&ts[i])
@@ -163,7 +163,7 @@ func targetLines(ts []Target) []string {
 
 // maxLineLen bounds len(t.String()): its strings, separators, and up to
 // two hex numbers with their prefixes.
-func maxLineLen(t *Target) int {
+func maxLineLen(t *AttachPoint) int {
 	return len("tracepoint:") + len(t.Path) + len(t.Symbol) + len(t.Module) + len(t.Category) + len(t.Provider) + len(t.Name) + 2 + 2*(3+16)
 }
 
@@ -173,7 +173,7 @@ func maxLineLen(t *Target) int {
 // sites and one indented line per site (address, file offset, semaphore,
 // arguments). Lines are built in
 // one scratch buffer as they are written: libLLVM's list is 4 MB.
-func WriteList(w io.Writer, targets []Target, verbose bool) error {
+func WriteList(w io.Writer, targets []AttachPoint, verbose bool) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	if verbose {
 		writeVerbose(bw, targets)
@@ -183,7 +183,7 @@ func WriteList(w io.Writer, targets []Target, verbose bool) error {
 	return bw.Flush()
 }
 
-func writeVerbose(w *bufio.Writer, targets []Target) {
+func writeVerbose(w *bufio.Writer, targets []AttachPoint) {
 	width := 0
 	var line []byte
 	for i := range targets {
@@ -206,7 +206,7 @@ func writeVerbose(w *bufio.Writer, targets []Target) {
 // writePlain writes canonical lines; targets that print the same (static
 // functions of one name in several compilation units) get their address,
 // so every line names one place.
-func writePlain(w *bufio.Writer, targets []Target) {
+func writePlain(w *bufio.Writer, targets []AttachPoint) {
 	same := repeatedLines(targets)
 	var line []byte
 	for i := range targets {
@@ -222,7 +222,7 @@ func writePlain(w *bufio.Writer, targets []Target) {
 // repeatedLines returns the lines more than one target prints. Line
 // hashes are compared first, so only the lines whose hash repeats are
 // kept, and then compared whole.
-func repeatedLines(targets []Target) map[string]bool {
+func repeatedLines(targets []AttachPoint) map[string]bool {
 	seed := maphash.MakeSeed()
 	hashes := make([]uint64, len(targets))
 	var line []byte
@@ -247,13 +247,13 @@ func repeatedLines(targets []Target) map[string]bool {
 
 // demangledNames returns DemangledName of each target, demangling on all
 // CPUs (listing libLLVM -v demangles 34000 names).
-func demangledNames(targets []Target) []string {
+func demangledNames(targets []AttachPoint) []string {
 	names := make([]string, len(targets))
 	parallel.For(len(targets), 512, func(i int) { names[i] = targets[i].DemangledName() })
 	return names
 }
 
-func verboseDetails(t Target) string {
+func verboseDetails(t AttachPoint) string {
 	switch t.Kind {
 	case probespec.Tracepoint:
 		return ""
@@ -282,20 +282,20 @@ func verboseDetails(t Target) string {
 	return strings.TrimPrefix(s, " ")
 }
 
-// jsonTarget adds the kind word to Target's JSON.
-type jsonTarget struct {
+// jsonAttachPoint adds the kind word to AttachPoint's JSON.
+type jsonAttachPoint struct {
 	Kind string `json:"kind"`
-	Target
+	AttachPoint
 }
 
 // WriteJSON writes one JSON object per line (JSON Lines), in order.
-func WriteJSON(w io.Writer, targets []Target) error {
+func WriteJSON(w io.Writer, targets []AttachPoint) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	enc := json.NewEncoder(bw)
 	names := demangledNames(targets)
 	for i, t := range targets {
 		t.Demangled = names[i]
-		if err := enc.Encode(jsonTarget{Kind: t.KindName(), Target: t}); err != nil {
+		if err := enc.Encode(jsonAttachPoint{Kind: t.KindName(), AttachPoint: t}); err != nil {
 			return err
 		}
 	}

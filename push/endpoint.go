@@ -17,8 +17,8 @@ const (
 	Parca     Backend = "parca"
 )
 
-// Target is where profiles go and how to authenticate there.
-type Target struct {
+// Endpoint is where profiles go and how to authenticate there.
+type Endpoint struct {
 	Backend Backend
 	URL     *url.URL // http or https, no query or fragment
 	Auth    Auth
@@ -31,29 +31,29 @@ type Auth struct {
 	Token          string // bearer token, when set
 }
 
-// ParseTarget parses a push URL and a backend name ("" to take it from the
+// ParseEndpoint parses a push URL and a backend name ("" to take it from the
 // URL). The backend is the URL's scheme (pyroscope://HOST:4040,
 // parca://HOST:7070, or pyroscope+https://, parca+https://) or, for an
 // http(s) URL, the backend argument; both must agree when both are given.
-func ParseTarget(raw, backend string) (Target, error) {
+func ParseEndpoint(raw, backend string) (Endpoint, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return Target{}, fmt.Errorf("push url %q: %w", raw, err)
+		return Endpoint{}, fmt.Errorf("push url %q: %w", raw, err)
 	}
 	be, scheme, ok := splitScheme(u.Scheme)
 	if !ok {
-		return Target{}, fmt.Errorf("push url %q: unknown scheme %q: want http, https, pyroscope, parca, pyroscope+https or parca+https", raw, u.Scheme)
+		return Endpoint{}, fmt.Errorf("push url %q: unknown scheme %q: want http, https, pyroscope, parca, pyroscope+https or parca+https", raw, u.Scheme)
 	}
 	if be, err = pickBackend(raw, be, backend); err != nil {
-		return Target{}, err
+		return Endpoint{}, err
 	}
 	if u.Host == "" || u.Opaque != "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
-		return Target{}, fmt.Errorf("push url %q: want SCHEME://HOST[:PORT][/PATH], without user, query or fragment (credentials go in --push-basic-auth or --push-token)", raw)
+		return Endpoint{}, fmt.Errorf("push url %q: want SCHEME://HOST[:PORT][/PATH], without user, query or fragment (credentials go in --push-basic-auth or --push-token)", raw)
 	}
 	u.Scheme = scheme
 	u.Path = strings.TrimRight(u.Path, "/")
 	u.RawPath = ""
-	return Target{Backend: be, URL: u}, nil
+	return Endpoint{Backend: be, URL: u}, nil
 }
 
 // splitScheme maps a URL scheme to the backend it names ("" for plain

@@ -8,16 +8,16 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Target is the -p process, held by a pidfd from the start of the run:
+// Pidfd is the -p process, held by a pidfd from the start of the run:
 // a pid names a process only until it exits, and the kernel may give it
 // to a new process at once (within milliseconds on a busy machine). The
 // pidfd names the process itself: its exit is seen the moment it happens
 // (Exited), and a pid put in the kernel's filter after the process
 // exited, which may name another process, is taken out again
-// (Tracker.TraceTarget). Once in the filter, the pid leaves it in the
+// (Tracker.TracePidfd). Once in the filter, the pid leaves it in the
 // kernel as the process's last thread exits (probee_exit), before the
 // pid can be reused.
-type Target struct {
+type Pidfd struct {
 	pid    int
 	f      *os.File // the pidfd, non-blocking: Go's poller waits on it
 	exited chan struct{}
@@ -26,33 +26,33 @@ type Target struct {
 	exitedNow func() bool
 }
 
-// ErrTargetExited means the -p process exited before tracing began.
-var ErrTargetExited = errors.New("the process exited before tracing began")
+// ErrPidExited means the -p process exited before tracing began.
+var ErrPidExited = errors.New("the process exited before tracing began")
 
-// OpenTarget opens a pidfd of process pid and starts watching it.
-func OpenTarget(pid int) (*Target, error) {
+// OpenPidfd opens a pidfd of process pid and starts watching it.
+func OpenPidfd(pid int) (*Pidfd, error) {
 	fd, err := unix.PidfdOpen(pid, unix.PIDFD_NONBLOCK)
 	if err != nil {
 		return nil, fmt.Errorf("open pid %d: %w", pid, err)
 	}
-	t := &Target{pid: pid, f: os.NewFile(uintptr(fd), fmt.Sprintf("pidfd %d", pid)), exited: make(chan struct{})}
+	t := &Pidfd{pid: pid, f: os.NewFile(uintptr(fd), fmt.Sprintf("pidfd %d", pid)), exited: make(chan struct{})}
 	t.exitedNow = func() bool { return pidfdReadable(fd) }
 	go t.wait()
 	return t, nil
 }
 
 // PID is the process's pid.
-func (t *Target) PID() int { return t.pid }
+func (t *Pidfd) PID() int { return t.pid }
 
 // Exited is closed when the process exits.
-func (t *Target) Exited() <-chan struct{} { return t.exited }
+func (t *Pidfd) Exited() <-chan struct{} { return t.exited }
 
 // Close stops watching the process.
-func (t *Target) Close() { t.f.Close() }
+func (t *Pidfd) Close() { t.f.Close() }
 
 // wait closes exited when the process exits; it returns when the pidfd
 // is closed.
-func (t *Target) wait() {
+func (t *Pidfd) wait() {
 	rc, err := t.f.SyscallConn()
 	if err != nil {
 		return
@@ -74,11 +74,11 @@ func pidfdReadable(fd int) bool {
 	return err == nil && n > 0 && fds[0].Revents&unix.POLLIN != 0
 }
 
-// TraceTarget follows the -p process as TracePID does. A process that
+// TracePidfd follows the -p process as TracePID does. A process that
 // exited before its pid entered the kernel's filter (the pid may be a new
 // process's by then) is taken out of the filter again, before any of its
-// events are read: ErrTargetExited.
-func (t *Tracker) TraceTarget(tg *Target) error {
+// events are read: ErrPidExited.
+func (t *Tracker) TracePidfd(tg *Pidfd) error {
 	if err := t.k.AddPID(tg.pid); err != nil {
 		return err
 	}
@@ -88,7 +88,7 @@ func (t *Tracker) TraceTarget(tg *Target) error {
 		if err := t.k.RemovePID(tg.pid); err != nil {
 			t.warnf("%v", err)
 		}
-		return fmt.Errorf("pid %d: %w", tg.pid, ErrTargetExited)
+		return fmt.Errorf("pid %d: %w", tg.pid, ErrPidExited)
 	}
 	t.traceFiltered(tg.pid)
 	return nil

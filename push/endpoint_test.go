@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-func TestParseTarget(t *testing.T) {
+func TestParseEndpoint(t *testing.T) {
 	for _, tc := range []struct {
 		url, backend string
 		want         Backend
@@ -33,15 +33,15 @@ func TestParseTarget(t *testing.T) {
 		{"pyroscope:h", "", "", "", "want SCHEME://HOST"},
 		{"%zz", "", "", "", "push url"},
 	} {
-		got, err := ParseTarget(tc.url, tc.backend)
+		got, err := ParseEndpoint(tc.url, tc.backend)
 		if tc.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.err) {
-				t.Errorf("ParseTarget(%q, %q) = %v, %v; want error with %q", tc.url, tc.backend, got, err, tc.err)
+				t.Errorf("ParseEndpoint(%q, %q) = %v, %v; want error with %q", tc.url, tc.backend, got, err, tc.err)
 			}
 			continue
 		}
 		if err != nil || got.Backend != tc.want || got.URL.String() != tc.wantURL {
-			t.Errorf("ParseTarget(%q, %q) = %v %v, %v; want %s %s", tc.url, tc.backend, got.Backend, got.URL, err, tc.want, tc.wantURL)
+			t.Errorf("ParseEndpoint(%q, %q) = %v %v, %v; want %s %s", tc.url, tc.backend, got.Backend, got.URL, err, tc.want, tc.wantURL)
 		}
 	}
 }
@@ -80,21 +80,21 @@ func TestAuthHeader(t *testing.T) {
 	}
 }
 
-func FuzzParseTarget(f *testing.F) {
+func FuzzParseEndpoint(f *testing.F) {
 	for _, s := range []string{"pyroscope://h:4040", "parca+https://h/p", "http://h", "%", "pyroscope://u@h?q#f"} {
 		f.Add(s, "")
 		f.Add(s, "parca")
 	}
 	f.Fuzz(func(t *testing.T, raw, backend string) {
-		tg, err := ParseTarget(raw, backend)
+		tg, err := ParseEndpoint(raw, backend)
 		if err != nil {
 			return
 		}
 		if tg.Backend != Pyroscope && tg.Backend != Parca {
-			t.Fatalf("ParseTarget(%q, %q): backend %q", raw, backend, tg.Backend)
+			t.Fatalf("ParseEndpoint(%q, %q): backend %q", raw, backend, tg.Backend)
 		}
 		if s := tg.URL.Scheme; s != "http" && s != "https" || tg.URL.Host == "" {
-			t.Fatalf("ParseTarget(%q, %q): url %v", raw, backend, tg.URL)
+			t.Fatalf("ParseEndpoint(%q, %q): url %v", raw, backend, tg.URL)
 		}
 	})
 }
