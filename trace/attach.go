@@ -16,43 +16,14 @@ import (
 // returns ctx's error.
 func (t *tracer) attachAll(ctx context.Context) error {
 	start := time.Now()
-	up, kp := linkCount{kind: "uprobe"}, linkCount{kind: "kprobe"}
-	tps := 0
+	n := attachTally{up: linkCount{kind: "uprobe"}, kp: linkCount{kind: "kprobe"}}
 	for id, targets := range t.targets {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		p := t.cfg.Probes[id]
-		if p.Spec.Kind == probespec.Tracepoint {
-			for _, tg := range targets {
-				if err := t.sess.AttachTracepoint(uint32(id), tg.Category, tg.Name); err != nil {
-					return fmt.Errorf("%s %s: %w", p.Flag, Quote(p.Text), err)
-				}
-				tps++
-			}
-			continue
+		if err := t.attachProbe(ctx, uint32(id), targets, &n); err != nil {
+			return err
 		}
-		if p.Spec.Kind == probespec.Kprobe {
-			if err := t.attachKprobes(ctx, uint32(id), p, targets, &kp); err != nil {
-				return err
-			}
-			continue
-		}
-		// No kernel pid filter (it would exclude the children the process
-		// forks): the in-kernel pids map keeps -p to the process and its
-		// children, as it does for -- CMD.
-		ups := t.uprobeTargets(targets)
-		if p.Spec.Kind == probespec.USDT {
-			ups = usdtTargets(targets)
-		}
-		st, err := t.sess.AttachUprobes(ctx, uint32(id), ups, 0, t.cfg.NoUprobeMulti)
-		if err != nil {
-			return fmt.Errorf("%s %s: %w", p.Flag, Quote(p.Text), err)
-		}
-		up.attached += st.Attached
-		up.skipped += len(st.Skipped)
-		up.multi = up.multi || st.Multi
-		t.warnSkipped(p, st.Skipped)
 	}
 	if t.cfg.Sample {
 		if err := t.sess.AttachSampling(t.cfg.Freq); err != nil {
@@ -63,11 +34,50 @@ func (t *tracer) attachAll(ctx context.Context) error {
 			return nil
 		}
 	}
-	if up.attached == 0 && tps == 0 && kp.attached == 0 {
-		return fmt.Errorf("the kernel refused every target (%d skipped): nothing to trace", up.skipped+kp.skipped)
+	if n.up.attached == 0 && n.tps == 0 && n.kp.attached == 0 {
+		return fmt.Errorf("the kernel refused every target (%d skipped): nothing to trace", n.up.skipped+n.kp.skipped)
 	}
-	t.status.Infof("attached %s for %s in %v", attachedText(up, kp, tps),
+	t.status.Infof("attached %s for %s in %v", attachedText(n.up, n.kp, n.tps),
 		plural(len(t.targets), "probe"), millis(time.Since(start)))
+	return nil
+}
+
+// attachTally sums what the probes of a run attached.
+type attachTally struct {
+	up, kp linkCount
+	tps    int // tracepoints
+}
+
+// attachProbe attaches probe id to its targets, adding them to n.
+func (t *tracer) attachProbe(ctx context.Context, id uint32, targets []resolver.AttachPoint, n *attachTally) error {
+	p := t.cfg.Probes[id]
+	switch p.Spec.Kind {
+	case probespec.Tracepoint:
+		for _, tg := range targets {
+			if err := t.sess.AttachTracepoint(id, tg.Category, tg.Name); err != nil {
+				return fmt.Errorf("%s %s: %w", p.Flag, Quote(p.Text), err)
+			}
+			n.tps++
+		}
+		return nil
+	case probespec.Kprobe:
+		return t.attachKprobes(ctx, id, p, targets, &n.kp)
+	}
+	// No kernel pid filter (it would exclude the children the process
+	// forks): the in-kernel pids map keeps -p to the process and its
+	// children, as it does for -- CMD.
+	ups := t.uprobeTargets(targets)
+	if p.Spec.Kind == probespec.USDT {
+		ups = usdtTargets(targets)
+	}
+	st, err := t.sess.AttachUprobes(ctx, id, ups, 0, t.cfg.NoUprobeMulti)
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", p.Flag, Quote(p.Text), err)
+	}
+	n.up.attached += st.Attached
+	n.up.skipped += len(st.Skipped)
+	n.up.multi = n.up.multi || st.Multi
+	t.warnSkipped(p, st.Skipped)
 	return nil
 }
 

@@ -23,50 +23,63 @@ func (t *tracer) withReturns(p Probe, targets []resolver.AttachPoint) ([]resolve
 	var refused []error
 	var byRET, byUret int // functions whose returns are probed each way
 	for _, tg := range targets {
+		tgs, err := t.returnsOf(p, tg)
+		if err != nil {
+			refused = append(refused, err)
+			continue
+		}
+		out = append(out, tgs...)
 		switch {
-		case p.Spec.Kind == probespec.Kprobe && t.cfg.Latency:
-			ret := tg
-			ret.Ret = true
-			out = append(out, tg, ret)
-		case t.cfg.Latency:
-			rets, err := t.res.ReturnAttachPoints(tg, tg.Unwinds)
-			if err != nil {
-				refused = append(refused, err)
-				continue
-			}
-			out = append(out, tg)
-			out = append(out, rets...)
-			if rets[0].RetInsn {
-				byRET++
-			} else {
-				byUret++
-			}
-		case tg.Go:
-			rets, err := t.res.ReturnAttachPoints(tg, false)
-			if err != nil {
-				refused = append(refused, err)
-				continue
-			}
-			out = append(out, rets...)
+		case !t.cfg.Latency || p.Spec.Kind == probespec.Kprobe:
+		case tgs[1].RetInsn:
+			byRET++
 		default:
-			out = append(out, tg)
+			byUret++
 		}
 	}
 	if len(out) == 0 && len(refused) > 0 {
 		return nil, usagef("%s %s: %v", p.Flag, Quote(p.Text), refused[0])
 	}
-	for i, err := range refused {
-		if i == 10 {
-			t.status.Warnf("%s: ... and %d more functions skipped", p.Text, len(refused)-10)
-			break
-		}
-		t.status.Warnf("%s: skipped: %v", p.Text, err)
-	}
+	t.warnRefused(p, refused)
 	if byRET+byUret > 0 {
 		t.status.Infof("%s: returns of %s at their RET instructions, of %s with uretprobes",
 			p.Text, plural(byRET, "function"), plural(byUret, "function"))
 	}
 	return out, nil
+}
+
+// returnsOf is what probes tg and its returns (see withReturns): with
+// --latency tg and its return probes (the first of them at a RET
+// instruction, or a uretprobe), without it a Go function's RET
+// instructions in its place.
+func (t *tracer) returnsOf(p Probe, tg resolver.AttachPoint) ([]resolver.AttachPoint, error) {
+	switch {
+	case p.Spec.Kind == probespec.Kprobe && t.cfg.Latency:
+		ret := tg
+		ret.Ret = true
+		return []resolver.AttachPoint{tg, ret}, nil
+	case t.cfg.Latency:
+		rets, err := t.res.ReturnAttachPoints(tg, tg.Unwinds)
+		if err != nil {
+			return nil, err
+		}
+		return append([]resolver.AttachPoint{tg}, rets...), nil
+	case tg.Go:
+		return t.res.ReturnAttachPoints(tg, false)
+	}
+	return []resolver.AttachPoint{tg}, nil
+}
+
+// warnRefused warns of the functions of p whose returns cannot be probed,
+// the first ten by name.
+func (t *tracer) warnRefused(p Probe, refused []error) {
+	for i, err := range refused {
+		if i == 10 {
+			t.status.Warnf("%s: ... and %d more functions skipped", p.Text, len(refused)-10)
+			return
+		}
+		t.status.Warnf("%s: skipped: %v", p.Text, err)
+	}
 }
 
 // returnSide reports whether tg is the return side of a timed function:

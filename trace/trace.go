@@ -217,20 +217,11 @@ func (t *tracer) resolveAll() error {
 
 func (t *tracer) open() error {
 	filter := t.cfg.PID != 0 || len(t.cfg.Command) > 0
-	// Hidden: the e2e tests run older kernels' fallbacks on this one.
-	compat, err := bpf.ParseCompat(os.Getenv("PROBEE_COMPAT"))
+	opts, err := t.sessionOptions(filter)
 	if err != nil {
-		return fmt.Errorf("PROBEE_COMPAT: %w", err)
+		return err
 	}
-	s, err := bpf.Open(bpf.Options{
-		FilterPIDs: filter, MaxStacks: t.cfg.MaxStacks, DWARF: t.dwarfOn(),
-		NoTailCalls: t.cfg.NoTailCalls, TableBudget: uint64(t.cfg.UnwindBudget), SampleProbe: uint32(len(t.cfg.Probes)), IncludeIdle: t.cfg.IncludeIdle,
-		NoFindVMA: os.Getenv("PROBEE_NO_FIND_VMA") == "1", // hidden: tests/bench/65-system-wide.sh compares
-		Measure: bpf.Measure{Mode: t.cfg.MeasureMode(), WeightArg: t.cfg.weightArg(),
-			MinLatency: t.cfg.MinLatency, Probes: len(t.cfg.Probes)},
-		NoDefer: os.Getenv("PROBEE_NO_DEFER") == "1", // hidden: likewise
-		Compat:  compat,
-	})
+	s, err := bpf.Open(opts)
 	if err != nil {
 		return err
 	}
@@ -262,6 +253,25 @@ func (t *tracer) open() error {
 	}
 	t.stopEv, err = s.Events(t.procs.OnProcessEvent)
 	return err
+}
+
+// sessionOptions are the bpf session's options for the run (filter: only
+// the -p process or the command and their children are traced).
+func (t *tracer) sessionOptions(filter bool) (bpf.Options, error) {
+	// Hidden: the e2e tests run older kernels' fallbacks on this one.
+	compat, err := bpf.ParseCompat(os.Getenv("PROBEE_COMPAT"))
+	if err != nil {
+		return bpf.Options{}, fmt.Errorf("PROBEE_COMPAT: %w", err)
+	}
+	return bpf.Options{
+		FilterPIDs: filter, MaxStacks: t.cfg.MaxStacks, DWARF: t.dwarfOn(),
+		NoTailCalls: t.cfg.NoTailCalls, TableBudget: uint64(t.cfg.UnwindBudget), SampleProbe: uint32(len(t.cfg.Probes)), IncludeIdle: t.cfg.IncludeIdle,
+		NoFindVMA: os.Getenv("PROBEE_NO_FIND_VMA") == "1", // hidden: tests/bench/65-system-wide.sh compares
+		Measure: bpf.Measure{Mode: t.cfg.MeasureMode(), WeightArg: t.cfg.weightArg(),
+			MinLatency: t.cfg.MinLatency, Probes: len(t.cfg.Probes)},
+		NoDefer: os.Getenv("PROBEE_NO_DEFER") == "1", // hidden: likewise
+		Compat:  compat,
+	}, nil
 }
 
 func (t *tracer) dwarfOn() bool { return t.cfg.Unwind.dwarf() }
