@@ -1,6 +1,7 @@
 package proctrack
 
 import (
+	"errors"
 	"os"
 	"slices"
 	"testing"
@@ -109,4 +110,73 @@ func cut(s string) (string, string, bool) {
 		return s, "", false
 	}
 	return s[:i], s[i+1:], true
+}
+
+// The traced command, stopped right after its exec, has its program's
+// table loaded before its first instruction; its gate stop, once ld.so
+// has mapped its libraries, loads theirs before it is resumed. The
+// records of those libraries reload it once more.
+func TestCommandStoppedAfterExec(t *testing.T) {
+	r := newRig(t, nil)
+	r.ldso()
+	app := r.proc.file(r.proc.root, "/usr/bin/app", appAt)
+	lib := r.proc.file(r.proc.root, "/usr/lib/liba.so", libAt)
+	r.proc.process(20, r.proc.root, app)
+	r.proc.symlink(r.proc.root+"/usr/bin/app", r.proc.pidDir(20)+"/exe")
+	if err := r.tr.TracePID(20); err != nil {
+		t.Fatal(err)
+	}
+	r.wantKernel("AddPID 20", "AttachLdsoGate "+r.proc.pidDir(20)+"/root"+defaultInterp, "AttachRootGate",
+		"SetProcessModules 20 [/usr/bin/app]")
+	r.wantMaps(20, "[/usr/bin/app]")
+
+	r.proc.setMaps(20, app, lib)
+	r.tr.OnMmap(mapped(20, lib))
+	r.tr.OnProcessEvent(gateStop(20))
+	r.wantKernel("SetProcessModules 20 [/usr/bin/app /usr/lib/liba.so]", "Continue 20")
+	if n := r.clock.fire(); n != 1 {
+		t.Errorf("%d reloads after the libraries were mapped, want 1", n)
+	}
+	r.wantKernel("SetProcessModules 20 [/usr/bin/app /usr/lib/liba.so]")
+}
+
+// A gate stop (dlopen) loads the process's tables, then resumes it, also
+// when the load or the resume fails (a warning says so).
+func TestGateStop(t *testing.T) {
+	tests := []struct {
+		name            string
+		gone            bool // /proc/10 unreadable
+		setErr, contErr error
+		kernel, warn    []string
+	}{
+		{name: "loaded",
+			kernel: []string{"SetProcessModules 10 [/usr/bin/app /usr/lib/liba.so]", "Continue 10"}},
+		{name: "kernel refuses the tables", setErr: errors.New("unwind maps full"),
+			kernel: []string{"SetProcessModules 10 [/usr/bin/app /usr/lib/liba.so]", "Continue 10"},
+			warn:   []string{"unwind tables of pid 10: unwind maps full"}},
+		{name: "maps unreadable", gone: true,
+			kernel: []string{"Continue 10"}},
+		{name: "resume fails", contErr: errors.New("resume pid 10: no such process"),
+			kernel: []string{"SetProcessModules 10 [/usr/bin/app /usr/lib/liba.so]", "Continue 10"},
+			warn:   []string{"resume pid 10: no such process"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newRig(t, nil)
+			app := r.proc.file(r.proc.root, "/usr/bin/app", appAt)
+			lib := r.proc.file(r.proc.root, "/usr/lib/liba.so", libAt)
+			r.proc.process(10, r.proc.root, app)
+			r.seen(10)
+			r.proc.setMaps(10, app, lib)
+			if tt.gone {
+				r.proc.exit(10)
+			}
+			r.k.setErr, r.k.contErr = tt.setErr, tt.contErr
+			r.tr.OnProcessEvent(gateStop(10))
+			r.wantKernel(tt.kernel...)
+			if w := r.warnings(); !slices.Equal(w, tt.warn) {
+				t.Errorf("warnings %q, want %q", w, tt.warn)
+			}
+		})
+	}
 }

@@ -155,3 +155,58 @@ func TestHistoryPruneReusedPID(t *testing.T) {
 		})
 	}
 }
+
+// Prune makes the history forget the processes no longer in /proc that
+// never produced an event, once their last record is old.
+func TestPrune(t *testing.T) {
+	r := newRig(t, nil)
+	app := r.proc.file(r.proc.root, "/usr/bin/app", appAt)
+	r.proc.process(10, r.proc.root)
+	for _, pid := range []int{10, 11} {
+		r.tr.OnMmap(mapped(pid, app))
+		r.hist.procs[pid].last = time.Now().Add(-time.Hour)
+	}
+	if n := r.tr.Prune(); n != 1 || !r.known(10) || r.known(11) {
+		t.Errorf("pruned %d; 10 known %v, 11 known %v; want 1, true, false", n, r.known(10), r.known(11))
+	}
+}
+
+// Alive asks /proc; Forget makes the history forget the process.
+func TestAliveForget(t *testing.T) {
+	r := newRig(t, nil)
+	r.proc.process(10, r.proc.root)
+	if !r.tr.Alive(10) || r.tr.Alive(11) {
+		t.Errorf("Alive(10) = %v, Alive(11) = %v; want true, false", r.tr.Alive(10), r.tr.Alive(11))
+	}
+	r.tr.OnMmap(mapped(11, heap(0x600000)))
+	r.tr.Forget(11)
+	if r.known(11) {
+		t.Error("pid 11 is known after Forget")
+	}
+}
+
+// Once no tracked process maps a file, the sweep an exit starts lets go
+// of its table (after tableIdle: none here); a file another process still
+// maps keeps its table, and a file mapped again gets its table anew.
+func TestTablesEvicted(t *testing.T) {
+	r := newRig(t, nil)
+	r.tr.tables.idle = 0
+	app := r.proc.file(r.proc.root, "/usr/bin/app", appAt)
+	lib := r.proc.file(r.proc.root, "/usr/lib/liba.so", libAt)
+	r.proc.process(10, r.proc.root, app, lib)
+	r.proc.process(11, r.proc.root, app)
+	r.seen(10)
+	r.seen(11)
+	if n := r.tr.tables.cache.Len(); n != 2 {
+		t.Fatalf("%d tables, want app's and liba's", n)
+	}
+	r.tr.OnProcessEvent(exited(10))
+	if n := r.tr.tables.cache.Len(); n != 1 {
+		t.Errorf("after the only process mapping liba exited: %d tables, want app's alone", n)
+	}
+	r.proc.process(12, r.proc.root, app, lib)
+	r.seen(12)
+	if n := r.tr.tables.cache.Len(); n != 2 {
+		t.Errorf("liba mapped again: %d tables, want 2", n)
+	}
+}

@@ -1,12 +1,9 @@
 package proctrack
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
-	"slices"
 	"testing"
-	"time"
 )
 
 // Addresses of the fake processes' mappings.
@@ -84,34 +81,6 @@ func TestExec(t *testing.T) {
 	r.wantKernel("SetProcessModules 10 [/usr/bin/app]")
 }
 
-// The traced command, stopped right after its exec, has its program's
-// table loaded before its first instruction; its gate stop, once ld.so
-// has mapped its libraries, loads theirs before it is resumed. The
-// records of those libraries reload it once more.
-func TestCommandStoppedAfterExec(t *testing.T) {
-	r := newRig(t, nil)
-	r.ldso()
-	app := r.proc.file(r.proc.root, "/usr/bin/app", appAt)
-	lib := r.proc.file(r.proc.root, "/usr/lib/liba.so", libAt)
-	r.proc.process(20, r.proc.root, app)
-	r.proc.symlink(r.proc.root+"/usr/bin/app", r.proc.pidDir(20)+"/exe")
-	if err := r.tr.TracePID(20); err != nil {
-		t.Fatal(err)
-	}
-	r.wantKernel("AddPID 20", "AttachLdsoGate "+r.proc.pidDir(20)+"/root"+defaultInterp, "AttachRootGate",
-		"SetProcessModules 20 [/usr/bin/app]")
-	r.wantMaps(20, "[/usr/bin/app]")
-
-	r.proc.setMaps(20, app, lib)
-	r.tr.OnMmap(mapped(20, lib))
-	r.tr.OnProcessEvent(gateStop(20))
-	r.wantKernel("SetProcessModules 20 [/usr/bin/app /usr/lib/liba.so]", "Continue 20")
-	if n := r.clock.fire(); n != 1 {
-		t.Errorf("%d reloads after the libraries were mapped, want 1", n)
-	}
-	r.wantKernel("SetProcessModules 20 [/usr/bin/app /usr/lib/liba.so]")
-}
-
 // New code mapped by tracked processes (dlopen, mmap) reloads their tables
 // once for all the records that came together; a mapping already loaded
 // (whatever path its record gives) and a process not tracked reload
@@ -147,47 +116,6 @@ func TestNewCodeCoalesced(t *testing.T) {
 	r.wantMaps(10, "[/usr/bin/app /usr/lib/liba.so /usr/lib/libb.so]")
 	r.wantMaps(11, "[/app /usr/lib/liba.so]")
 	r.wantMaps(99, "[/usr/lib/liba.so]")
-}
-
-// A gate stop (dlopen) loads the process's tables, then resumes it, also
-// when the load or the resume fails (a warning says so).
-func TestGateStop(t *testing.T) {
-	tests := []struct {
-		name            string
-		gone            bool // /proc/10 unreadable
-		setErr, contErr error
-		kernel, warn    []string
-	}{
-		{name: "loaded",
-			kernel: []string{"SetProcessModules 10 [/usr/bin/app /usr/lib/liba.so]", "Continue 10"}},
-		{name: "kernel refuses the tables", setErr: errors.New("unwind maps full"),
-			kernel: []string{"SetProcessModules 10 [/usr/bin/app /usr/lib/liba.so]", "Continue 10"},
-			warn:   []string{"unwind tables of pid 10: unwind maps full"}},
-		{name: "maps unreadable", gone: true,
-			kernel: []string{"Continue 10"}},
-		{name: "resume fails", contErr: errors.New("resume pid 10: no such process"),
-			kernel: []string{"SetProcessModules 10 [/usr/bin/app /usr/lib/liba.so]", "Continue 10"},
-			warn:   []string{"resume pid 10: no such process"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			r := newRig(t, nil)
-			app := r.proc.file(r.proc.root, "/usr/bin/app", appAt)
-			lib := r.proc.file(r.proc.root, "/usr/lib/liba.so", libAt)
-			r.proc.process(10, r.proc.root, app)
-			r.seen(10)
-			r.proc.setMaps(10, app, lib)
-			if tt.gone {
-				r.proc.exit(10)
-			}
-			r.k.setErr, r.k.contErr = tt.setErr, tt.contErr
-			r.tr.OnProcessEvent(gateStop(10))
-			r.wantKernel(tt.kernel...)
-			if w := r.warnings(); !slices.Equal(w, tt.warn) {
-				t.Errorf("warnings %q, want %q", w, tt.warn)
-			}
-		})
-	}
 }
 
 // An exit drops the process's state: its later records reload nothing.
@@ -327,35 +255,6 @@ func TestStop(t *testing.T) {
 	r.wantMaps(10, "[/usr/bin/app /usr/lib/liba.so]")
 }
 
-// Prune makes the history forget the processes no longer in /proc that
-// never produced an event, once their last record is old.
-func TestPrune(t *testing.T) {
-	r := newRig(t, nil)
-	app := r.proc.file(r.proc.root, "/usr/bin/app", appAt)
-	r.proc.process(10, r.proc.root)
-	for _, pid := range []int{10, 11} {
-		r.tr.OnMmap(mapped(pid, app))
-		r.hist.procs[pid].last = time.Now().Add(-time.Hour)
-	}
-	if n := r.tr.Prune(); n != 1 || !r.known(10) || r.known(11) {
-		t.Errorf("pruned %d; 10 known %v, 11 known %v; want 1, true, false", n, r.known(10), r.known(11))
-	}
-}
-
-// Alive asks /proc; Forget makes the history forget the process.
-func TestAliveForget(t *testing.T) {
-	r := newRig(t, nil)
-	r.proc.process(10, r.proc.root)
-	if !r.tr.Alive(10) || r.tr.Alive(11) {
-		t.Errorf("Alive(10) = %v, Alive(11) = %v; want true, false", r.tr.Alive(10), r.tr.Alive(11))
-	}
-	r.tr.OnMmap(mapped(11, heap(0x600000)))
-	r.tr.Forget(11)
-	if r.known(11) {
-		t.Error("pid 11 is known after Forget")
-	}
-}
-
 // Under --unwind auto a Go binary gets an empty table without its CFI
 // being read (Go keeps frame pointers), and its GoStack; under --unwind
 // dwarf its table is read.
@@ -400,30 +299,4 @@ func TestReadRunning(t *testing.T) {
 	r.tr.ReadRunning()
 	r.wantMaps(10, "[/usr/bin/app]")
 	r.wantMaps(12, "[/bin/sh]")
-}
-
-// Once no tracked process maps a file, the sweep an exit starts lets go
-// of its table (after tableIdle: none here); a file another process still
-// maps keeps its table, and a file mapped again gets its table anew.
-func TestTablesEvicted(t *testing.T) {
-	r := newRig(t, nil)
-	r.tr.tables.idle = 0
-	app := r.proc.file(r.proc.root, "/usr/bin/app", appAt)
-	lib := r.proc.file(r.proc.root, "/usr/lib/liba.so", libAt)
-	r.proc.process(10, r.proc.root, app, lib)
-	r.proc.process(11, r.proc.root, app)
-	r.seen(10)
-	r.seen(11)
-	if n := r.tr.tables.cache.Len(); n != 2 {
-		t.Fatalf("%d tables, want app's and liba's", n)
-	}
-	r.tr.OnProcessEvent(exited(10))
-	if n := r.tr.tables.cache.Len(); n != 1 {
-		t.Errorf("after the only process mapping liba exited: %d tables, want app's alone", n)
-	}
-	r.proc.process(12, r.proc.root, app, lib)
-	r.seen(12)
-	if n := r.tr.tables.cache.Len(); n != 2 {
-		t.Errorf("liba mapped again: %d tables, want 2", n)
-	}
 }
