@@ -1,6 +1,8 @@
 package procmaps
 
 import (
+	"bytes"
+	"os"
 	"strings"
 	"testing"
 	"unsafe"
@@ -81,6 +83,21 @@ func TestParseInterns(t *testing.T) {
 	for _, f := range []struct{ name, x, y string }{{"path", a.Path, b.Path}, {"perms", a.Perms, b.Perms}, {"dev", a.Dev, b.Dev}} {
 		if unsafe.StringData(f.x) != unsafe.StringData(f.y) {
 			t.Errorf("%s %q: two copies", f.name, f.x)
+		}
+	}
+}
+
+// BenchmarkParse parses this process's maps, as a snapshot of a new
+// process does.
+func BenchmarkParse(b *testing.B) {
+	text, err := os.ReadFile("/proc/self/maps")
+	if err != nil {
+		b.Skip(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Parse(bytes.NewReader(text)); err != nil {
+			b.Fatal(err)
 		}
 	}
 }
