@@ -40,7 +40,17 @@ type Dir struct {
 	writes        sync.WaitGroup
 	mu            sync.Mutex // serializes this process's writes and evictions
 	writeFailed   bool
+	// known is the bytes of cache files at the last scan (evict) plus
+	// those this process wrote since; scanned is when that scan was.
+	known   int64
+	scanned time.Time
+	scans   int // for tests
 }
+
+// rescanEvery is how old the last scan of the directory may be before a
+// write scans it again although this process's writes keep it under the
+// bound: other probees share the directory.
+const rescanEvery = time.Minute
 
 // DefaultDir is $XDG_CACHE_HOME/probee/unwind, else ~/.cache/probee/unwind
 // (os.UserCacheDir).
@@ -98,14 +108,19 @@ func (d *Dir) Load(key string) (*unwind.Table, bool) {
 }
 
 // Save writes t under key in the background (Wait waits for the writes),
-// then removes the least recently used files past the size bound. Failed
-// writes are reported once (Warnf).
+// then removes the least recently used files past the size bound. The
+// directory is scanned for that when the bytes known to be in it pass the
+// bound or the last scan is older than rescanEvery, not at every write:
+// scanning at every write was 4 GB of a 5-minute churn run's 20 GB of
+// allocations (a new program every second, a cache of thousands of files).
+// Failed writes are reported once (Warnf).
 func (d *Dir) Save(key string, t *unwind.Table) {
 	d.writes.Go(func() {
 		d.mu.Lock()
 		defer d.mu.Unlock()
-		err := d.write(key, t)
-		if err == nil {
+		n, err := d.write(key, t)
+		d.known += n
+		if err == nil && (d.known > d.max || time.Since(d.scanned) > rescanEvery) {
 			err = d.evict()
 		}
 		if err != nil && !d.writeFailed {
@@ -120,15 +135,15 @@ func (d *Dir) Wait() { d.writes.Wait() }
 
 // write writes t's file under a temporary name in the directory, then
 // renames it over KEY.unwind: a reader sees the old file or the new one,
-// never a part.
-func (d *Dir) write(key string, t *unwind.Table) error {
+// never a part. It returns the bytes written.
+func (d *Dir) write(key string, t *unwind.Table) (int64, error) {
 	head, table, sum, err := encode(key, t)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	f, err := os.CreateTemp(d.path, key+fileExt+tempMark+"*")
 	if err != nil {
-		return err
+		return 0, err
 	}
 	for _, b := range [][]byte{head, table, sum} {
 		if _, err = f.Write(b); err != nil {
@@ -143,6 +158,7 @@ func (d *Dir) write(key string, t *unwind.Table) error {
 	}
 	if err != nil {
 		os.Remove(f.Name())
+		return 0, err
 	}
-	return err
+	return int64(len(head) + len(table) + len(sum)), nil
 }

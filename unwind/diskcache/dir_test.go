@@ -237,6 +237,35 @@ func TestEvict(t *testing.T) {
 	}
 }
 
+// Writes under the bound scan the directory once, not once each; past the
+// bound, or a minute after the last scan (another probee's files), a write
+// scans it and evicts.
+func TestEvictScans(t *testing.T) {
+	one := int64(fileSize(t, sampleTable(50)))
+	d, _ := open(t, 3*one)
+	for _, key := range []string{"b-01", "b-02", "b-03"} {
+		save(d, key, sampleTable(50))
+	}
+	if d.scans != 1 {
+		t.Errorf("%d scans for 3 writes under the bound, want 1", d.scans)
+	}
+	save(d, "b-04", sampleTable(50))
+	if d.scans != 2 || len(names(t, d)) != 3 {
+		t.Errorf("past the bound: %d scans, files %q; want 2 scans, 3 files", d.scans, names(t, d))
+	}
+	other := filepath.Join(d.Path(), "b-09.unwind") // another probee's write
+	if err := os.WriteFile(other, make([]byte, 2*one), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-time.Hour)
+	os.Chtimes(other, old, old)
+	d.scanned = d.scanned.Add(-rescanEvery - time.Second)
+	save(d, "b-05", sampleTable(50))
+	if _, err := os.Stat(other); err == nil || d.scans != 3 {
+		t.Errorf("a minute on, %d scans and another probee's old file kept; want 3 scans and it evicted", d.scans)
+	}
+}
+
 func fileSize(t *testing.T, tab *unwind.Table) int {
 	head, table, sum, err := encode("b-01", tab)
 	if err != nil {

@@ -57,9 +57,11 @@
 //
 // # Size bound
 //
-// After each write, the files together are kept under a bound (Options.
-// MaxBytes, probee's --table-cache-size, default DefaultMaxBytes = 256 MiB):
-// the least recently used go first, use being the file's mtime, which
+// After a write, the files together are kept under a bound (Options.
+// MaxBytes, probee's --table-cache-size, default DefaultMaxBytes = 256 MiB)
+// when the bytes known to be there (the last scan's, plus this process's
+// writes since) pass it, or the last scan is a minute old (other probees
+// write there too): the least recently used go first, use being the file's mtime, which
 // Load refreshes. Temporary files older than an hour (a probee killed while
 // writing) are removed too; other files in the directory are left alone.
 package diskcache

@@ -60,6 +60,8 @@ func (d *Dir) evict() error {
 		d.remove(f.name)
 		total -= f.size
 	}
+	d.known, d.scanned = total, time.Now()
+	d.scans++
 	return nil
 }
 
