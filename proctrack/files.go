@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/probee/probee/bpf"
+	"github.com/probee/probee/internal/procmaps"
 )
 
 // fileLoader loads, system-wide, the unwind table of every file the machine
@@ -53,6 +54,15 @@ func (l *fileLoader) note(ev bpf.MmapEvent) {
 	case l.queue <- loadReq{ev.PID, mappingOf(ev)}:
 		l.seen[id] = true
 	default: // a burst: a later mapping of the file queues it again
+	}
+}
+
+// forget lets files be loaded again: the kernel side forgot them.
+func (l *fileLoader) forget(files []procmaps.FileKey) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, f := range files {
+		delete(l.seen, fileID{f.Dev, f.Ino})
 	}
 }
 
