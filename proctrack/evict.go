@@ -77,6 +77,11 @@ func (d *tables) forget(files []procmaps.FileKey) {
 	if len(files) == 0 {
 		return
 	}
+	d.loadMu.Lock() // as a load: not once the session is going away (stop)
+	defer d.loadMu.Unlock()
+	if d.closed {
+		return
+	}
 	if d.files != nil {
 		d.files.forget(files)
 	}
