@@ -81,10 +81,11 @@ func (s *Session) ForgetFiles(files []procmaps.FileKey) error {
 	return errors.Join(errs...)
 }
 
-// releaseOrphans releases the orphans nothing refers to any more.
+// releaseOrphans releases the orphans nothing refers to any more, and
+// forgets the lists the kernel deleted.
 func (s *Session) releaseOrphans() error {
 	ts := &s.tables
-	if len(ts.orphans) == 0 {
+	if len(ts.orphans) == 0 && len(ts.lists) == 0 {
 		return nil
 	}
 	live, err := s.liveLists()

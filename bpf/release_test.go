@@ -268,4 +268,24 @@ func TestTablesStaleList(t *testing.T) {
 	if st := s.TableStats(); st.Released != 1 || s.tables.loaded["a"] != nil || s.tables.loaded["b"] == nil {
 		t.Errorf("stats %+v: want a released, b kept", st)
 	}
+	// Listed no more, b goes; then a list the kernel deleted is
+	// forgotten at the next call, with no table to release.
+	if err := s.SetProcessModules(self, []unwind.Module{mod(3, "c")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ForgetFiles(nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.objs.ProcMaps.Delete(uint32(self)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ForgetFiles(nil); err != nil {
+		t.Fatal(err)
+	}
+	if st := s.TableStats(); st.Released != 2 || len(s.tables.orphans) != 0 {
+		t.Errorf("stats %+v, orphans %v: want b released", st, s.tables.orphans)
+	}
+	if len(s.tables.lists) != 0 {
+		t.Errorf("lists %v recorded, want none: the kernel deleted them", s.tables.lists)
+	}
 }
