@@ -83,7 +83,9 @@ func (d *tables) forget(files []procmaps.FileKey) {
 		return
 	}
 	if d.files != nil {
-		d.files.forget(files)
+		for _, f := range files {
+			d.files.forget(fileID{f.Dev, f.Ino})
+		}
 	}
 	if err := d.t.k.ForgetFiles(files); err != nil {
 		d.t.debugf("unwind tables: %v", err)

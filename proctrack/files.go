@@ -6,7 +6,6 @@ import (
 	"sync"
 
 	"github.com/probee/probee/bpf"
-	"github.com/probee/probee/internal/procmaps"
 )
 
 // fileLoader loads, system-wide, the unwind table of every file the machine
@@ -57,13 +56,11 @@ func (l *fileLoader) note(ev bpf.MmapEvent) {
 	}
 }
 
-// forget lets files be loaded again: the kernel side forgot them.
-func (l *fileLoader) forget(files []procmaps.FileKey) {
+// forget lets file id be loaded again: the kernel side forgot it.
+func (l *fileLoader) forget(id fileID) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	for _, f := range files {
-		delete(l.seen, fileID{f.Dev, f.Ino})
-	}
+	delete(l.seen, id)
+	l.mu.Unlock()
 }
 
 // close ends the loading goroutine once the queued files are loaded; a
