@@ -100,14 +100,15 @@
 // them, with 4 spares (1 MiB), in one batch (each addition to an array of
 // maps waits for an RCU grace period), so the kernel holds the tables'
 // bytes and less than five shards more. Each binary's table (unwind.Table, cached by file
-// identity, known here by its Key) is appended once, never freed during a
-// session (user space lets go of its own copy: unwind.Cache.Evict), while the
+// identity, known here by its Key) is placed once, in the first range a
+// released table left where it fits, else at the storage's end, while the
 // tables fit the table budget (Options.TableBudget, --unwind-budget;
 // DefaultTableBudget, 256 MiB, is 36 times what clang, libLLVM,
 // libclang-cpp, libstdc++ and libc need together); a table past it is
-// refused once with wire.ErrTablesFull, and its binary is walked like code
-// without a table. Rules live in one shared rule ARRAY (unwind.RuleSet,
-// entries are remapped to it). All shards have one size, so the verifier
+// refused with wire.ErrTablesFull, once while its file is known, and its
+// binary is walked like code without a table. Rules live in one shared
+// rule ARRAY (unwind.RuleSet, entries are remapped to it). All shards
+// have one size, so the verifier
 // inlines both lookups; a frame takes two shard lookups (the page index's
 // and the page's entries'), as layout.go places a table's page index, and
 // each page's entries with the element before them, within one shard
@@ -120,6 +121,30 @@
 // array yet, when neither it nor its parent has exec'd since the fork
 // (the tasks' exec ids), is walked with its parent's. Binary searches are
 // branch-free, or the verifier's path count explodes.
+//
+// Tables live while something maps their file (release.go). The caller
+// forgets the files no process it tracks maps any more (ForgetFiles:
+// proctrack's sweep, with the files whose tables unwind.Cache.Evict let
+// go): their file_tables entries are deleted at once, and a table goes
+// once no mapping list in proc_maps refers to it either (the kernel
+// deletes a list at exit and exec; a list written after its process
+// exited is deleted then). Releasing raises maps_gen, so that no walk
+// state keeps a mapping found before, and the range waits tableGrace
+// (5 s) and an RCU grace period (every non-sleepable program that might
+// still read it has returned) before a table is written there
+// (freelist.go: first fit, neighbours merged, a free range at the
+// storage's end lowers the end). The walks' caches of rules (rule_cache,
+// the walk state's rules) key a pc by where its table lies, so a table
+// placed where released ones lay carries a placement tag of its own in
+// its mapping flags, which their checks include (rules.h: table_tag): no
+// walk gets the rules of a table that lay there before. So the storage
+// takes the budget at most (rounded up to a shard: shards are never
+// freed, and never made past it), whatever files the machine maps over a
+// run, and file_tables holds the files mapped now. A file mapped again
+// gets its table anew. The rules are interned and never
+// freed (distinct rules are few: libc's 23.5K CFI rows have about 300;
+// past MAX_RULES a new table is refused like one past the budget), nor
+// are the Go binaries' go_stacks elements (MAX_GO_STACKS).
 //
 // Walks: each context kind has its own per-CPU state slot (uprobe,
 // uprobe_multi, kprobe, tracepoint, perf_event). With tail calls (default)

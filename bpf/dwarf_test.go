@@ -7,8 +7,10 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/probee/probee/bpf/wire"
+	"github.com/probee/probee/internal/procmaps"
 	"github.com/probee/probee/internal/testgate"
 	"github.com/probee/probee/unwind"
 )
@@ -122,6 +124,72 @@ func TestDWARFRuleCacheByTable(t *testing.T) {
 		case c.TGID == first && ok:
 			t.Errorf("a complete stack with the wrong table (%d calls): %x", c.Count, c.User.PCs())
 		case c.TGID == first:
+			cut += c.Count
+		case c.TGID == second && ok:
+			complete += c.Count
+		default:
+			t.Errorf("pid %d (first %d, second %d): user stack (%d frames, truncated %v): %x",
+				c.TGID, first, second, c.User.Len(), c.UserTruncated, c.User.PCs())
+		}
+	}
+	if cut != 200 || complete != 200 {
+		t.Errorf("%d cut stacks with the wrong table, %d complete with the right one; want 200 and 200", cut, complete)
+	}
+}
+
+// A table placed where a released one lay is walked with its own rules,
+// not those the walks' caches kept for the same offsets (rules.h:
+// table_tag): chain-nofp walked with a wrong table (its stacks are cut),
+// the table released once the process is gone, then walked with its own
+// table, placed at the wrong one's offsets, on one CPU: complete stacks.
+func TestDWARFRuleCacheReusedRange(t *testing.T) {
+	cpu0, bin, s := oneCPUChain(t)
+	now := time.Now()
+	s.tables.now = func() time.Time { return now }
+	off := fileOffset(t, bin, "leaf")
+	if st, err := s.AttachUprobes(context.Background(), 3, []UprobeTarget{{Path: bin, Offset: off, Entry: true, Name: "leaf"}}, 0, !HaveUprobeMulti()); err != nil || st.Attached != 1 {
+		t.Fatalf("attach: %+v %v", st, err)
+	}
+	var file procmaps.FileKey
+	var key string
+	wrong := func(_ int, mods []unwind.Module) {
+		for _, m := range mods {
+			if filepath.Base(m.Path) == "chain-nofp" {
+				file, key = procmaps.FileKey{Dev: m.Dev, Ino: m.Inode}, m.Table.Key
+			}
+		}
+		wrongTable(mods)
+	}
+	first := runGatedWith(t, s, wrong, cpu0, bin, "200")
+	s.tmu.Lock()
+	was := s.tables.loaded[key+"-wrong"]
+	s.tmu.Unlock()
+	if was == nil {
+		t.Fatal("the wrong table is not loaded")
+	}
+	if err := s.ForgetFiles([]procmaps.FileKey{file}); err != nil {
+		t.Fatal(err)
+	}
+	if st := s.TableStats(); st.Released != 1 {
+		t.Fatalf("%d tables released, want the wrong one", st.Released)
+	}
+	now = now.Add(tableGrace)
+	second := runGatedWith(t, s, nil, cpu0, bin, "200")
+	s.tmu.Lock()
+	own := s.tables.loaded[key]
+	s.tmu.Unlock()
+	if own == nil || own.loc.entriesOff != was.loc.entriesOff || own.loc.tag == 0 {
+		t.Fatalf("chain-nofp's table at %+v, want it where the wrong one lay (%+v), with a tag", own, was)
+	}
+	snap, err := s.Drain(4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cut, complete uint64
+	for _, c := range snap.Counts {
+		ok := c.User.Len() >= 7 && !c.UserTruncated // leaf c b a main libc_start _start
+		switch {
+		case c.TGID == first && !ok:
 			cut += c.Count
 		case c.TGID == second && ok:
 			complete += c.Count

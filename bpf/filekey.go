@@ -29,11 +29,10 @@ func (s *Session) fileKey(m unwind.Module) (probeeFileKey, bool) {
 	if m.Path == unwind.VDSOPath {
 		return vdsoKey, true
 	}
-	dev, err := kernelDev(m.Dev)
-	if err != nil || m.Inode == 0 {
+	shown, ok := shownKey(m.Dev, m.Inode)
+	if !ok {
 		return probeeFileKey{}, false
 	}
-	shown := probeeFileKey{Dev: dev, Ino: m.Inode}
 	if key, ok := s.keys[shown]; ok {
 		return key, true
 	}
@@ -43,6 +42,17 @@ func (s *Session) fileKey(m unwind.Module) (probeeFileKey, bool) {
 	}
 	s.keys[shown] = key
 	return key, true
+}
+
+// shownKey is the key of the file with device dev ("fd:01") and inode
+// ino as the maps show it (s.keys maps it to the unwinder's); false:
+// no file's.
+func shownKey(dev string, ino uint64) (probeeFileKey, bool) {
+	d, err := kernelDev(dev)
+	if err != nil || ino == 0 {
+		return probeeFileKey{}, false
+	}
+	return probeeFileKey{Dev: d, Ino: ino}, true
 }
 
 // vdsoKey files the vDSO's table: vma.h gives a vDSO mapping this key

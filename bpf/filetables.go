@@ -21,8 +21,9 @@ const maxFileSegs = uint32(probeeLimitFILE_SEGS)
 
 // unwind_mapping.flags (enum mapping_flag in probee.h).
 const (
-	mappingTable = uint32(probeeMappingFlagMAPPING_TABLE)
-	mappingGo    = uint32(probeeMappingFlagMAPPING_GO)
+	mappingTable    = uint32(probeeMappingFlagMAPPING_TABLE)
+	mappingGo       = uint32(probeeMappingFlagMAPPING_GO)
+	mappingTagShift = uint32(probeeMappingFlagMAPPING_TAG_SHIFT) // a table's placement tag (tableLoc)
 )
 
 // kernelDev turns the "major:minor" of /proc/PID/maps (hex) into the
@@ -88,11 +89,13 @@ func (s *Session) moduleMapping(m unwind.Module) (probeeUnwindMapping, error) {
 	var err error
 	if m.Table != nil && len(m.Table.Entries) > 0 {
 		var loc tableLoc
-		switch loc, err = s.loadTable(m.Table, m.Path); {
+		loc, err = s.loadTable(m.Table, m.Path)
+		s.tables.fileTable(m, tableID(m.Table))
+		switch {
 		case err == nil:
 			um.Bias = m.Bias + m.Table.Base
 			um.PagesOff, um.Npages, um.EntriesOff = loc.pagesOff, loc.npages, loc.entriesOff
-			um.Flags = mappingTable
+			um.Flags = loc.flags()
 		case errors.Is(err, errRefused):
 			err = nil // reported when it was refused
 		default:

@@ -190,9 +190,13 @@ struct kernel_stack {
 
 // Unwind tables (layout in unwind/doc.go, storage in bpf/doc.go).
 // unwind_mapping.flags and file_table.flags; 0 means walk frame pointers.
+// Above MAPPING_TAG_SHIFT a table's flags carry its placement tag: 0 for
+// a table in storage no table used before, another for each table placed
+// where released ones lay (bpf/tables.go; rules.h: table_tag).
 enum mapping_flag {
 	MAPPING_TABLE = 1, // the file has a DWARF table
 	MAPPING_GO = 2,    // a Go binary (no table); entries_off indexes go_stacks
+	MAPPING_TAG_SHIFT = 8,
 };
 
 // Where the walk of a Go binary goes on from runtime.morestack (see
@@ -234,7 +238,7 @@ struct unwind_mapping {
 	__u32 pages_off;   // index of the table's Pages[0] in the table storage (unwind_shards)
 	__u32 npages;      // the table has npages+1 page index elements
 	__u32 entries_off; // index of the table's Entries[0] in the table storage
-	__u32 flags;       // MAPPING_TABLE; MAPPING_GO; 0 means walk frame pointers here
+	__u32 flags;       // MAPPING_TABLE and its tag; MAPPING_GO; 0 means walk frame pointers here
 };
 
 // A file's identity as the kernel sees it through a mapping's vm_file

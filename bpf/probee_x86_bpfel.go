@@ -231,8 +231,9 @@ const (
 type probeeMappingFlag uint32
 
 const (
-	probeeMappingFlagMAPPING_TABLE probeeMappingFlag = 1
-	probeeMappingFlagMAPPING_GO    probeeMappingFlag = 2
+	probeeMappingFlagMAPPING_TABLE     probeeMappingFlag = 1
+	probeeMappingFlagMAPPING_GO        probeeMappingFlag = 2
+	probeeMappingFlagMAPPING_TAG_SHIFT probeeMappingFlag = 8
 )
 
 type probeeMapsGenIndex uint32

@@ -95,6 +95,16 @@ static __always_inline struct rule_cache_slot *rule_slot(struct unwind_mapping *
 	return bpf_map_lookup_elem(&rule_cache, &i);
 }
 
+// table_tag is the placement tag of m's table (enum mapping_flag). The
+// caches of table lookups (rule_cache, the walk state's rules) key a pc
+// by where its table lies, and user space places a table where released
+// ones lay (bpf/tables.go): their checks include the tag, so that a rule
+// cached for a table that lay there before is a miss.
+static __always_inline __u32 table_tag(struct unwind_mapping *m)
+{
+	return m->flags >> MAPPING_TAG_SHIFT;
+}
+
 // cached_rule is the rule index rule_cache holds for table pc tpc of m's
 // table; -1: none.
 static __always_inline long cached_rule(struct unwind_mapping *m, __u64 tpc)
@@ -102,7 +112,7 @@ static __always_inline long cached_rule(struct unwind_mapping *m, __u64 tpc)
 	__u64 key = 0;
 	struct rule_cache_slot *c = rule_slot(m, tpc, &key);
 
-	if (!c || c->key != key || c->val >> 32 != rule_check(key))
+	if (!c || c->key != key || c->val >> 32 != (rule_check(key) ^ table_tag(m)))
 		return -1;
 	return c->val & 0xffff;
 }
@@ -115,7 +125,7 @@ static __always_inline void cache_rule(struct unwind_mapping *m, __u64 tpc, long
 
 	if (c) {
 		c->key = key;
-		c->val = (__u64)rule | rule_check(key) << 32;
+		c->val = (__u64)rule | (rule_check(key) ^ table_tag(m)) << 32;
 	}
 }
 
@@ -157,7 +167,7 @@ static __always_inline struct unwind_rule *find_rule(struct unwind_state *s, str
 	if (page_of(tpc) >= m->npages)
 		return NULL;
 	struct frame_rule *f = frame_slot(s, m, tpc, &key);
-	if (f && f->key == key && f->check == frame_check(key, &f->r))
+	if (f && f->key == key && f->check == (frame_check(key, &f->r) ^ table_tag(m)))
 		return &f->r;
 	long rule = cached_rule(m, tpc);
 	if (rule < 0) {
@@ -174,7 +184,7 @@ static __always_inline struct unwind_rule *find_rule(struct unwind_state *s, str
 	if (!f)
 		return r;
 	f->r = *r;
-	f->check = frame_check(key, &f->r);
+	f->check = frame_check(key, &f->r) ^ table_tag(m);
 	f->key = key;
 	return &f->r;
 }

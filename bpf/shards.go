@@ -70,13 +70,15 @@ func closeAll(ms []*ebpf.Map) {
 // write puts vals at elements off.. of the storage, shard by shard.
 func (ts *tableStore) write(off uint64, vals []uint32) error {
 	for len(vals) > 0 {
-		m, err := ts.shard(uint32(off >> shardShift))
+		m, done, err := ts.shard(uint32(off >> shardShift))
 		if err != nil {
 			return err
 		}
 		in := uint32(off & (shardU32s - 1))
 		n := min(uint64(len(vals)), uint64(shardU32s-in))
-		if err := writeShard(m, in, vals[:n]); err != nil {
+		err = writeShard(m, in, vals[:n])
+		done()
+		if err != nil {
 			return err
 		}
 		vals, off = vals[n:], off+n
@@ -98,21 +100,33 @@ func writeShard(m *ebpf.Map, off uint32, vals []uint32) error {
 	return nil
 }
 
-// shard returns shard i, created by grow, for writing. Tables are placed
-// in order, so the shards before it are never written again: they are
-// released (the storage holds them).
-func (ts *tableStore) shard(i uint32) (*ebpf.Map, error) {
-	m, ok := ts.open[i]
-	if !ok {
-		return nil, fmt.Errorf("table storage shard %d is not open (%d created)", i, ts.nshards)
+// shard returns shard i, created by grow, for writing, and what to call
+// once written. The shards the storage's end has not passed are held
+// open (pass); a table placed where released ones lay is written
+// through the storage's own reference to its shard, taken for the write.
+func (ts *tableStore) shard(i uint32) (*ebpf.Map, func(), error) {
+	if m, ok := ts.open[i]; ok {
+		return m, func() {}, nil
 	}
+	if i >= ts.nshards {
+		return nil, nil, fmt.Errorf("table storage shard %d is not created (%d created)", i, ts.nshards)
+	}
+	var m *ebpf.Map
+	if err := ts.outer.Lookup(i, &m); err != nil {
+		return nil, nil, fmt.Errorf("table storage shard %d: %w", i, err)
+	}
+	return m, func() { m.Close() }, nil
+}
+
+// pass releases the shards wholly before the storage's end (the storage
+// holds them): tables are appended past them.
+func (ts *tableStore) pass() {
 	for j, o := range ts.open {
-		if j < i {
+		if uint64(j) < shardOf(ts.next) {
 			o.Close()
 			delete(ts.open, j)
 		}
 	}
-	return m, nil
 }
 
 // close releases the shards still open (the storage holds them all).

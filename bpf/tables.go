@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/cilium/ebpf"
 	"github.com/probee/probee/bpf/wire"
@@ -29,26 +30,51 @@ const (
 	maxMappings    = int(probeeLimitMAX_MAPPINGS) // per process
 )
 
-// tableLoc is where one binary's table lives in the table storage.
+// tableLoc is where one binary's table lives in the table storage, and
+// its placement tag (enum mapping_flag: 0 in storage no table used before).
 type tableLoc struct {
 	pagesOff, npages, entriesOff uint32
+	tag                          uint32
+}
+
+// flags is the flags of a mapping of the table.
+func (l tableLoc) flags() uint32 { return mappingTable | l.tag<<mappingTagShift }
+
+// placed is a table in the table storage.
+type placed struct {
+	loc   tableLoc
+	span  span   // the storage elements it holds, the padding before it included
+	path  string // its key in binBytes
+	bytes int    // its share there
 }
 
 // tableStore places tables in the table storage once per table (tables
-// come from unwind.Cache, shared by file identity), one after another,
-// page index then entries, and interns their rules. Tables are never
-// freed during a session. A table is known by its file version
+// come from unwind.Cache, shared by file identity), page index then
+// entries, and interns their rules. A table is known by its file version
 // (unwind.Table.Key), not by its pointer: the Cache lets go of the tables
 // of files no longer mapped (unwind.Cache.Evict), and one built again for
 // a file mapped again is found here, not placed twice; nor is it kept
-// alive by this store.
+// alive by this store. The tables of the files the caller forgets are
+// released once nothing in the kernel refers to them (ForgetFiles,
+// release.go), and their ranges reused (freelist.go); the rules are
+// interned for the session.
 type tableStore struct {
 	rules        *unwind.RuleSet
 	rulesWritten int
-	loaded       map[any]tableLoc     // by tableID
-	refused      map[any]bool         // by tableID: reported once, then unwound with frame pointers
-	binBytes     map[string]int       // path of the first module of each table -> bytes
-	next         uint64               // the next free element of the storage
+	loaded       map[any]*placed // by tableID
+	refused      map[any]bool    // by tableID: reported once, then unwound with frame pointers
+	binBytes     map[string]int  // path of the first module of each table -> bytes
+	next         uint64          // the storage's end: tables are appended there
+	high         uint64          // the highest end it had: no table used the storage past it
+	free         freeList        // released tables' ranges below next
+	tags         uint32          // the tag given last (tableLoc)
+	released     int             // tables released so far
+	// What refers to the tables (release.go).
+	byFile  map[probeeFileKey][]any // a file as the maps show it -> the tables (or refusals) loaded for it
+	lists   map[uint32][]any        // pid -> the tables of its mapping list, as written last
+	orphans map[any]bool            // tables of forgotten files that something still referred to
+	now     func() time.Time        // time.Now; tests set it
+
 	budget       uint64               // bytes the tables may take
 	outer        *ebpf.Map            // unwind_shards
 	shardSpec    *ebpf.MapSpec        // its inner map
@@ -59,16 +85,21 @@ type tableStore struct {
 
 // newTableStore returns an empty store for tables of at most budget bytes.
 func newTableStore(spec *ebpf.CollectionSpec, budget uint64) tableStore {
-	return tableStore{rules: unwind.NewRuleSet(maxRules), loaded: map[any]tableLoc{},
-		refused: map[any]bool{}, budget: budget, shardSpec: spec.Maps["unwind_shards"].InnerMap,
-		open: map[uint32]*ebpf.Map{}}
+	return tableStore{rules: unwind.NewRuleSet(maxRules), loaded: map[any]*placed{},
+		refused: map[any]bool{}, byFile: map[probeeFileKey][]any{}, lists: map[uint32][]any{},
+		orphans: map[any]bool{}, now: time.Now, budget: budget,
+		shardSpec: spec.Maps["unwind_shards"].InnerMap, open: map[uint32]*ebpf.Map{}}
 }
 
 // TableStats describes the unwind tables loaded into the kernel.
 type TableStats struct {
 	Tables int // distinct binaries
-	Bytes  int // bytes of table data written (pages, entries, rules)
+	Bytes  int // bytes of table data in the storage (pages, entries, rules)
 	Rules  int
+	// Released is the number of tables released so far (ForgetFiles);
+	// Free is the bytes of storage they left that no table took since,
+	// reusable or in their grace.
+	Released, Free int
 	// Shards is the number of table storage shards (ShardBytes each),
 	// the spares created ahead included (shards.go).
 	Shards int
@@ -88,6 +119,7 @@ func (s *Session) SetProcessModules(pid int, mods []unwind.Module) error {
 	slices.SortFunc(mods, func(a, b unwind.Module) int { return cmp.Compare(a.Start, b.Start) })
 	var info probeeProcInfo
 	var errs []error
+	var ids []any // the tables the list refers to
 	for _, m := range mods {
 		if int(info.N) == maxMappings {
 			errs = append(errs, fmt.Errorf("pid %d has more than %d executable mappings: the rest are not unwound", pid, maxMappings))
@@ -97,12 +129,17 @@ func (s *Session) SetProcessModules(pid int, mods []unwind.Module) error {
 		if err != nil {
 			errs = append(errs, err)
 		}
+		if um.Flags&mappingTable != 0 {
+			ids = append(ids, tableID(m.Table))
+		}
 		info.Maps[info.N] = um
 		info.N++
 	}
 	if err := s.objs.ProcMaps.Put(uint32(pid), &info); err != nil {
 		errs = append(errs, fmt.Errorf("write unwind mappings of pid %d: %w", pid, err))
+		ids = append(ids, s.tables.lists[uint32(pid)]...) // the list before may be there still
 	}
+	s.tables.setList(uint32(pid), ids)
 	if err := s.listWritten(); err != nil {
 		errs = append(errs, err)
 	}
@@ -128,8 +165,10 @@ func (s *Session) TableStats() TableStats {
 	ts := &s.tables
 	return TableStats{
 		Tables:   len(ts.loaded),
-		Bytes:    int(ts.next)*4 + ts.rulesWritten*unwind.RuleSize,
+		Bytes:    int(ts.inUse())*4 + ts.rulesWritten*unwind.RuleSize,
 		Rules:    ts.rulesWritten,
+		Released: ts.released,
+		Free:     int(ts.next-ts.inUse()) * 4,
 		Shards:   int(ts.nshards),
 		ByBinary: maps.Clone(ts.binBytes),
 	}
@@ -142,22 +181,23 @@ func (s *Session) TableStats() TableStats {
 func (s *Session) loadTable(t *unwind.Table, path string) (tableLoc, error) {
 	ts := &s.tables
 	id := tableID(t)
-	if loc, ok := ts.loaded[id]; ok {
-		return loc, nil
+	if p, ok := ts.loaded[id]; ok {
+		return p.loc, nil
 	}
 	if ts.refused[id] {
 		return tableLoc{}, errRefused
 	}
-	loc, err := s.placeTable(t)
+	loc, sp, err := s.placeTable(t)
 	if err != nil {
 		ts.refused[id] = true
 		return tableLoc{}, err
 	}
-	ts.loaded[id] = loc
+	p := &placed{loc: loc, span: sp, path: path, bytes: (len(t.Pages) + len(t.Entries)) * 4}
+	ts.loaded[id] = p
 	if ts.binBytes == nil {
 		ts.binBytes = map[string]int{}
 	}
-	ts.binBytes[path] += (len(t.Pages) + len(t.Entries)) * 4
+	ts.binBytes[path] += p.bytes
 	return loc, nil
 }
 
@@ -173,38 +213,77 @@ func tableID(t *unwind.Table) any {
 // errRefused marks a table refused before: no new error to report.
 var errRefused = errors.New("unwind table refused before")
 
-// placeTable writes t's rules, page index and entries within the budget.
-func (s *Session) placeTable(t *unwind.Table) (tableLoc, error) {
+// placeTable writes t's rules, page index and entries within the budget:
+// in the first range released tables left where it fits (freelist.go),
+// else at the storage's end. It returns where t lies and the elements it
+// takes.
+func (s *Session) placeTable(t *unwind.Table) (tableLoc, span, error) {
 	ts := &s.tables
-	l, err := layoutTable(ts.next, t.Pages)
-	if err != nil {
-		return tableLoc{}, err
+	if _, err := layoutTable(ts.next, t.Pages); err != nil {
+		return tableLoc{}, span{}, err // wherever it is placed
 	}
-	if l.end()*4 > ts.budget {
-		return tableLoc{}, fmt.Errorf("%w in the unwind table budget (%s needed, %s of %s in use): unwound without it; raise --unwind-budget",
-			wire.ErrTablesFull, byteSize((l.end()-ts.next)*4), byteSize(ts.next*4), byteSize(ts.budget))
+	if err := s.reclaim(); err != nil {
+		return tableLoc{}, span{}, err
+	}
+	var l tableLayout // laid out last: where the table goes
+	lay := func(start uint64) uint64 {
+		l, _ = layoutTable(start, t.Pages)
+		return l.end()
+	}
+	sp, reuse := ts.free.find(uint64(len(t.Pages)+len(t.Entries)), lay)
+	if !reuse {
+		sp = span{ts.next, lay(ts.next)}
+	}
+	if sp.end*4 > ts.budget {
+		return tableLoc{}, span{}, fmt.Errorf("%w in the unwind table budget (%s needed, %s of %s in use): unwound without it; raise --unwind-budget",
+			wire.ErrTablesFull, byteSize(sp.len()*4), byteSize(ts.inUse()*4), byteSize(ts.budget))
 	}
 	entries, err := ts.rules.Entries(t)
 	if errors.Is(err, unwind.ErrRuleSetFull) {
-		return tableLoc{}, fmt.Errorf("%w: more than %d distinct unwind rules: unwound without it", wire.ErrTablesFull, maxRules)
+		return tableLoc{}, span{}, fmt.Errorf("%w: more than %d distinct unwind rules: unwound without it", wire.ErrTablesFull, maxRules)
 	}
 	if err != nil {
-		return tableLoc{}, err
+		return tableLoc{}, span{}, err
 	}
 	if err := s.writeRules(); err != nil {
-		return tableLoc{}, err
+		return tableLoc{}, span{}, err
 	}
 	if err := ts.grow(l.end()); err != nil {
-		return tableLoc{}, err
+		return tableLoc{}, span{}, err
 	}
 	if err := ts.write(l.pagesOff, l.pages); err != nil {
-		return tableLoc{}, fmt.Errorf("write unwind pages: %w", err)
+		return tableLoc{}, span{}, fmt.Errorf("write unwind pages: %w", err)
 	}
 	if err := ts.write(l.entriesOff(), l.padEntries(t.Pages, entries)); err != nil {
-		return tableLoc{}, fmt.Errorf("write unwind entries: %w", err)
+		return tableLoc{}, span{}, fmt.Errorf("write unwind entries: %w", err)
 	}
-	ts.next = l.end()
-	return tableLoc{pagesOff: uint32(l.pagesOff), npages: uint32(len(t.Pages) - 1), entriesOff: uint32(l.entriesOff())}, nil
+	loc := tableLoc{pagesOff: uint32(l.pagesOff), npages: uint32(len(t.Pages) - 1), entriesOff: uint32(l.entriesOff())}
+	if sp.start < ts.high {
+		// Where released tables lay: the walks' caches may hold their
+		// rules under these offsets (rules.h: table_tag).
+		ts.tags = ts.tags%maxTag + 1
+		loc.tag = ts.tags
+	}
+	if reuse {
+		ts.free.take(sp)
+	} else {
+		ts.next = sp.end
+		ts.high = max(ts.high, ts.next)
+		ts.pass()
+	}
+	return loc, sp, nil
+}
+
+// maxTag is the largest placement tag (enum mapping_flag). The tables
+// placed where released ones lay get the tags 1 to maxTag in turn: two
+// of them share a tag only maxTag (16M) such placements apart.
+const maxTag = 1<<(32-mappingTagShift) - 1
+
+// inUse is the number of storage elements the tables hold (the padding
+// between them included).
+func (ts *tableStore) inUse() uint64 {
+	free, pending := ts.free.elems()
+	return ts.next - free - pending
 }
 
 // byteSize prints n bytes for people: 512 bytes, 93.4 KiB, 3.3 MiB.

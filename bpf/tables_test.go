@@ -16,9 +16,9 @@ import (
 	"github.com/probee/probee/unwind"
 )
 
-// tableSession is a Session holding only the unwind table maps and
-// proc_maps, from the real object's specs, with a table budget of budget
-// bytes: SetProcessModules without loading programs.
+// tableSession is a Session holding only the unwind table maps,
+// proc_maps and file_tables, from the real object's specs, with a table
+// budget of budget bytes: SetProcessModules without loading programs.
 func tableSession(t *testing.T, budget uint64) *Session {
 	testgate.Root(t)
 	spec, err := loadProbee()
@@ -29,7 +29,7 @@ func tableSession(t *testing.T, budget uint64) *Session {
 	s := &Session{tables: newTableStore(spec, budget)}
 	for name, dst := range map[string]**ebpf.Map{
 		"unwind_shards": &s.objs.UnwindShards, "unwind_rules": &s.objs.UnwindRules, "proc_maps": &s.objs.ProcMaps,
-		"maps_gen": &s.objs.MapsGen,
+		"maps_gen": &s.objs.MapsGen, "file_tables": &s.objs.FileTables,
 	} {
 		m, err := ebpf.NewMap(spec.Maps[name])
 		if err != nil {

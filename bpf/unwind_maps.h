@@ -123,8 +123,10 @@ ONE_STEP_ARRAY(steps_kmulti);
 // A per-CPU cache of table lookups (rules.h), direct-mapped: hot code is
 // walked through the same pcs event after event (a probed function's
 // callers, a sampled loop), and a hit skips find_rule's binary search.
-// Tables are never freed nor moved during a session, so (entries_off,
-// tpc) names one table's pc for good. Programs of other contexts can
+// A slot is keyed by (entries_off, tpc) and checked with the table's
+// placement tag: user space places a table where released ones lay only
+// with a tag of its own, so a slot names one table's pc for good (rules.h:
+// table_tag). Programs of other contexts can
 // interrupt an update on the same CPU (a sample during a uprobe's walk),
 // so a slot's value carries a check of its key: a slot written halfway is
 // a miss.

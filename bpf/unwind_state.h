@@ -31,7 +31,7 @@ enum dwarf_reg { DW_RAX = 0, DW_RBX = 3, DW_RDI = 5, DW_RSP = 7 };
 struct frame_rule {
 	__u64 key; // as rule_cache's: (entries_off + 1) << 32 | tpc; 0: empty
 	struct unwind_rule r;
-	__u32 check; // frame_check(key, r): a slot written halfway is a miss
+	__u32 check; // frame_check(key, r) ^ the table's tag: a slot written halfway is a miss
 };
 
 // The event a walk is for.

@@ -14,9 +14,12 @@ import (
 // farm; the churn benchmark maps a program and a library never seen
 // before every second) otherwise holds the table of every file it ever
 // unwound: 17 MB after 10 minutes of churn, growing to --unwind-budget.
-// The kernel keeps its copy (bpf knows a table by its file version), so
-// a file mapped again later is unwound at once; only the deferred-stack
-// finisher (deferred.go) builds its table again, when it needs it.
+// The kernel side forgets the same files (Kernel.ForgetFiles): their
+// file-identity entries, and their tables, whose storage later tables
+// reuse (bpf/release.go), else the kernel's storage would fill up to
+// --unwind-budget the same way and refuse every new binary's table. A
+// file mapped again later gets its table anew, as a new file does: the
+// system-wide loader (files.go) loads it again.
 
 const (
 	// tablesSweepEvery is how often exits trigger a sweep.
@@ -41,19 +44,52 @@ func (d *tables) maybeSweep(now time.Time) {
 }
 
 // sweep lets go of the tables and Go binaries of the files no tracked
-// process maps; it returns how many tables it let go.
+// process maps, and has the kernel side forget those files; it returns
+// how many tables it let go.
 func (d *tables) sweep() int {
 	mapped := d.mappedFiles()
+	var gone []procmaps.FileKey
 	d.mu.Lock()
-	for id := range d.goBins {
+	for id, gb := range d.goBins {
 		if !mapped[id] {
 			delete(d.goBins, id)
+			if gb != nil { // a Go binary: the cache has no table of it
+				gone = append(gone, procmaps.FileKey{Dev: id.dev, Ino: id.ino})
+			}
 		}
 	}
 	d.mu.Unlock()
-	return d.cache.Evict(func(id fileid.ID) bool {
-		return mapped[fileID{procmaps.StatDev(id.Dev), id.Ino}]
+	n := d.cache.Evict(func(id fileid.ID) bool {
+		f := procmaps.FileKey{Dev: procmaps.StatDev(id.Dev), Ino: id.Ino}
+		if mapped[fileID{f.Dev, f.Ino}] {
+			return true
+		}
+		gone = append(gone, f) // its table is let go
+		return false
 	}, d.idle)
+	d.forget(gone)
+	return n
+}
+
+// forget has the kernel side forget files let go, and the system-wide
+// loader load them again when they are mapped again.
+func (d *tables) forget(files []procmaps.FileKey) {
+	if len(files) == 0 {
+		return
+	}
+	d.loadMu.Lock() // as a load: not once the session is going away (stop)
+	defer d.loadMu.Unlock()
+	if d.closed {
+		return
+	}
+	if d.files != nil {
+		for _, f := range files {
+			d.files.forget(fileID{f.Dev, f.Ino})
+		}
+	}
+	if err := d.t.k.ForgetFiles(files); err != nil {
+		d.t.debugf("unwind tables: %v", err)
+	}
 }
 
 // mappedFiles is the set of files the tracked processes map.

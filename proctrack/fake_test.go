@@ -65,6 +65,21 @@ func (k *fakeKernel) SetFileModules(mods []unwind.Module) error {
 
 func (k *fakeKernel) FindsTablesByFile() bool { return k.byFile }
 
+func (k *fakeKernel) ForgetFiles(files []procmaps.FileKey) error {
+	k.record("ForgetFiles %s", fileNames(files))
+	return nil
+}
+
+// fileNames names files by device and inode, sorted, as "[fd:01/12 fd:01/13]".
+func fileNames(files []procmaps.FileKey) string {
+	var names []string
+	for _, f := range files {
+		names = append(names, fmt.Sprintf("%s/%d", f.Dev, f.Ino))
+	}
+	slices.Sort(names)
+	return "[" + strings.Join(names, " ") + "]"
+}
+
 func (k *fakeKernel) AttachLdsoGate(path string, stateOff, stateAddr, rdebugAddr uint64) error {
 	k.record("AttachLdsoGate %s", path)
 	return nil

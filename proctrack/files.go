@@ -57,6 +57,13 @@ func (l *fileLoader) note(ev wire.MmapEvent) {
 	}
 }
 
+// forget lets file id be loaded again: the kernel side forgot it.
+func (l *fileLoader) forget(id fileID) {
+	l.mu.Lock()
+	delete(l.seen, id)
+	l.mu.Unlock()
+}
+
 // close ends the loading goroutine once the queued files are loaded; a
 // later note is dropped.
 func (l *fileLoader) close() {

@@ -1,11 +1,13 @@
 package proctrack
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/probee/probee/internal/procmaps"
 	"github.com/probee/probee/internal/vdso"
@@ -106,4 +108,39 @@ func TestProcessVDSO(t *testing.T) {
 	r.tr.OnProcessEvent(gateStop(10))
 	r.tr.OnProcessEvent(gateStop(11))
 	r.wantKernel("SetProcessModules 10 [/usr/bin/app [vdso]]", "Continue 10", "SetProcessModules 11 [/usr/bin/app]", "Continue 11")
+}
+
+// System-wide, a file loaded by identity whose table the sweep lets go
+// (no tracked process maps it) is forgotten by the kernel side too, and
+// loaded again when a process maps it again.
+func TestFileTablesForgotten(t *testing.T) {
+	r := newRig(t, func(c *Config, k *fakeKernel) { c.SystemWide, k.byFile = true, true })
+	r.tr.tables.idle = 0
+	app := r.proc.file(r.proc.root, "/usr/bin/app", appAt)
+	lib := r.proc.file(r.proc.root, "/usr/lib/liba.so", libAt)
+	r.proc.process(40, r.proc.root, app, lib) // never tracked
+	r.tr.OnMmapRead(mapped(40, lib))
+	r.waitKernel("SetFileModules [/usr/lib/liba.so]")
+	r.proc.process(10, r.proc.root, app)
+	r.seen(10)
+	r.tr.OnProcessEvent(exited(99)) // a sweep
+	r.wantKernel(fmt.Sprintf("ForgetFiles [%s/%d]", lib.Dev, lib.Inode))
+	r.tr.OnMmapRead(mapped(41, lib))
+	r.waitKernel("SetFileModules [/usr/lib/liba.so]")
+}
+
+// waitKernel waits until the kernel calls since the last check are want
+// (a second at most): the system-wide loader calls from its goroutine.
+func (r *rig) waitKernel(want ...string) {
+	r.t.Helper()
+	var got []string
+	for deadline := time.Now().Add(time.Second); ; time.Sleep(time.Millisecond) {
+		got = append(got, r.k.calls()...)
+		if len(got) >= len(want) || time.Now().After(deadline) {
+			break
+		}
+	}
+	if !slices.Equal(got, want) {
+		r.t.Errorf("kernel calls:\n got %q\nwant %q", got, want)
+	}
 }

@@ -1,6 +1,7 @@
 package proctrack
 
 import (
+	"fmt"
 	"os"
 	"slices"
 	"testing"
@@ -186,8 +187,9 @@ func TestAliveForget(t *testing.T) {
 }
 
 // Once no tracked process maps a file, the sweep an exit starts lets go
-// of its table (after tableIdle: none here); a file another process still
-// maps keeps its table, and a file mapped again gets its table anew.
+// of its table (after tableIdle: none here), and the kernel side forgets
+// the file; a file another process still maps keeps its table, and a
+// file mapped again gets its table anew.
 func TestTablesEvicted(t *testing.T) {
 	r := newRig(t, nil)
 	r.tr.tables.idle = 0
@@ -204,6 +206,7 @@ func TestTablesEvicted(t *testing.T) {
 	if n := r.tr.tables.cache.Len(); n != 1 {
 		t.Errorf("after the only process mapping liba exited: %d tables, want app's alone", n)
 	}
+	r.wantKernel(fmt.Sprintf("ForgetFiles [%s/%d]", lib.Dev, lib.Inode))
 	r.proc.process(12, r.proc.root, app, lib)
 	r.seen(12)
 	if n := r.tr.tables.cache.Len(); n != 2 {

@@ -27,6 +27,9 @@ type Kernel interface {
 	// FindsTablesByFile reports whether the kernel uses SetFileModules'
 	// tables (bpf_find_vma).
 	FindsTablesByFile() bool
+	// ForgetFiles lets go of what the kernel has of files no tracked
+	// process maps any more (evict.go).
+	ForgetFiles(files []procmaps.FileKey) error
 	// AttachLdsoGate stops processes each time the ld.so at path has mapped
 	// new objects.
 	AttachLdsoGate(path string, stateOff, stateAddr, rdebugAddr uint64) error

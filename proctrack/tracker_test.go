@@ -1,6 +1,7 @@
 package proctrack
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -257,7 +258,8 @@ func TestStop(t *testing.T) {
 
 // Under --unwind auto a Go binary gets an empty table without its CFI
 // being read (Go keeps frame pointers), and its GoStack; under --unwind
-// dwarf its table is read.
+// dwarf its table is read. Either way the kernel side forgets it once
+// no process maps it.
 func TestGoByFramePointers(t *testing.T) {
 	self, err := os.Executable()
 	if err != nil {
@@ -281,6 +283,9 @@ func TestGoByFramePointers(t *testing.T) {
 		if got := r.tr.tables.cache.Len(); got != want {
 			t.Errorf("GoByFramePointers %v: %d tables read, want %d", byFP, got, want)
 		}
+		r.tr.tables.idle = 0
+		r.tr.OnProcessEvent(exited(10))
+		r.wantKernel(fmt.Sprintf("ForgetFiles [%s/%d]", gobin.Dev, gobin.Inode))
 	}
 }
 

@@ -96,7 +96,9 @@ func (c *Cache) hold(t *Table) {
 }
 
 // Evict lets go of the tables of the files for which inUse reports false
-// and that no Get asked for in the last idle, and returns how many. A
+// and that no Get asked for in the last idle, and returns how many:
+// inUse is asked only about the tables idle that long, and each false
+// answer lets one go (so the caller learns which). A
 // later Get of such a file builds (or loads) its table anew. A long
 // system-wide run on a machine that keeps running new code would
 // otherwise hold the table of every file it ever unwound, up to the
