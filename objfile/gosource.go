@@ -4,12 +4,16 @@ import (
 	"github.com/probee/probee/internal/gopclntab"
 )
 
-// A Go binary built without DWARF (-ldflags=-w, or -s -w for a release)
-// still has .gopclntab, from which the Go runtime prints its tracebacks:
-// the file and line of every address and the calls inlined there. Such a
-// binary's frames get both from it (internal/gopclntab), as an unstripped
-// build's get them from DWARF: lines in pprof and with --lines, and
-// "fn (inlined)" frames. DWARF, where present, is used instead.
+// Every Go binary, a release build without DWARF (-ldflags=-w, or -s -w)
+// too, has .gopclntab, from which the Go runtime prints its tracebacks:
+// the file and line of every address and the calls inlined there. A Go
+// binary's frames get both from it (internal/gopclntab) where its table
+// gives inlined calls (Go 1.20 on), DWARF or not: lines in pprof and with
+// --lines, and "fn (inlined)" frames. DWARF serves the addresses the table
+// does not cover (a cgo binary's C code) and the binaries whose table has
+// no inline trees; a table without inline trees and without DWARF gives
+// the physical frame alone. Object.SourceAt chooses (sources.go); doc.go
+// says where the table's answers differ from DWARF's, and why they stand.
 
 // openGoTable returns the .gopclntab of the Go binary r (while it is the
 // file first read); nil when it cannot be read.

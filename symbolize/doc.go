@@ -57,16 +57,17 @@
 // jitdump files (/tmp/jit-PID.dump) are not read.
 //
 // Source lines and inline frames (symbolize_dwarf.go): where an object has
-// DWARF (or is a Go binary with only .gopclntab), each frame gets the file
-// and line of its address, and an address inside inlined calls expands
-// into one Inline frame per call, innermost first, each with the line
-// executing in it, followed by the physical frame with the line of the
-// outermost call site, as binutils' addr2line -i prints them
+// DWARF, or is a Go binary (its .gopclntab serving first), each frame gets
+// the file and line of its address, and an address inside inlined calls
+// expands into one Inline frame per call, innermost first, each with the
+// line executing in it, followed by the physical frame with the line of
+// the outermost call site, as binutils' addr2line -i prints them
 // (objfile.Object.SourceAt; SetInline turns the expansion off). The
 // physical frame keeps its ELF symbol name; inline frames are named from
-// DWARF (linkage name demangled, else DW_AT_name). The final profile is
-// symbolized object by object (Prefetch), each object's DWARF let go once
-// its addresses are done.
+// DWARF (linkage name demangled, else DW_AT_name), or from a Go binary's
+// table. The final profile is symbolized object by object (Prefetch),
+// each object's DWARF let go once its addresses are done (a Go binary's
+// table is kept: objfile/sources.go).
 //
 // Kernel frames (kstack.go): kallsyms names kernel addresses, "[module]"
 // for a module's; without CAP_SYSLOG (addresses shown as 0) a frame is

@@ -123,8 +123,8 @@ func TestModuleDataInNoptrdata(t *testing.T) {
 		t.Fatal("the copy still has .go.module")
 	}
 	want, got := tableOrFail(t, orig), tableOrFail(t, f)
-	if got.text != want.text || got.gofunc == nil {
-		t.Fatalf("text %#x (want %#x), inline trees found: %v (want true)", got.text, want.text, got.gofunc != nil)
+	if got.text != want.text || !got.Inlines() {
+		t.Fatalf("text %#x (want %#x), inline trees found: %v (want true)", got.text, want.text, got.Inlines())
 	}
 	var inlined int
 	for _, fn := range want.Funcs() {
@@ -145,4 +145,36 @@ func tableOrFail(t *testing.T, f *elf.File) *Table {
 		t.Fatal(err)
 	}
 	return tab
+}
+
+// A table whose module data is not found (gofx's .go.module renamed, and
+// no .noptrdata holding it) has no inline trees: Inlines says so, for
+// objfile to take the calls inlined from DWARF instead, and its Frames
+// give the physical function alone, with the line at the address.
+func TestInlinesWithoutModuleData(t *testing.T) {
+	raw, orig := fixtureELF(t, "gofx")
+	if !tableOrFail(t, orig).Inlines() {
+		t.Fatal("gofx: Inlines() false, want true")
+	}
+	names := orig.Section(".shstrtab")
+	mod := bytes.Clone(raw)
+	tab := mod[names.Offset : names.Offset+names.Size]
+	old := []byte("\x00.go.module\x00")
+	if bytes.Count(tab, old) != 1 {
+		t.Fatalf("gofx's section names hold .go.module %d times, want once", bytes.Count(tab, old))
+	}
+	copy(tab[bytes.Index(tab, old):], "\x00.go.modulx\x00")
+	f, err := elf.NewFile(bytes.NewReader(mod))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := tableOrFail(t, f)
+	if got.Inlines() {
+		t.Fatal("without module data: Inlines() true, want false")
+	}
+	for _, fn := range got.Funcs() {
+		if fs := got.Frames(fn.Entry + 16); len(fs) > 1 {
+			t.Fatalf("%s+16: %v, want the physical frame alone", fn.Name, fs)
+		}
+	}
 }

@@ -14,6 +14,15 @@ func (t *Table) Frames(pc uint64) (out []Frame) {
 	return out
 }
 
+// Inlines reports whether t gives the calls inlined at an address (Frames
+// lists them before the physical function). It does not for a table older
+// than Go 1.20, which debug/gosym reads without its inline trees
+// (legacy.go), nor for a Go 1.20+ table whose functions' data was not
+// found (no module data pointing at the table, a go:func.* where no tree
+// reads, or no function with a tree at all, as in a -gcflags=-l build):
+// such a table's Frames give the physical function alone.
+func (t *Table) Inlines() bool { return t.legacy == nil && t.gofunc != nil }
+
 // maxInline bounds the inlined calls of one address (a corrupt tree could
 // loop).
 const maxInline = 64
