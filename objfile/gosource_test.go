@@ -149,18 +149,8 @@ func compareSources(got, want []Source) string {
 // everyFifth returns pcs every 5 bytes through every function of Go
 // binary path's .gopclntab.
 func everyFifth(tb testing.TB, path string) []uint64 {
-	tb.Helper()
-	f, err := safeelf.Open(path)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer f.Close()
-	funcs, err := gopclntab.Funcs(f.File)
-	if err != nil {
-		tb.Fatal(err)
-	}
 	var pcs []uint64
-	for _, fn := range funcs {
+	for _, fn := range goFuncs(tb, path) {
 		for pc := fn.Entry; pc < fn.End; pc += 5 {
 			pcs = append(pcs, pc)
 		}
@@ -211,6 +201,17 @@ func BenchmarkGoSourcesAfterRelease(b *testing.B) {
 // goPCs returns n pcs of Go binary path, one in the middle of every k-th
 // function of its .gopclntab, spread over the whole program.
 func goPCs(tb testing.TB, path string, n int) []uint64 {
+	funcs := goFuncs(tb, path)
+	k := max(len(funcs)/n, 1)
+	var pcs []uint64
+	for i := 0; i < len(funcs) && len(pcs) < n; i += k {
+		pcs = append(pcs, funcs[i].Entry+(funcs[i].End-funcs[i].Entry)/2)
+	}
+	return pcs
+}
+
+// goFuncs returns the functions of Go binary path's .gopclntab.
+func goFuncs(tb testing.TB, path string) []gopclntab.Func {
 	tb.Helper()
 	f, err := safeelf.Open(path)
 	if err != nil {
@@ -221,12 +222,7 @@ func goPCs(tb testing.TB, path string, n int) []uint64 {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	k := max(len(funcs)/n, 1)
-	var pcs []uint64
-	for i := 0; i < len(funcs) && len(pcs) < n; i += k {
-		pcs = append(pcs, funcs[i].Entry+(funcs[i].End-funcs[i].Entry)/2)
-	}
-	return pcs
+	return funcs
 }
 
 func fileExists(p string) bool {
