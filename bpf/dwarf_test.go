@@ -117,24 +117,7 @@ func TestDWARFRuleCacheByTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var cut, complete uint64
-	for _, c := range snap.Counts {
-		ok := c.User.Len() >= 7 && !c.UserTruncated // leaf c b a main libc_start _start
-		switch {
-		case c.TGID == first && ok:
-			t.Errorf("a complete stack with the wrong table (%d calls): %x", c.Count, c.User.PCs())
-		case c.TGID == first:
-			cut += c.Count
-		case c.TGID == second && ok:
-			complete += c.Count
-		default:
-			t.Errorf("pid %d (first %d, second %d): user stack (%d frames, truncated %v): %x",
-				c.TGID, first, second, c.User.Len(), c.UserTruncated, c.User.PCs())
-		}
-	}
-	if cut != 200 || complete != 200 {
-		t.Errorf("%d cut stacks with the wrong table, %d complete with the right one; want 200 and 200", cut, complete)
-	}
+	wantCutThenComplete(t, snap, first, second)
 }
 
 // A table placed where a released one lay is walked with its own rules,
@@ -185,22 +168,7 @@ func TestDWARFRuleCacheReusedRange(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var cut, complete uint64
-	for _, c := range snap.Counts {
-		ok := c.User.Len() >= 7 && !c.UserTruncated // leaf c b a main libc_start _start
-		switch {
-		case c.TGID == first && !ok:
-			cut += c.Count
-		case c.TGID == second && ok:
-			complete += c.Count
-		default:
-			t.Errorf("pid %d (first %d, second %d): user stack (%d frames, truncated %v): %x",
-				c.TGID, first, second, c.User.Len(), c.UserTruncated, c.User.PCs())
-		}
-	}
-	if cut != 200 || complete != 200 {
-		t.Errorf("%d cut stacks with the wrong table, %d complete with the right one; want 200 and 200", cut, complete)
-	}
+	wantCutThenComplete(t, snap, first, second)
 }
 
 // oneCPUChain is what the tests of the per-CPU walk caches share: a
@@ -316,5 +284,30 @@ func TestDWARFChainFarTables(t *testing.T) {
 	}
 	if st.Shards < 81 {
 		t.Errorf("%d shards: the process's tables are not past the filler", st.Shards)
+	}
+}
+
+// wantCutThenComplete checks snap's chain-nofp stacks: 200 calls of pid
+// first walked with a wrong table, all cut, and 200 of pid second walked
+// with its own, all complete (leaf c b a main libc_start _start).
+func wantCutThenComplete(t *testing.T, snap *Snapshot, first, second int) {
+	t.Helper()
+	var cut, complete uint64
+	for _, c := range snap.Counts {
+		ok := c.User.Len() >= 7 && !c.UserTruncated
+		switch {
+		case c.TGID == first && ok:
+			t.Errorf("a complete stack with the wrong table (%d calls): %x", c.Count, c.User.PCs())
+		case c.TGID == first:
+			cut += c.Count
+		case c.TGID == second && ok:
+			complete += c.Count
+		default:
+			t.Errorf("pid %d (first %d, second %d): user stack (%d frames, truncated %v): %x",
+				c.TGID, first, second, c.User.Len(), c.UserTruncated, c.User.PCs())
+		}
+	}
+	if cut != 200 || complete != 200 {
+		t.Errorf("%d cut stacks with the wrong table, %d complete with the right one; want 200 and 200", cut, complete)
 	}
 }

@@ -163,17 +163,10 @@ func TestTablesRefusedRetried(t *testing.T) {
 	s := tableSession(t, 7*4)
 	now := time.Unix(1000, 0)
 	s.tables.now = func() time.Time { return now }
-	mod := func(ino uint64, key string) unwind.Module {
-		tbl := testTable(false)
-		tbl.Key = key
-		m := module(0x5000_0000, "/lib/"+key, tbl)
-		m.Dev, m.Inode = "fd:01", ino
-		return m
-	}
-	if err := s.SetProcessModules(1, []unwind.Module{mod(1, "a")}); err != nil {
+	if err := s.SetProcessModules(1, []unwind.Module{keyedModule(1, "a")}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.SetProcessModules(2, []unwind.Module{mod(2, "b")}); !errors.Is(err, wire.ErrTablesFull) {
+	if err := s.SetProcessModules(2, []unwind.Module{keyedModule(2, "b")}); !errors.Is(err, wire.ErrTablesFull) {
 		t.Fatalf("b: %v, want wire.ErrTablesFull", err)
 	}
 	for _, pid := range []uint32{1, 2} {
@@ -185,7 +178,7 @@ func TestTablesRefusedRetried(t *testing.T) {
 		t.Fatal(err)
 	}
 	now = now.Add(tableGrace)
-	if err := s.SetProcessModules(3, []unwind.Module{mod(2, "b")}); err != nil {
+	if err := s.SetProcessModules(3, []unwind.Module{keyedModule(2, "b")}); err != nil {
 		t.Fatalf("b mapped again, a released: %v", err)
 	}
 	if m := procInfo(t, s, 3).Maps[0]; m.Flags&mappingTable == 0 || m.PagesOff != 0 {
@@ -245,17 +238,10 @@ func TestTablesStaleList(t *testing.T) {
 		t.Fatal(err)
 	}
 	dead, self := gone.Process.Pid, os.Getpid()
-	mod := func(ino uint64, key string) unwind.Module {
-		tbl := testTable(false)
-		tbl.Key = key
-		m := module(0x5000_0000, "/lib/"+key, tbl)
-		m.Dev, m.Inode = "fd:01", ino
-		return m
-	}
-	if err := s.SetProcessModules(dead, []unwind.Module{mod(1, "a")}); err != nil {
+	if err := s.SetProcessModules(dead, []unwind.Module{keyedModule(1, "a")}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.SetProcessModules(self, []unwind.Module{mod(2, "b")}); err != nil {
+	if err := s.SetProcessModules(self, []unwind.Module{keyedModule(2, "b")}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.ForgetFiles([]procmaps.FileKey{{Dev: "fd:01", Ino: 1}, {Dev: "fd:01", Ino: 2}}); err != nil {
@@ -271,7 +257,7 @@ func TestTablesStaleList(t *testing.T) {
 	}
 	// Listed no more, b goes; then a list the kernel deleted is
 	// forgotten at the next call, with no table to release.
-	if err := s.SetProcessModules(self, []unwind.Module{mod(3, "c")}); err != nil {
+	if err := s.SetProcessModules(self, []unwind.Module{keyedModule(3, "c")}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.ForgetFiles(nil); err != nil {
@@ -289,4 +275,14 @@ func TestTablesStaleList(t *testing.T) {
 	if len(s.tables.lists) != 0 {
 		t.Errorf("lists %v recorded, want none: the kernel deleted them", s.tables.lists)
 	}
+}
+
+// keyedModule is a module of /lib/KEY (file fd:01/ino) with a table of
+// its own, keyed KEY.
+func keyedModule(ino uint64, key string) unwind.Module {
+	tbl := testTable(false)
+	tbl.Key = key
+	m := module(0x5000_0000, "/lib/"+key, tbl)
+	m.Dev, m.Inode = "fd:01", ino
+	return m
 }
