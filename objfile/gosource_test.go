@@ -48,6 +48,50 @@ func TestGoSourcesReadNoDWARF(t *testing.T) {
 	}
 }
 
+// The Go tables kept across releases stay within MaxGoTables: past it, a
+// Go binary's frames come from DWARF (read and released) as before, the
+// same frames; a table kept counts its bytes until the Index drops its
+// object.
+func TestGoTablesBudget(t *testing.T) {
+	path := fixture(t, "gofx")
+	pcs := everyFifth(t, path)[:2000]
+	old := MaxGoTables
+	t.Cleanup(func() { MaxGoTables = old })
+	frames := func(o *Object) string {
+		var b strings.Builder
+		for _, pc := range pcs {
+			for _, s := range o.SourceAt(pc) {
+				if s.Inline { // the physical frames' names differ (gosource.go)
+					fmt.Fprintln(&b, pc, s.Name, s.File, s.Line)
+				}
+			}
+		}
+		return b.String()
+	}
+	ix := NewIndex("")
+	o, err := ix.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := goTablesKept.Load()
+	kept := frames(o)
+	if o.dwarf.goTab == nil || goTablesKept.Load() != before+int64(o.dwarf.goTab.Bytes()) || o.HoldsDWARF() {
+		t.Fatalf("within the budget: table kept %v, %d bytes counted; DWARF read %v", o.dwarf.goTab != nil, goTablesKept.Load()-before, o.HoldsDWARF())
+	}
+	ix.Sweep(nil)
+	if ix.Sweep(nil) != 1 || goTablesKept.Load() != before || o.dwarf.goTab != nil {
+		t.Errorf("the object dropped: %d bytes still counted, table held %v", goTablesKept.Load()-before, o.dwarf.goTab != nil)
+	}
+	MaxGoTables = before + 1
+	o2, err := LoadObject(path, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := frames(o2); o2.dwarf.goTab != nil || !o2.HoldsDWARF() || got != kept {
+		t.Errorf("past the budget: table kept %v (want false), DWARF read %v (want true), frames the same %v", o2.dwarf.goTab != nil, o2.HoldsDWARF(), got == kept)
+	}
+}
+
 // The C code of a cgo binary is not in .gopclntab: its addresses take
 // their frames from DWARF, as before the table served first.
 func TestGoSourcesCgoFromDWARF(t *testing.T) {

@@ -158,7 +158,8 @@ func (ix *Index) read(src *safefile.File) (*Object, error) {
 // Sweep drops the objects whose ID is not in inUse at this sweep and was
 // not at the last one either (an object read between two sweeps gets to
 // be put in use), with their views, and gives their symbols back to
-// MaxSymbols. It returns how many it dropped. Whoever holds the objects
+// MaxSymbols and their kept Go tables back to MaxGoTables. It returns how
+// many it dropped. Whoever holds the objects
 // (a symbolizer) says which are in use.
 func (ix *Index) Sweep(inUse map[fileid.ID]bool) int {
 	ix.mu.Lock()
@@ -173,6 +174,7 @@ func (ix *Index) Sweep(inUse map[fileid.ID]bool) int {
 			return false
 		}
 		ix.held -= o.NumSymbols()
+		o.dropGoTable()
 		gone[id] = true
 		return true
 	})

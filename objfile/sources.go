@@ -2,6 +2,7 @@ package objfile
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/probee/probee/internal/fileid"
 	"github.com/probee/probee/internal/gopclntab"
@@ -50,7 +51,8 @@ type lazyDWARF struct {
 	// go:func.* on too) and the entries of the ABI0 names: read once,
 	// fixed in size, nothing added by lookups. Read again after each
 	// release, all of it would be allocated again per fold. It goes with its object,
-	// when the Index drops that (Index.Sweep). A table without inline
+	// when the Index drops that (Index.Sweep), and all the tables kept
+	// stay within MaxGoTables. A table without inline
 	// trees is not kept: before Go 1.20, debug/gosym parses every
 	// function up front (gtab, released with the DWARF it stands in for).
 	goRead bool
@@ -70,12 +72,49 @@ func (o *Object) goFirst() *gopclntab.Table {
 	defer l.mu.Unlock()
 	if !l.goRead {
 		t, _ := fileid.Bounded(o.Path, func() (*gopclntab.Table, error) { return openGoTable(o.files()[0]), nil })
-		if t != nil && t.Inlines() {
+		if t != nil && t.Inlines() && keepGoTable(t.Bytes()) {
 			l.goTab = t
 		}
 		l.goRead = true
 	}
 	return l.goTab
+}
+
+// MaxGoTables bounds the bytes of the .gopclntab tables kept across
+// releases (goFirst), all objects together: each may be up to
+// safeelf.MaxSection, and a machine may map many Go binaries (or files
+// made to look like them). Past it a Go binary's table is not kept, and
+// its sources come from DWARF, read and released, or from its table read
+// and released in DWARF's place, as before tables were kept.
+var MaxGoTables int64 = 256 << 20
+
+// goTablesKept is the bytes of the tables kept, against MaxGoTables.
+var goTablesKept atomic.Int64
+
+// keepGoTable reports whether a table of n bytes fits in MaxGoTables, and
+// counts it when it does.
+func keepGoTable(n int) bool {
+	for {
+		kept := goTablesKept.Load()
+		if kept+int64(n) > MaxGoTables {
+			return false
+		}
+		if goTablesKept.CompareAndSwap(kept, kept+int64(n)) {
+			return true
+		}
+	}
+}
+
+// dropGoTable lets go of o's kept table and gives its bytes back to
+// MaxGoTables (Index.Sweep, when o goes); a later use reads it again.
+func (o *Object) dropGoTable() {
+	l := o.dwarf
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.goTab != nil {
+		goTablesKept.Add(-int64(l.goTab.Bytes()))
+	}
+	l.goTab, l.goRead = nil, false
 }
 
 // sources returns o's DWARF, reading it on first use; nil when o has none

@@ -25,7 +25,12 @@ type Table struct {
 	quantum                          uint64          // the instruction size unit of pc deltas
 	gofunc                           []byte          // the functions' data from go:func.* on; nil: no inline trees
 	abi0                             map[uint64]bool // entries of the functions named "name.abi0" (abi.go)
+	size                             int             // bytes read from the file (Bytes)
 }
+
+// Bytes is how many bytes of the file t holds: its section, and the
+// functions' data read from another section.
+func (t *Table) Bytes() int { return t.size }
 
 // Frame is one source-level frame of an address: an inlined call, or the
 // physical function holding the address (the last of a Frames result).
@@ -50,7 +55,7 @@ func Open(f *elf.File) (*Table, error) {
 		return nil, err
 	}
 	m := findModule(f, pcln.Addr, data)
-	t := &Table{bo: f.ByteOrder, text: m.text}
+	t := &Table{bo: f.ByteOrder, text: m.text, size: len(data)}
 	if !t.readHeader(data) {
 		err = safeelf.Guard(".gopclntab", func() (err error) {
 			t.legacy, err = gosym.NewTable(nil, gosym.NewLineTable(data, m.text))
@@ -69,6 +74,7 @@ func Open(f *elf.File) (*Table, error) {
 			t.gofunc = data[at-pcln.Addr:] // Go 1.26 puts go:func.* in .gopclntab
 		default:
 			t.gofunc = sectionFrom(f, at)
+			t.size += len(t.gofunc)
 		}
 		return nil
 	})
