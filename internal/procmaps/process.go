@@ -2,6 +2,8 @@ package procmaps
 
 import (
 	"bytes"
+	"fmt"
+	"io"
 	"os"
 	"strings"
 )
@@ -17,7 +19,22 @@ const readTries = 3
 // comm is "" when it never held still, or cannot be read: the mappings
 // cannot be told apart from another image's by name then.
 func ReadProcess(dir string) ([]Mapping, string, error) {
-	return readProcess(dir, os.ReadFile)
+	return readProcess(dir, readBounded)
+}
+
+// readBounded reads the file at path (a /proc file, whose size stat does
+// not tell), at most MaxMapsBytes of it.
+func readBounded(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, MaxMapsBytes+1))
+	if err == nil && int64(len(b)) > MaxMapsBytes {
+		return nil, fmt.Errorf("%s: %w", path, tooLarge())
+	}
+	return b, err
 }
 
 func readProcess(dir string, read func(string) ([]byte, error)) ([]Mapping, string, error) {

@@ -54,7 +54,8 @@ func (m Mapping) File() bool { return strings.HasPrefix(m.Path, "/") }
 // naming the line; an empty input is no mappings.
 func Parse(r io.Reader) ([]Mapping, error) {
 	var out []Mapping
-	sc := bufio.NewScanner(r)
+	lr := &io.LimitedReader{R: r, N: MaxMapsBytes + 1}
+	sc := bufio.NewScanner(lr)
 	// A line is a path at most (PATH_MAX, 4 KiB) and ~100 bytes more: the
 	// buffer starts at a page and grows for longer ones. It started at
 	// 64 KiB, made anew for every process read: 4.7 GB of a 5-minute
@@ -71,7 +72,21 @@ func Parse(r io.Reader) ([]Mapping, error) {
 		}
 		out = append(out, m)
 	}
+	if lr.N == 0 {
+		return nil, tooLarge()
+	}
 	return out, sc.Err()
+}
+
+// MaxMapsBytes bounds the text of one process's maps: a process controls
+// its mappings and their paths (up to 65,530 mappings, 4 KiB a path: 270
+// MB of text, read for every process seen). A program with 65,530 mappings
+// of ordinary paths has ~7 MB.
+var MaxMapsBytes int64 = 64 << 20
+
+// tooLarge is the error of maps past MaxMapsBytes.
+func tooLarge() error {
+	return fmt.Errorf("more than %d bytes of maps (procmaps.MaxMapsBytes): not read", MaxMapsBytes)
 }
 
 func parseLine(line string) (Mapping, error) {
