@@ -22,21 +22,8 @@ type ctrRoot struct {
 
 func newCtrRoot(t *testing.T) ctrRoot {
 	t.Helper()
-	root := t.TempDir()
-	installFixture(t, "spin-nofp", filepath.Join(root, "usr/lib/libctr.so"))
-	ctr := filepath.Join(root, "ctr")
-	installFixture(t, "chain-nofp", filepath.Join(ctr, "usr/lib/libctr.so"))
-	if err := os.MkdirAll(filepath.Join(root, "proc/7"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(ctr, filepath.Join(root, "proc/7/root")); err != nil {
-		t.Fatal(err)
-	}
-	lib := maptest.FileMapping(t, filepath.Join(ctr, "usr/lib/libctr.so"), "/usr/lib/libctr.so", 0x10000)
-	if err := os.WriteFile(filepath.Join(root, "proc/7/maps"), []byte(maptest.MapsLine(lib)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	off := maptest.FuncFileOffset(t, filepath.Join(ctr, "usr/lib/libctr.so"), "leaf")
+	root, lib, ctrLib := maptest.ContainerRoot(t)
+	off := maptest.FuncFileOffset(t, ctrLib, "leaf")
 	return ctrRoot{root: root, lib: lib, leaf: lib.Start + off}
 }
 

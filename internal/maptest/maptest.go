@@ -111,3 +111,28 @@ func StartSpin(t testing.TB) (*exec.Cmd, string) {
 	}
 	return cmd, bin
 }
+
+// ContainerRoot makes a fake root where /usr/lib/libctr.so is spin-nofp on
+// the host and chain-nofp in the container of pid 7, which has its own
+// mount namespace: /proc/7/root links to the container's root, and
+// /proc/7/maps shows the container's path. It returns the root and pid
+// 7's mapping of its libctr.so (at 0x10000), whose file is at ctrLib.
+func ContainerRoot(t testing.TB) (root string, lib procmaps.Mapping, ctrLib string) {
+	t.Helper()
+	root = t.TempDir()
+	Install(t, Fixture(t, "spin-nofp"), filepath.Join(root, "usr/lib/libctr.so"))
+	ctr := filepath.Join(root, "ctr")
+	ctrLib = filepath.Join(ctr, "usr/lib/libctr.so")
+	Install(t, Fixture(t, "chain-nofp"), ctrLib)
+	if err := os.MkdirAll(filepath.Join(root, "proc/7"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(ctr, filepath.Join(root, "proc/7/root")); err != nil {
+		t.Fatal(err)
+	}
+	lib = FileMapping(t, ctrLib, "/usr/lib/libctr.so", 0x10000)
+	if err := os.WriteFile(filepath.Join(root, "proc/7/maps"), []byte(MapsLine(lib)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return root, lib, ctrLib
+}
