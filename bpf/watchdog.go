@@ -42,8 +42,20 @@ import (
 // after that program would run.
 
 // WatchdogArg, as probee's only argument, runs it as the watchdog
-// (RunWatchdog); cmd/probee dispatches on it before parsing flags.
+// (runWatchdog), from this package's init: every binary that can open a
+// Session can be its watchdog, test binaries too. A test binary started
+// again without it ran its whole suite instead, whose sessions started
+// more of them: a run of cmd/probee's tests left ~100 test binaries
+// running for minutes (a load of 20 on 2 cores), commands of theirs
+// stopped, and each in-process trace waited 5 s (watchdogReady) for a
+// watchdog that never said it was ready.
 const WatchdogArg = "__probee_watchdog__"
+
+func init() {
+	if len(os.Args) == 2 && os.Args[1] == WatchdogArg {
+		os.Exit(runWatchdog())
+	}
+}
 
 // The watchdog's inherited files.
 const (
@@ -150,9 +162,9 @@ const (
 	msgLinks = 'l' // with link fds (SCM_RIGHTS): close them once probee is gone
 )
 
-// RunWatchdog is the watchdog's main (see above); it returns its exit
+// runWatchdog is the watchdog's main (see above); it returns its exit
 // code. Nothing is written anywhere.
-func RunWatchdog() int {
+func runWatchdog() int {
 	signal.Ignore(syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT,
 		syscall.SIGPIPE, syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU)
 	holds, err := ebpf.NewMapFromFD(watchHolds)

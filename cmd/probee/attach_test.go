@@ -48,3 +48,15 @@ func TestUprobeMultiStatus(t *testing.T) {
 		}
 	}
 }
+
+// A trace run in-process (as these tests do) starts its watchdog: the
+// test binary, started again with bpf.WatchdogArg, is the watchdog, not
+// another run of these tests.
+func TestWatchdogInTests(t *testing.T) {
+	testgate.Root(t)
+	bin, _ := filepath.Abs(testgate.Fixture(t, "../../tests/fixtures/bin/chain-fp"))
+	_, errs, code := probee(t, "--uprobe", bin+":leaf", "-o", filepath.Join(t.TempDir(), "x.folded"), "--", "true")
+	if code != 0 || strings.Contains(errs, "watchdog") {
+		t.Errorf("exit %d, stderr %q; want exit 0 and no word of the watchdog", code, errs)
+	}
+}

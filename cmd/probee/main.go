@@ -22,14 +22,10 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/probee/probee/bpf"
 	"github.com/probee/probee/trace"
 )
 
 func main() {
-	if len(os.Args) == 2 && os.Args[1] == bpf.WatchdogArg {
-		os.Exit(bpf.RunWatchdog()) // probee started again as its watchdog
-	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
