@@ -12,7 +12,11 @@
 // addresses in their files (Frame.Address), not the process's. Collapsed
 // stacks and flamegraphs are made from one prefix tree of frame names
 // (stackTree): a line's text or a stack's frame list is never held, so
-// 2M distinct stacks are written in a few hundred megabytes.
+// 2M distinct stacks are written in a few hundred megabytes. A long
+// run's samples of exited processes are merged without their pid
+// (Merged) and, past a number, moved to a file of their own (Spill) and
+// read back at the end, so its memory does not grow with the distinct
+// stacks the machine runs.
 //
 // # Formats
 //

@@ -28,6 +28,8 @@ type Merged struct {
 	byGrp  map[mergeGroup]uint32
 	idx    map[mergeKey]int // -> counts
 	counts []mergedCount    // in the order first added
+
+	spilled int // distinct samples moved to a Spill (Full counts them)
 }
 
 // mergeGroup is what the samples of one group share but their stacks:
@@ -90,8 +92,15 @@ func (m *Merged) group(s *Sample) uint32 {
 	return id
 }
 
-// Full reports whether a sample not merged yet would be left out.
-func (m *Merged) Full() bool { return m.Max > 0 && len(m.counts) >= m.Max }
+// Full reports whether a sample not merged yet would be left out. The
+// samples moved to a Spill count (some of them may be merged again).
+func (m *Merged) Full() bool { return m.Max > 0 && len(m.counts)+m.spilled >= m.Max }
+
+// reset empties m once its samples are in a Spill holding spilled of
+// them: nothing references its groups' trees any more.
+func (m *Merged) reset(spilled int) {
+	*m = Merged{Max: m.Max, spilled: spilled}
+}
 
 // Len is the number of merged samples.
 func (m *Merged) Len() int { return len(m.counts) }

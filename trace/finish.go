@@ -57,6 +57,7 @@ func (t *tracer) profile(snap *bpf.Snapshot) *output.Profile {
 		prof.Kind, prof.PeriodNanos = output.KindSamples, int64(1e9/t.cfg.Freq)
 	}
 	t.measureProfile(prof)
+	t.loadSpill()
 	labels := t.labels()
 	prof.Probes = labels
 	for cause, n := range snap.Drops {

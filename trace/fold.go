@@ -1,6 +1,8 @@
 package trace
 
 import (
+	"os"
+	"strconv"
 	"time"
 
 	"github.com/probee/probee/bpf"
@@ -21,6 +23,29 @@ type foldState struct {
 	procs  int               // processes merged
 	over   uint64            // counts of stacks left out past merged.Max
 	evict  uint64            // the symbolizer's Evictions when sf.byRef began
+
+	// spill holds the merged samples past spillAt on disk (nil until
+	// then); spillNext is the number of merged samples that spills next
+	// (raised after a failed spill); spillWarned: one warning.
+	spill       *output.Spill
+	spillEvery  int // spillAt, or PROBEE_SPILL_AT
+	spillNext   int
+	spillWarned bool
+}
+
+// spillAt is how many merged samples a run holds in memory before they
+// go to the spill file (output.Spill) and the frames and stacks interned
+// for them are let go: ~400 bytes each (BenchmarkSpillHeld: ~40 once
+// spilled), so a run's memory varies by ~6 MB with them, not by the
+// ~60 MB that 10 minutes of a churning machine's new stacks took.
+// PROBEE_SPILL_AT (hidden, for tests) sets another.
+const spillAt = 16384
+
+func spillEvery() int {
+	if n, err := strconv.Atoi(os.Getenv("PROBEE_SPILL_AT")); err == nil && n > 0 {
+		return n
+	}
+	return spillAt
 }
 
 // mergedPerMaxStack is how many distinct merged samples each of
@@ -31,8 +56,9 @@ const mergedPerMaxStack = 4
 const mergedOver = "stacks of exited processes past 4 x --max-stacks distinct ones (raise --max-stacks)"
 
 func newFoldState(sym *symbolize.Symbolizer, maxStacks int) *foldState {
+	every := spillEvery()
 	return &foldState{sf: stackFrames{sym: sym, pidless: true}, calls: map[uint32]uint64{},
-		merged: output.Merged{Max: mergedPerMaxStack * maxStacks}}
+		merged: output.Merged{Max: mergedPerMaxStack * maxStacks}, spillEvery: every, spillNext: every}
 }
 
 // foldGone hands the counts of processes gone for a while over from the
@@ -56,6 +82,7 @@ func (t *tracer) foldGone(now time.Time) {
 		}
 	} else {
 		t.mergeCounts(counts)
+		t.spillMerged()
 	}
 	gone := map[int]bool{}
 	for i := range counts {
@@ -106,4 +133,57 @@ func (t *tracer) sampleOf(labels []string, c *bpf.Count, stacks [2]output.Stack)
 		// Zero without --group-by container.
 		Container: t.procs.Container(c.TGID),
 	}
+}
+
+// spillMerged moves the merged samples to the spill file once there are
+// spillNext of them, and starts the profile's frames afresh. A spill that
+// fails (no temp directory, a full disk) keeps them in memory, says so
+// once, and is tried again at twice as many.
+func (t *tracer) spillMerged() {
+	f := t.folded
+	if f.merged.Len() < f.spillNext {
+		return
+	}
+	err := f.spillNow()
+	if err == nil {
+		f.spillNext = f.spillEvery
+		return
+	}
+	f.spillNext = 2 * f.merged.Len()
+	if !f.spillWarned {
+		f.spillWarned = true
+		t.status.Warnf("%v: the stacks of exited processes stay in memory", err)
+	}
+}
+
+func (f *foldState) spillNow() error {
+	if f.spill == nil {
+		sp, err := output.OpenSpill(os.TempDir())
+		if err != nil {
+			return err
+		}
+		f.spill = sp
+	}
+	if err := f.spill.Add(&f.merged); err != nil {
+		return err
+	}
+	f.sf.fs, f.sf.byRef = output.Interner{}, nil
+	return nil
+}
+
+// loadSpill brings the spilled samples back into merged, for the final
+// profile, and closes the file.
+func (t *tracer) loadSpill() {
+	f := t.folded
+	if f == nil || f.spill == nil {
+		return
+	}
+	over, err := f.spill.Load(&f.merged, &f.sf.fs)
+	f.over += over
+	if err != nil {
+		t.status.Warnf("%v: some stacks of exited processes are missing", err)
+	}
+	t.status.Debugf("stacks of exited processes: %d distinct kept on disk (%d bytes)", f.spill.Len(), f.spill.Bytes())
+	f.spill.Close()
+	f.spill = nil
 }

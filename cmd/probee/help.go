@@ -83,6 +83,7 @@ Output (outputs are always written, also on Ctrl-C and -d expiry):
   --no-uprobe-multi   one uprobe link per function instead of one uprobe_multi link per file
   --no-kprobe-multi   one kprobe link per function instead of kprobe_multi links
   -q, --quiet         no status lines on stderr
+  -v, --verbose       also the progress and debug lines where stderr is not a terminal
 
 Sampling:
   --sample            sample on-CPU stacks on every CPU (cpu-clock), probe label "sample"

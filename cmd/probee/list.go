@@ -19,7 +19,7 @@ func listProbes(cfg *config, stdout, stderr io.Writer) error {
 			return specError("--list-probes", text, err)
 		}
 	}
-	if err := trace.MountKernelFS(specs, newStatus(stderr, cfg.quiet)); err != nil {
+	if err := trace.MountKernelFS(specs, newStatus(stderr, cfg.quiet, cfg.verbose)); err != nil {
 		return err
 	}
 	if len(cfg.command) > 0 {

@@ -97,7 +97,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if cfg.list {
 		return listProbes(cfg, stdout, stderr)
 	}
-	res, err := trace.Run(ctx, cfg.traceConfig(stdout, newStatus(stderr, cfg.quiet)))
+	res, err := trace.Run(ctx, cfg.traceConfig(stdout, newStatus(stderr, cfg.quiet, cfg.verbose)))
 	if err == nil && res.CommandExit != 0 {
 		return &commandExit{res.CommandExit}
 	}

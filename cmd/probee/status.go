@@ -10,15 +10,15 @@ import (
 )
 
 // statusWriter prints status lines on stderr (a trace.Reporter): summaries and warnings always
-// (unless -q), debug/progress lines only when stderr is a terminal.
+// (unless -q), debug/progress lines only when stderr is a terminal or with -v.
 type statusWriter struct {
 	w     io.Writer
 	quiet bool
-	tty   bool
+	debug bool
 }
 
-func newStatus(w io.Writer, quiet bool) *statusWriter {
-	return &statusWriter{w: w, quiet: quiet, tty: isTerminal(w)}
+func newStatus(w io.Writer, quiet, verbose bool) *statusWriter {
+	return &statusWriter{w: w, quiet: quiet, debug: !quiet && (verbose || isTerminal(w))}
 }
 
 func isTerminal(w io.Writer) bool {
@@ -47,7 +47,7 @@ func (s *statusWriter) Notef(format string, args ...any) {
 }
 
 func (s *statusWriter) Debugf(format string, args ...any) {
-	if s.tty && !s.quiet {
+	if s.debug {
 		fmt.Fprintf(s.w, "probee: "+format+"\n", args...)
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 
 	"github.com/probee/probee/trace"
@@ -31,9 +32,27 @@ func TestStatusReport(t *testing.T) {
 		{"quiet, no drops", trace.Report{Probes: []trace.ProbeHits{{Label: "f", Hits: 2}}}, true, ""},
 	} {
 		var b bytes.Buffer
-		newStatus(&b, c.quiet).Report(&c.rep)
+		newStatus(&b, c.quiet, false).Report(&c.rep)
 		if b.String() != c.want {
 			t.Errorf("%s: printed\n%q\nwant\n%q", c.name, b.String(), c.want)
+		}
+	}
+}
+
+// Debug lines go to a terminal, or anywhere with -v; never with -q.
+func TestStatusDebug(t *testing.T) {
+	for _, c := range []struct {
+		quiet, verbose bool
+		want           string
+	}{
+		{false, false, ""},
+		{false, true, "probee: x 1\n"},
+		{true, true, ""},
+	} {
+		var b strings.Builder
+		newStatus(&b, c.quiet, c.verbose).Debugf("x %d", 1)
+		if b.String() != c.want {
+			t.Errorf("quiet %v, verbose %v: %q, want %q", c.quiet, c.verbose, b.String(), c.want)
 		}
 	}
 }
