@@ -11,6 +11,7 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/probee/probee/bpf/wire"
 	"github.com/probee/probee/unwind"
+	"golang.org/x/sys/unix"
 )
 
 // The table storage (unwind_shards in unwind_maps.h): one u32 space, in shards
@@ -81,6 +82,7 @@ type tableStore struct {
 	nshards      uint32               // shards created
 	open         map[uint32]*ebpf.Map // shards created and not passed yet: the one being filled, the spares
 	listsWritten uint64               // mapping lists written: element MAPS_GEN_USER of maps_gen
+	pidGone      func(uint32) bool    // tests: whether a process is gone (else kill(pid, 0))
 }
 
 // newTableStore returns an empty store for tables of at most budget bytes.
@@ -135,7 +137,7 @@ func (s *Session) SetProcessModules(pid int, mods []unwind.Module) error {
 		info.Maps[info.N] = um
 		info.N++
 	}
-	if err := s.objs.ProcMaps.Put(uint32(pid), &info); err != nil {
+	if err := s.putList(uint32(pid), &info); err != nil {
 		errs = append(errs, fmt.Errorf("write unwind mappings of pid %d: %w", pid, err))
 		ids = append(ids, s.tables.lists[uint32(pid)]...) // the list before may be there still
 	}
@@ -144,6 +146,47 @@ func (s *Session) SetProcessModules(pid int, mods []unwind.Module) error {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+// putList writes pid's mapping list. A process gone before its list was
+// written (its exit deleted the one before) has it deleted again at once:
+// such lists filled proc_maps (4096) after ~90 s of a churn of 350
+// short processes a second, and then no process got a list (E2BIG: walked
+// without their tables). Should it fill all the same (zombies, a pid
+// gone between the check and the write), the lists of processes gone
+// are deleted and the write tried again.
+func (s *Session) putList(pid uint32, info *probeeProcInfo) error {
+	err := s.objs.ProcMaps.Put(pid, info)
+	if errors.Is(err, unix.E2BIG) {
+		s.deleteGoneLists()
+		err = s.objs.ProcMaps.Put(pid, info)
+	}
+	if err == nil && s.gone(pid) {
+		s.objs.ProcMaps.Delete(pid)
+	}
+	return err
+}
+
+// gone reports whether process pid is gone (the tests' fake pids are
+// not: tableSession).
+func (s *Session) gone(pid uint32) bool {
+	if s.tables.pidGone != nil {
+		return s.tables.pidGone(pid)
+	}
+	return unix.Kill(int(pid), 0) == unix.ESRCH
+}
+
+// deleteGoneLists deletes the mapping lists of processes gone.
+func (s *Session) deleteGoneLists() {
+	live, err := s.liveLists()
+	if err != nil {
+		return
+	}
+	for pid := range live {
+		if s.gone(pid) {
+			s.objs.ProcMaps.Delete(pid)
+		}
+	}
 }
 
 // listWritten tells the walks that a mapping list changed: each per-CPU

@@ -39,8 +39,40 @@ func tableSession(t *testing.T, budget uint64) *Session {
 		*dst = m
 	}
 	s.tables.outer = s.objs.UnwindShards
+	s.tables.pidGone = func(uint32) bool { return false } // the tests' pids are made up
 	t.Cleanup(s.tables.close)
 	return s
+}
+
+// A list written for a process already gone is deleted at once, and once
+// proc_maps is full (lists of processes gone meanwhile) those of
+// processes gone make room: a churn of short processes filled it, and
+// then no process got its list.
+func TestListsOfGonePids(t *testing.T) {
+	s := tableSession(t, 1<<20)
+	mods := []unwind.Module{module(0x5000_0000, "/bin/a", testTable(false))}
+	gone := map[uint32]bool{7: true}
+	s.tables.pidGone = func(pid uint32) bool { return gone[pid] }
+	if err := s.SetProcessModules(7, mods); err != nil {
+		t.Fatal(err)
+	}
+	var info probeeProcInfo
+	if err := s.objs.ProcMaps.Lookup(uint32(7), &info); !errors.Is(err, ebpf.ErrKeyNotExist) {
+		t.Errorf("the list of pid 7, gone, is still there (%v)", err)
+	}
+	max := s.objs.ProcMaps.MaxEntries()
+	for pid := range max {
+		if err := s.SetProcessModules(int(1000+pid), mods); err != nil {
+			t.Fatalf("list %d of %d: %v", pid, max, err)
+		}
+	}
+	for pid := range max / 2 {
+		gone[1000+pid] = true
+	}
+	if err := s.SetProcessModules(99999, mods); err != nil {
+		t.Errorf("a list once proc_maps is full of lists of processes gone: %v", err)
+	}
+	procInfo(t, s, 99999)
 }
 
 // readStorage reads elements off..off+n-1 of the table storage through
