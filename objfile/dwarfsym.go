@@ -15,7 +15,8 @@ import (
 // table and inline tree when an address first falls into it. Results are
 // cached per address. Safe for concurrent use.
 type dwarfInfo struct {
-	d *dwarf.Data
+	d     *dwarf.Data
+	bytes int64 // its sections' size (dwarfBytes)
 
 	mu    sync.Mutex
 	cus   []cuRange // sorted by lo; nil until indexed
@@ -45,9 +46,11 @@ func newDWARFInfo(d *dwarf.Data) *dwarfInfo {
 func openDWARFInfo(refs []fileRef) (*dwarfInfo, error) {
 	var over error
 	for _, r := range refs {
-		d, err := openDWARF(r)
+		d, n, err := openDWARF(r)
 		if d != nil {
-			return newDWARFInfo(d), nil
+			di := newDWARFInfo(d)
+			di.bytes = n
+			return di, nil
 		}
 		if over == nil && errors.Is(err, safeelf.ErrBudget) {
 			over = err

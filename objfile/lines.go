@@ -27,7 +27,7 @@ type LineAddr struct {
 // match want (for an error message).
 func (o *Object) LineAddrs(want string, line int) (hits []LineAddr, near []int, err error) {
 	for _, r := range o.files() {
-		d, err := openDWARF(r)
+		d, _, err := openDWARF(r)
 		if err != nil || d == nil {
 			continue
 		}
@@ -61,13 +61,13 @@ func (o *Object) HasLineTable() bool {
 }
 
 // openDWARF returns the DWARF of the file r (while it is the file first
-// read), nil when it has no .debug_info or no .debug_line with contents (a
-// stripped file, or a debug file's placeholder). The DWARF budgets of
-// internal/safeelf apply.
-func openDWARF(r fileRef) (*dwarf.Data, error) {
+// read) and the size of its sections (dwarfBytes), nil when it has no
+// .debug_info or no .debug_line with contents (a stripped file, or a
+// debug file's placeholder). The DWARF budgets of internal/safeelf apply.
+func openDWARF(r fileRef) (*dwarf.Data, int64, error) {
 	f, err := r.reopen()
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer f.Close()
 	var has bool
@@ -76,9 +76,22 @@ func openDWARF(r fileRef) (*dwarf.Data, error) {
 		return nil
 	})
 	if !has {
-		return nil, nil
+		return nil, 0, nil
 	}
-	return safeelf.DWARF(r.path, f.File)
+	d, err := safeelf.DWARF(r.path, f.File)
+	return d, dwarfBytes(f.File), err
+}
+
+// dwarfBytes is the size of f's DWARF sections as its section headers
+// give it (decompressed for SHF_COMPRESSED ones).
+func dwarfBytes(f *elf.File) int64 {
+	var n int64
+	for _, s := range f.Sections {
+		if strings.HasPrefix(s.Name, ".debug_") || strings.HasPrefix(s.Name, ".zdebug_") {
+			n += int64(min(s.Size, 1<<40))
+		}
+	}
+	return n
 }
 
 func hasDWARFLines(f *elf.File) bool {

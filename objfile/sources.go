@@ -182,6 +182,19 @@ func (o *Object) HoldsDWARF() bool {
 	return l.read
 }
 
+// DWARFBytes is the size of the DWARF sections o holds read (0 when it
+// holds none): what keeping them across releases costs, before what the
+// lookups add.
+func (o *Object) DWARFBytes() int64 {
+	l := o.dwarf
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.info == nil {
+		return 0
+	}
+	return l.info.bytes
+}
+
 // ReleaseDWARF lets go of o's DWARF; the next use reads it again. A Go
 // binary's .gopclntab that serves before DWARF is kept (lazyDWARF.goTab).
 func (o *Object) ReleaseDWARF() {

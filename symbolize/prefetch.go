@@ -24,8 +24,11 @@ type Stack struct {
 // abbreviation tables, ~70 MB of a 128 MB peak after 20 s system-wide
 // with pyenv's libpython (full debug info) and probee's own binary. Its
 // callers then symbolize the same stacks with AppendFrameRefs; an address
-// Prefetch did not see reads its object's DWARF again.
+// Prefetch did not see reads its object's DWARF again. An object needed
+// call after call (libc, on a long run's folds) keeps its DWARF within a
+// budget (hotDWARF).
 func (s *Symbolizer) Prefetch(stacks iter.Seq[Stack]) {
+	s.hot.begin()
 	places := map[objectPlace]struct{}{}
 	for st := range stacks {
 		g := s.hist.ImageOf(st.PID, st.Comm, st.PCs)
@@ -66,6 +69,6 @@ func (s *Symbolizer) Prefetch(stacks iter.Seq[Stack]) {
 			}
 		}
 		s.mu.Unlock()
-		g[0].o.ReleaseDWARF()
+		s.hot.done(g[0].o) // lets go of its DWARF unless it is in use fold after fold
 	}
 }

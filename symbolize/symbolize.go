@@ -32,7 +32,8 @@ type Symbolizer struct {
 	kernOnce sync.Once
 	ksyms    []kallsyms.Symbol
 
-	dw dwarfFrames
+	dw  dwarfFrames
+	hot hotDWARF // DWARF kept across Prefetch calls (hotdwarf.go)
 }
 
 // History is the mapping history the Symbolizer names processes'
