@@ -186,16 +186,16 @@ func TestSpillMax(t *testing.T) {
 	}
 }
 
-// A damaged file is an error, not a panic or a huge allocation.
-func TestSpillDamaged(t *testing.T) {
+// spilled is a Spill of n random samples and its file's bytes.
+func spilled(t testing.TB, seed uint64, n int) (*Spill, []byte) {
 	sp, err := OpenSpill(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer sp.Close()
+	t.Cleanup(func() { sp.Close() })
 	var fs Interner
 	var m Merged
-	for _, s := range spillSamples(rand.New(rand.NewPCG(5, 6)), &fs, 100) {
+	for _, s := range spillSamples(rand.New(rand.NewPCG(seed, seed+1)), &fs, n) {
 		m.Add(s)
 	}
 	if err := sp.Add(&m); err != nil {
@@ -203,6 +203,12 @@ func TestSpillDamaged(t *testing.T) {
 	}
 	good := make([]byte, sp.end)
 	sp.f.ReadAt(good, 0)
+	return sp, good
+}
+
+// A damaged file is an error, not a panic or a huge allocation.
+func TestSpillDamaged(t *testing.T) {
+	sp, good := spilled(t, 5, 100)
 	for _, c := range []struct {
 		name string
 		data []byte
@@ -236,21 +242,7 @@ func loadBytes(t *testing.T, sp *Spill, data []byte) error {
 }
 
 func FuzzSpillLoad(f *testing.F) {
-	sp, err := OpenSpill(f.TempDir())
-	if err != nil {
-		f.Fatal(err)
-	}
-	defer sp.Close()
-	var fs Interner
-	var m Merged
-	for _, s := range spillSamples(rand.New(rand.NewPCG(7, 8)), &fs, 20) {
-		m.Add(s)
-	}
-	if err := sp.Add(&m); err != nil {
-		f.Fatal(err)
-	}
-	good := make([]byte, sp.end)
-	sp.f.ReadAt(good, 0)
+	sp, good := spilled(f, 7, 20)
 	f.Add(good)
 	f.Add([]byte{1, 0, 0, 3, 'a', 'b', 'c'})
 	f.Fuzz(func(t *testing.T, data []byte) {
