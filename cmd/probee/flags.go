@@ -128,6 +128,7 @@ func newFlagSet(cfg *config, stderr io.Writer) *flag.FlagSet {
 	addPushFlags(fs, &cfg.push)
 	fs.BoolVar(&cfg.help, "h", false, "")
 	fs.BoolVar(&cfg.help, "help", false, "")
+	onceFlags(fs)
 	return fs
 }
 
@@ -149,8 +150,11 @@ func flagMessage(err error) string {
 		return "unknown flag " + name
 	}
 	if m := badValue.FindStringSubmatchIndex(msg); m != nil {
-		name := msg[m[4]:m[5]]
-		return "invalid value " + msg[m[2]:m[3]] + " for " + dashes(name) + name + ": " + msg[m[1]:]
+		name, value := msg[m[4]:m[5]], msg[m[2]:m[3]]
+		if secretFlags[name] {
+			value = "(not shown)"
+		}
+		return "invalid value " + value + " for " + dashes(name) + name + ": " + msg[m[1]:]
 	}
 	return msg
 }
@@ -198,6 +202,7 @@ func parseArgs(args []string, stderr io.Writer) (*config, error) {
 	if err := cfg.parseSpecs(); err != nil {
 		return nil, err
 	}
+	cfg.dropRepeatedSpecs(stderr)
 	if err := cfg.takePositional(args, cl); err != nil {
 		return nil, err
 	}
@@ -231,6 +236,26 @@ func (cfg *config) parseSpecs() error {
 		}
 	}
 	return nil
+}
+
+// dropRepeatedSpecs keeps one of the probes whose specs are the same
+// (--uprobe libc:malloc twice, or also as -e uprobe:libc:malloc), with a
+// note: each would count every hit again, under labels that look alike.
+func (cfg *config) dropRepeatedSpecs(stderr io.Writer) {
+	seen := map[string]string{} // canonical spec -> the first as given
+	kept := cfg.probes[:0]
+	for _, p := range cfg.probes {
+		key := p.spec.String()
+		if first, ok := seen[key]; ok {
+			if !cfg.quiet {
+				fmt.Fprintf(stderr, "probee: %s %s is %s again: traced once\n", p.flag, trace.Quote(p.text), first)
+			}
+			continue
+		}
+		seen[key] = trace.Quote(p.text)
+		kept = append(kept, p)
+	}
+	cfg.probes = kept
 }
 
 // specError formats a spec error as `--uprobe 'malloc+0xZZ': 1:8: ...` plus
