@@ -3,6 +3,9 @@ package main
 import (
 	"flag"
 	"strings"
+
+	"github.com/probee/probee/probespec"
+	"github.com/probee/probee/trace"
 )
 
 // cmdLine is a command line split into its parts before flag parsing.
@@ -86,7 +89,7 @@ func (cl cmdLine) parse(fs *flag.FlagSet, args []string) error {
 		return cl.err
 	}
 	if err := fs.Parse(cl.flags[:cl.nBefore]); err != nil {
-		return flagError(err)
+		return flagError(fs, err)
 	}
 	err := cl.err
 	if err == nil {
@@ -96,7 +99,7 @@ func (cl cmdLine) parse(fs *flag.FlagSet, args []string) error {
 		return cl.misplacedCommand(args)
 	}
 	if err != nil {
-		return flagError(err)
+		return flagError(fs, err)
 	}
 	return nil
 }
@@ -105,12 +108,26 @@ func (cl cmdLine) parse(fs *flag.FlagSet, args []string) error {
 // --list-probes: a command to trace given without "--" (its own flags,
 // unknown to probee, are in the hint too).
 func (cl cmdLine) misplacedCommand(args []string) error {
+	if pos := cl.positional[0]; looksLikeSpec(pos) {
+		q := trace.Quote(pos)
+		return usagef("unexpected argument %q: give a probe with its flag, e.g. probee --uprobe %s -- CMD (or list its targets: probee --list-probes %s)", pos, q, q)
+	}
 	end := len(args) - len(cl.command)
 	if cl.dashDash {
 		end--
 	}
 	return usagef("unexpected argument %q: put the command to trace after --, e.g. probee --uprobe malloc -- %s (or list probes with --list-probes SPEC)",
 		cl.positional[0], strings.Join(args[cl.firstPos:end], " "))
+}
+
+// looksLikeSpec reports whether a reads as a probe spec given without its
+// flag (libc:malloc, uprobe:x:y) rather than a command (./app, ls, /bin/x:y).
+func looksLikeSpec(a string) bool {
+	if !strings.Contains(a, ":") || strings.HasPrefix(a, "/") || strings.HasPrefix(a, ".") {
+		return false
+	}
+	_, err := probespec.Parse(probespec.Uprobe, a)
+	return err == nil
 }
 
 // looksLikeFlag is the flag package's test: "-" alone is an argument.

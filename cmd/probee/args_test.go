@@ -72,7 +72,7 @@ func TestListProbesArgErrors(t *testing.T) {
 		{[]string{"--list-probes"}, "--list-probes needs a SPEC to list, e.g. probee --list-probes 'libc:malloc*'"},
 		{[]string{"-l", "--json", "-v"}, "--list-probes needs a SPEC"},
 		{[]string{"-l", "--", "./app", "libc:malloc"}, "--list-probes needs a SPEC"},
-		{[]string{"libc:malloc"}, `unexpected argument "libc:malloc": put the command to trace after --, e.g. probee --uprobe malloc -- libc:malloc (or list probes with --list-probes SPEC)`},
+		{[]string{"libc:malloc"}, `unexpected argument "libc:malloc": give a probe with its flag, e.g. probee --uprobe 'libc:malloc' -- CMD (or list its targets: probee --list-probes 'libc:malloc')`},
 		{[]string{"--json", "libc:malloc"}, `unexpected argument "libc:malloc"`},
 		{[]string{"--uprobe", "malloc", "./app", "--json", "-v"}, `unexpected argument "./app": put the command to trace after --, e.g. probee --uprobe malloc -- ./app --json -v (or`},
 		{[]string{"--uprobe", "malloc", "./app", "-x", "--", "y"}, "e.g. probee --uprobe malloc -- ./app -x (or"},

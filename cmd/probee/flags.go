@@ -132,22 +132,23 @@ func newFlagSet(cfg *config, stderr io.Writer) *flag.FlagSet {
 	return fs
 }
 
-func flagError(err error) error {
+func flagError(fs *flag.FlagSet, err error) error {
 	if _, ok := err.(*usageError); ok {
 		return err
 	}
-	return usagef("%s (see probee --help)", flagMessage(err))
+	return usagef("%s (see probee --help)", flagMessage(fs, err))
 }
 
 // badValue matches the flag package's message for a value a flag refused.
 var badValue = regexp.MustCompile(`^invalid (?:boolean )?value (".*") for (?:flag )?-([\w-]+): `)
 
 // flagMessage words a flag package error with the flag as typed:
-// "unknown flag -nope", `invalid value "magic" for --unwind: ...`.
-func flagMessage(err error) string {
+// "unknown flag --uprbe (did you mean --uprobe?)", `invalid value "magic"
+// for --unwind: ...`.
+func flagMessage(fs *flag.FlagSet, err error) string {
 	msg := err.Error()
-	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: "); ok {
-		return "unknown flag " + name
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+		return "unknown flag " + dashes(name) + name + didYouMean(fs, name)
 	}
 	if m := badValue.FindStringSubmatchIndex(msg); m != nil {
 		name, value := msg[m[4]:m[5]], msg[m[2]:m[3]]
