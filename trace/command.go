@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"strings"
 	"syscall"
 	"time"
 
@@ -39,13 +40,23 @@ type tracedCommand struct {
 	err     error // Wait's result, valid after done is closed
 }
 
-// CheckCommand finds the command's executable, as the exec will.
+// CheckCommand finds the command's executable, as the exec will, and
+// says why one is not: missing, not executable, a directory.
 func CheckCommand(name string) (string, error) {
 	path, err := exec.LookPath(name)
-	if err != nil {
-		return "", usagef("command %q not found: check the name or give its path (e.g. ./%s)", name, name)
+	if err == nil {
+		return path, nil
 	}
-	return path, nil
+	if strings.Contains(name, "/") {
+		if st, serr := os.Stat(name); serr == nil {
+			if st.IsDir() {
+				return "", usagef("command %q is a directory: give the program to run", name)
+			}
+			return "", usagef("command %q is not executable (mode %v): chmod +x it, or run it through its interpreter", name, st.Mode().Perm())
+		}
+		return "", usagef("command %q not found: check its path", name)
+	}
+	return "", usagef("command %q not found in $PATH: check the name or give its path (e.g. ./%s)", name, name)
 }
 
 // startPaused starts argv stopped right after its exec.

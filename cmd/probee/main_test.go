@@ -77,7 +77,10 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"--uprobe", "malloc", "-o", "x.txt"}, `unknown output extension ".txt"`},
 		{[]string{"--json", "--uprobe", "malloc"}, "--json only applies to --list-probes"},
 		{[]string{"--list-probes", "malloc", "--uprobe", "free"}, "--list-probes only lists"},
-		{[]string{"--uprobe", "malloc", "--", "./no-such-command"}, `command "./no-such-command" not found`},
+		{[]string{"--uprobe", "malloc", "--", "./no-such-command"}, `command "./no-such-command" not found: check its path`},
+		{[]string{"--uprobe", "malloc", "--", "no-such-command"}, `command "no-such-command" not found in $PATH: check the name or give its path (e.g. ./no-such-command)`},
+		{[]string{"--uprobe", "malloc", "--", "/etc/passwd"}, `command "/etc/passwd" is not executable (mode -rw-r--r--): chmod +x it, or run it through its interpreter`},
+		{[]string{"--uprobe", "malloc", "--", "/etc"}, `command "/etc" is a directory: give the program to run`},
 	}
 	for _, c := range cases {
 		out, errs, code := probee(t, c.args...)
