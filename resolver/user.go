@@ -117,7 +117,8 @@ func (r *Resolver) userObjects(t probespec.Target) ([]string, string, error) {
 }
 
 // filterLib keeps the files of all whose name (names[i], else the path's)
-// matches library name.
+// matches library name, or is name exactly: the program of -p or -- CMD
+// (bash:execute_command -- bash) is no library, but names itself so.
 func filterLib(name string, all, names []string, where string) ([]string, string, error) {
 	var out, bases []string
 	for i, p := range all {
@@ -126,7 +127,7 @@ func filterLib(name string, all, names []string, where string) ([]string, string
 			base = filepath.Base(names[i])
 		}
 		bases = append(bases, base)
-		if LibNameMatches(name, base) {
+		if base == name || LibNameMatches(name, base) {
 			out = append(out, p)
 		}
 	}

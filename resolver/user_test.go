@@ -166,6 +166,11 @@ func TestCommandClosure(t *testing.T) {
 	if len(ts) != 1 || filepath.Base(ts[0].Path) != "libc.so.6" {
 		t.Errorf("c:malloc under the command = %v", ts)
 	}
+	// The program names itself (it is no library).
+	ts = resolveOK(t, uspec(libT("uselib-fp"), probespec.MatchExact, "run"), scope)
+	if len(ts) != 1 || ts[0].Path != exe {
+		t.Errorf("uselib-fp:run under the command = %v", ts)
+	}
 	_, err := Resolve(uspec(libT("ssl"), probespec.MatchExact, "f"), scope)
 	if err == nil || !strings.Contains(err.Error(), "is not loaded by uselib-fp") {
 		t.Errorf("ssl under the command: %v", err)
