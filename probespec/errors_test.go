@@ -49,6 +49,9 @@ var errCases = []errCase{
 	// Separators and names.
 	{Uprobe, false, "ns::Klass:method", 1, `invalid library name "ns::Klass"`},
 	{Uprobe, false, "libc:a:b", 7, "unexpected ':'"},
+	{Uprobe, false, "uprob:libc:malloc", 1, `unknown probe kind "uprob"`},
+	{Uprobe, false, "Uretprob:libc:malloc", 1, `unknown probe kind "Uretprob"`},
+	{Uprobe, false, "kprbe:vfs:x", 1, `unknown probe kind "kprbe"`},
 	{Uprobe, false, "bin/app:main", 1, `relative path "bin/app"`},
 	{Uprobe, false, "f[abi:cxx11]()", 1, `invalid library name "f[abi"`},
 	{Uprobe, false, "42", 1, `function name "42" is a number`},

@@ -1,5 +1,11 @@
 package probespec
 
+import (
+	"strings"
+
+	"github.com/probee/probee/internal/editdist"
+)
+
 // Parse parses a spec given with -e/--event or --list-probes (defaultKind
 // Uprobe), or wherever an explicit kind prefix may override the default:
 // "kprobe:vfs_read" is a kprobe whatever defaultKind is. defaultKind is the
@@ -21,6 +27,9 @@ func ParseFlag(flagKind Kind, text string) (Spec, error) {
 func parse(kind Kind, text string, strict bool) (Spec, error) {
 	s, perr := parseRaw(kind, text, strict)
 	if perr != nil {
+		if e := mistypedKind(text); e != nil {
+			return Spec{}, e
+		}
 		return Spec{}, perr
 	}
 	if c, ok := s.canonical(); !ok {
@@ -30,4 +39,22 @@ func parse(kind Kind, text string, strict bool) (Spec, error) {
 		return Spec{}, errAt(text, 0, "spell the matcher out, e.g. exact:NAME, demangle:NAME or regex:RE", "ambiguous spec")
 	}
 	return s, nil
+}
+
+// longKinds are the kind words offered for a mistyped one.
+var longKinds = []string{"kprobe", "kretprobe", "tracepoint", "uprobe", "uretprobe", "usdt"}
+
+// mistypedKind is the error of a spec that failed to parse and whose
+// first part, before a ':', is no kind word but nearly one (uprob:libc:x):
+// that, rather than what the parser stumbled on later (a third part).
+func mistypedKind(text string) *Error {
+	first, rest, ok := strings.Cut(text, ":")
+	if !ok || !strings.Contains(rest, ":") || len(first) < 3 || isKindWord(strings.ToLower(first)) {
+		return nil
+	}
+	near := editdist.Nearest(strings.ToLower(first), longKinds, 2)
+	if near == "" {
+		return nil
+	}
+	return errAt(text, 0, "did you mean "+near+":?", "unknown probe kind %q", first)
 }

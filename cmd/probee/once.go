@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+
+	"github.com/probee/probee/internal/editdist"
 )
 
 // A flag that takes one value, given twice with two values (-F 99 -F
@@ -104,41 +106,19 @@ func (v *onceValue) Get() any {
 	return nil
 }
 
-// didYouMean is " (did you mean --NAME?)" for the flag of fs closest to
-// name, within two edits (a letter left out, added, changed), or "".
+// didYouMean is " (did you mean --NAME?)" for the flag of fs nearest to
+// name within two edits (a letter left out, added, changed), or "".
+// One-letter flags are offered only for short names.
 func didYouMean(fs *flag.FlagSet, name string) string {
-	best, dist := "", 3
+	var names []string
 	fs.VisitAll(func(f *flag.Flag) {
-		if len(f.Name) == 1 && len(name) > 2 {
-			return
-		}
-		if d := editDistance(name, f.Name); d < dist || d == dist && f.Name < best {
-			best, dist = f.Name, d
+		if len(f.Name) > 1 || len(name) <= 2 {
+			names = append(names, f.Name)
 		}
 	})
-	if best == "" || dist >= len(name) {
+	best := editdist.Nearest(name, names, min(2, len(name)-1))
+	if best == "" {
 		return ""
 	}
 	return " (did you mean " + dashes(best) + best + "?)"
-}
-
-// editDistance is the Levenshtein distance of a and b (bytes).
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
 }
