@@ -2,6 +2,7 @@ package resolver
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/probee/probee/internal/maptest"
@@ -24,5 +25,14 @@ func TestPIDScope(t *testing.T) {
 	}
 	if _, err := Resolve(uspec(libT("c"), probespec.MatchExact, "x"), Scope{PID: 1 << 30}); err == nil {
 		t.Error("nonexistent pid resolved")
+	}
+}
+
+// A kernel thread (kthreadd, pid 2) maps no file: the error says so, where
+// it listed the process's files, none ("it has: ").
+func TestPIDKernelThread(t *testing.T) {
+	_, err := Resolve(uspec(libT("c"), probespec.MatchExact, "malloc"), Scope{PID: 2})
+	if err == nil || !strings.Contains(err.Error(), "pid 2 maps no program file: a kernel thread") {
+		t.Errorf("libc:malloc in kthreadd: %v", err)
 	}
 }

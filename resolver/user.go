@@ -172,6 +172,12 @@ func (r *Resolver) pidObjects(pid int) (paths, names []string, err error) {
 		}
 		paths, names = append(paths, p), append(names, m.Path)
 	}
+	switch {
+	case len(seen) == 0:
+		return nil, nil, fmt.Errorf("pid %d maps no program file: a kernel thread, or a process that has exited (a zombie), has no user code to probe", pid)
+	case len(paths) == 0:
+		return nil, nil, fmt.Errorf("none of the %d files pid %d maps could be opened", len(seen), pid)
+	}
 	return paths, names, nil
 }
 
