@@ -41,7 +41,10 @@ func (t *tracer) finish(stdout io.Writer) (*Result, error) {
 		t.reportMeasures(snap, stacked, prof.Kind, prof.ValueUnit)
 	}
 	err = output.Write(prof, t.dests, output.Options{Stdout: stdout, Lines: t.cfg.Lines})
-	t.finishPush(prof) // after the local outputs: a slow backend cannot hold them up
+	// After the local outputs: a slow backend cannot hold them up.
+	if perr := t.finishPush(prof); err == nil {
+		err = perr
+	}
 	return &Result{Profile: prof, Report: rep}, err
 }
 

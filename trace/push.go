@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"time"
@@ -76,17 +77,24 @@ func (t *tracer) pushDue(now time.Time) {
 }
 
 // finishPush pushes the final profile (nil: none) and flushes within
-// --push-flush-timeout.
-func (t *tracer) finishPush(prof *output.Profile) {
+// --push-flush-timeout. A run that had profiles to send and could send
+// none (the server down all along, every one refused) fails: it exited 0
+// with "0 profiles sent", and a script took that for success.
+func (t *tracer) finishPush(prof *output.Profile) error {
 	if t.push == nil {
-		return
+		return nil
 	}
 	if prof != nil {
 		t.push.p.Push(prof, t.push.last, time.Now())
 	}
+	url := t.cfg.Push.Endpoint.URL.Redacted()
 	st := t.push.p.Close(t.cfg.Push.FlushTimeout)
 	t.push = nil
 	t.reportPush(st)
+	if st.Sent().Profiles == 0 && st.Dropped().Profiles > 0 {
+		return fmt.Errorf("push: none of %s could be sent to %s (the local outputs are written)", plural(st.Dropped().Profiles, "profile"), url)
+	}
+	return nil
 }
 
 // pushUnit is what the events of pushed profiles are: what the local

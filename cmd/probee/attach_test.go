@@ -2,6 +2,7 @@ package main
 
 import (
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -58,5 +59,18 @@ func TestWatchdogInTests(t *testing.T) {
 	_, errs, code := probee(t, "--uprobe", bin+":leaf", "-o", filepath.Join(t.TempDir(), "x.folded"), "--", "true")
 	if code != 0 || strings.Contains(errs, "watchdog") {
 		t.Errorf("exit %d, stderr %q; want exit 0 and no word of the watchdog", code, errs)
+	}
+}
+
+// A run whose profiles could all not be pushed (nothing listens) fails,
+// after writing its local outputs.
+func TestPushNothingSent(t *testing.T) {
+	testgate.Root(t)
+	bin, _ := filepath.Abs(testgate.Fixture(t, "../../tests/fixtures/bin/chain-fp"))
+	out := filepath.Join(t.TempDir(), "x.folded")
+	_, errs, code := probee(t, "--uprobe", bin+":leaf", "--push", "pyroscope://127.0.0.1:1", "--push-flush-timeout", "1s",
+		"-o", out, "--", bin, "10")
+	if _, err := os.Stat(out); code != 1 || !strings.Contains(errs, "push: none of 1 profile could be sent to http://127.0.0.1:1") || err != nil {
+		t.Errorf("exit %d, output %v, stderr %q; want exit 1, the output written and no profile sent", code, err, errs)
 	}
 }
