@@ -3,6 +3,7 @@ package trace
 import (
 	"fmt"
 	"maps"
+	"strings"
 
 	"github.com/probee/probee/bpf"
 	"github.com/probee/probee/output"
@@ -42,10 +43,23 @@ func (t *tracer) withReturns(p Probe, targets []resolver.AttachPoint) ([]resolve
 	}
 	t.warnRefused(p, refused)
 	if byRET+byUret > 0 {
-		t.status.Infof("%s: returns of %s at their RET instructions, of %s with uretprobes",
-			p.Text, plural(byRET, "function"), plural(byUret, "function"))
+		t.status.Infof("%s: %s", p.Text, returnsText(byRET, byUret))
 	}
 	return out, nil
+}
+
+// returnsText says how the returns of the functions timed are probed:
+// "returns probed at the RET instructions of 2 functions, with a
+// uretprobe for 1".
+func returnsText(byRET, byUret int) string {
+	var parts []string
+	if byRET > 0 {
+		parts = append(parts, "at the RET instructions of "+plural(byRET, "function"))
+	}
+	if byUret > 0 {
+		parts = append(parts, "with a uretprobe for "+plural(byUret, "function"))
+	}
+	return "returns probed " + strings.Join(parts, ", ")
 }
 
 // returnsOf is what probes tg and its returns (see withReturns): with

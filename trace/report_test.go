@@ -82,3 +82,18 @@ func TestReportDropped(t *testing.T) {
 		}
 	}
 }
+
+func TestReturnsText(t *testing.T) {
+	for _, c := range []struct {
+		ret, uret int
+		want      string
+	}{
+		{0, 1, "returns probed with a uretprobe for 1 function"},
+		{2, 0, "returns probed at the RET instructions of 2 functions"},
+		{2, 1, "returns probed at the RET instructions of 2 functions, with a uretprobe for 1 function"},
+	} {
+		if got := returnsText(c.ret, c.uret); got != c.want {
+			t.Errorf("returnsText(%d, %d) = %q, want %q", c.ret, c.uret, got, c.want)
+		}
+	}
+}

@@ -210,8 +210,8 @@ func TestLatencyCallers(t *testing.T) {
 	if len(s.untimed) != 0 || len(m.summary[tail].untimed) != 0 {
 		t.Errorf("calls not timed: %v %v", s.untimed, m.summary[tail].untimed)
 	}
-	for _, want := range []string{nap + ": returns of 0 functions at their RET instructions, of 1 function with uretprobes",
-		tail + ": returns of 0 functions at their RET instructions, of 1 function with uretprobes"} {
+	for _, want := range []string{nap + ": returns probed with a uretprobe for 1 function",
+		tail + ": returns probed with a uretprobe for 1 function"} {
 		if !strings.Contains(m.r.stderr, want) {
 			t.Errorf("stderr lacks %q", want)
 		}
@@ -292,7 +292,7 @@ func TestLatencyUnwinding(t *testing.T) {
 	}
 	// C++: an exception must find toss's real return address on the
 	// stack, so no uretprobe there.
-	if want := toss + ": returns of 1 function at their RET instructions, of 0 functions with uretprobes"; !strings.Contains(m.r.stderr, want) {
+	if want := toss + ": returns probed at the RET instructions of 1 function"; !strings.Contains(m.r.stderr, want) {
 		t.Errorf("stderr lacks %q", want)
 	}
 	for _, label := range []string{hop, toss} {
