@@ -3,6 +3,7 @@ package trace
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"runtime"
@@ -59,14 +60,30 @@ func CheckCommand(name string) (string, error) {
 	return "", usagef("command %q not found in $PATH: check the name or give its path (e.g. ./%s)", name, name)
 }
 
-// startPaused starts argv stopped right after its exec.
-func startPaused(argv []string) (*tracedCommand, error) {
+// commandStdout is where the command writes its standard output: probee's
+// own, unless the stacks go there (no -o) and it is not a terminal (a
+// pipe to flamegraph.pl, a file): then the command's output would be
+// mixed into the stacks (ls's file names among them), and goes to
+// stderr instead.
+func commandStdout(cfg *Config) *os.File {
+	if len(cfg.Outputs) > 0 || cfg.Stdout != io.Writer(os.Stdout) {
+		return os.Stdout
+	}
+	if _, err := unix.IoctlGetTermios(int(os.Stdout.Fd()), unix.TCGETS); err == nil {
+		return os.Stdout
+	}
+	return os.Stderr
+}
+
+// startPaused starts argv stopped right after its exec, its standard
+// output going to stdout.
+func startPaused(argv []string, stdout *os.File) (*tracedCommand, error) {
 	path, err := CheckCommand(argv[0])
 	if err != nil {
 		return nil, err
 	}
 	cmd := &exec.Cmd{Path: path, Args: argv, SysProcAttr: &syscall.SysProcAttr{Ptrace: true}}
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, stdout, os.Stderr
 	tc := &tracedCommand{cmd: cmd, resume: make(chan bool), resumed: make(chan error, 1), done: make(chan struct{})}
 	started := make(chan error, 1)
 	go tc.hold(started)

@@ -28,7 +28,7 @@ func procState(t *testing.T, pid int) string {
 // it creates does not exist). Released, it runs to its own exit status.
 func TestStartPaused(t *testing.T) {
 	mark := filepath.Join(t.TempDir(), "ran")
-	tc, err := startPaused([]string{"sh", "-c", "touch " + mark + "; exit 3"})
+	tc, err := startPaused([]string{"sh", "-c", "touch " + mark + "; exit 3"}, os.Stdout)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +64,7 @@ func TestStartPaused(t *testing.T) {
 
 // A command aborted before its release is killed without running.
 func TestAbortPaused(t *testing.T) {
-	tc, err := startPaused([]string{"sleep", "100"})
+	tc, err := startPaused([]string{"sleep", "100"}, os.Stdout)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +85,7 @@ func TestStartPausedErrors(t *testing.T) {
 	if err := os.WriteFile(garbage, []byte{0x7f, 'E', 'L', 'F', 0, 1, 2}, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	_, err := startPaused([]string{garbage})
+	_, err := startPaused([]string{garbage}, os.Stdout)
 	var ue *UsageError
 	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "cannot run "+garbage) {
 		t.Errorf("garbage program: error %v, want a usage error saying it cannot run", err)

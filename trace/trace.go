@@ -76,7 +76,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	defer t.close()
 	if len(cfg.Command) > 0 {
-		tc, err := startPaused(cfg.Command)
+		tc, err := startPaused(cfg.Command, commandStdout(&cfg))
 		if err != nil {
 			return nil, err
 		}

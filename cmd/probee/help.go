@@ -53,7 +53,8 @@ Scope and duration:
 Output (outputs are always written, also on Ctrl-C and -d expiry):
   -o, --output PATH   x.folded|x.collapsed (all probes, label as root frame), x.svg,
                       x.pb.gz (pprof), or DIR/ (one <label>.folded + <label>.svg per probe);
-                      repeatable. Without -o: collapsed stacks on stdout.
+                      repeatable. Without -o: collapsed stacks on stdout, and when
+                      stdout is not a terminal the command's stdout goes to stderr
   --unwind MODE       fp (frame pointers), dwarf (.eh_frame tables in BPF) or auto
                       (default: dwarf where a binary has tables, frame pointers for Go)
   --no-tail-calls     DWARF unwinding with the in-program loop instead of tail calls

@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -219,3 +220,22 @@ func TestOutputStdoutFull(t *testing.T) {
 		t.Errorf("%v; want exit 1 and no space left on device", err)
 	}
 }
+
+// Without -o the stacks go to stdout; when that is not a terminal (here a
+// pipe, as to flamegraph.pl), the command's own output goes to stderr, so
+// every line on stdout is a stack.
+func TestCommandStdoutApart(t *testing.T) {
+	testgate.Root(t)
+	r := run(t, "", "--uprobe", "libc:malloc", "--", "ls", "/")
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	for _, l := range lines {
+		if !foldedLine.MatchString(l) {
+			t.Errorf("stdout line %q is no stack", l)
+		}
+	}
+	if r.code != 0 || len(lines) < 2 || !regexp.MustCompile(`(?m)^etc$`).MatchString(r.stderr) {
+		t.Errorf("exit %d, %d lines on stdout, ls's output on stderr: %v", r.code, len(lines), strings.Contains(r.stderr, "etc"))
+	}
+}
+
+var foldedLine = regexp.MustCompile(`^\S.* \d+$`)
