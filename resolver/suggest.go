@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/probee/probee/internal/editdist"
 )
 
 // NoMatchError says that a spec matched nothing, where it looked, and the
@@ -50,7 +52,7 @@ func suggest(pattern string, names []string) []string {
 		if p < min(4, len(lit)) && absDiff(len(ln), len(lit)) > maxDist {
 			continue
 		}
-		d := levenshtein(lit, ln)
+		d := editdist.Distance(lit, ln)
 		if d <= maxDist || p >= min(4, len(lit)) {
 			if p >= min(4, len(lit)) {
 				d-- // a shared prefix is worth one edit
@@ -99,30 +101,4 @@ func absDiff(a, b int) int {
 		return a - b
 	}
 	return b - a
-}
-
-// levenshtein is the edit distance between a and b (bytes), counting a
-// transposition of neighbours as one edit (optimal string alignment).
-func levenshtein(a, b string) int {
-	pp := make([]int, len(b)+1)
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
-				cur[j] = min(cur[j], pp[j-2]+1)
-			}
-		}
-		pp, prev, cur = prev, cur, pp
-	}
-	return prev[len(b)]
 }

@@ -1,17 +1,20 @@
 // Package editdist measures how far apart two short words are, for the
-// "did you mean" of messages (a mistyped flag, a kind word). Written here:
+// "did you mean" of messages (a mistyped flag, kind word or function name).
+// Written here:
 // twenty lines, where a library would bring more than it gives.
 package editdist
 
-// Distance is the Levenshtein distance of a and b, in bytes: the letters
-// to leave out, add or change to make one the other.
+// Distance is the edit distance of a and b, in bytes: the letters to
+// leave out, add or change, or neighbours to swap, to make one the other
+// (Levenshtein's, with a swap as one edit: optimal string alignment).
 func Distance(a, b string) int {
+	pp := make([]int, len(b)+1)
 	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
 	for j := range prev {
 		prev[j] = j
 	}
 	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
 		cur[0] = i
 		for j := 1; j <= len(b); j++ {
 			cost := 1
@@ -19,8 +22,11 @@ func Distance(a, b string) int {
 				cost = 0
 			}
 			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				cur[j] = min(cur[j], pp[j-2]+1)
+			}
 		}
-		prev = cur
+		pp, prev, cur = prev, cur, pp
 	}
 	return prev[len(b)]
 }

@@ -8,7 +8,7 @@ func TestDistance(t *testing.T) {
 		want int
 	}{
 		{"", "", 0}, {"uprobe", "uprobe", 0}, {"uprbe", "uprobe", 1}, {"uprob", "uprobe", 1},
-		{"samples", "sample", 1}, {"kprobe", "uprobe", 1}, {"", "abc", 3}, {"abc", "xyz", 3},
+		{"samples", "sample", 1}, {"uprboe", "uprobe", 1}, {"kprobe", "uprobe", 1}, {"", "abc", 3}, {"abc", "xyz", 3},
 	} {
 		if got := Distance(c.a, c.b); got != c.want {
 			t.Errorf("Distance(%q, %q) = %d, want %d", c.a, c.b, got, c.want)
