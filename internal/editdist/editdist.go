@@ -1,7 +1,7 @@
 // Package editdist measures how far apart two short words are, for the
-// "did you mean" of messages (a mistyped flag, kind word or function name).
-// Written here:
-// twenty lines, where a library would bring more than it gives.
+// "did you mean" of messages (a mistyped flag, kind word or function
+// name). Written here: twenty lines, where a library would bring more
+// than it gives.
 package editdist
 
 // Distance is the edit distance of a and b, in bytes: the letters to
