@@ -34,11 +34,19 @@ func runGatedWith(t *testing.T, s *Session, change func(gate int, mods []unwind.
 	cache := unwind.NewCache()
 	gated := make(chan error, 16)
 	stops := 0
+	handled := map[int]bool{}
 	stop, err := s.Events(func(ev wire.ProcessEvent) {
 		if ev.Type != wire.EventGate {
 			return
 		}
 		mods, _, err := cache.Process(ev.TGID)
+		if err != nil && handled[ev.TGID] {
+			// Stopped again (the gate of an earlier run on bin fired
+			// with this one's) and gone once resumed: nothing to load.
+			s.Continue(ev)
+			return
+		}
+		handled[ev.TGID] = true
 		if err == nil && change != nil {
 			change(stops, mods)
 		}

@@ -17,7 +17,7 @@ import (
 // attaching, hands the links it made to its watchdog to detach (the
 // kernel takes 20-40 ms a link) and exits within 200 ms; the command,
 // held at its exec, never runs (it would create a file), and nothing is
-// left stopped. 1,000 probes make the attach long; the SIGINT comes once
+// left stopped. 1,000 probes (of one file) make the attach long; the SIGINT comes once
 // 200 uprobe_multi links are in probee's files (detached one by one, they
 // took 4-9 s). Before, the attach went on (42 s) and the command ran.
 func TestInterruptDuringAttach(t *testing.T) {
@@ -25,9 +25,24 @@ func TestInterruptDuringAttach(t *testing.T) {
 	bin := fixture(t, "chain-fp")
 	dir := t.TempDir()
 	flag := filepath.Join(dir, "ran")
+	// 1,000 specs of one file: hard links to a copy of it (in the same
+	// directory, so on the same file system), since a spec given twice
+	// is traced once.
+	data, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := filepath.Join(dir, "chain-fp")
+	if err := os.WriteFile(one, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	var args []string
-	for range 1000 {
-		args = append(args, "--uprobe", bin+":leaf")
+	for i := range 1000 {
+		link := filepath.Join(dir, fmt.Sprintf("chain-%d", i))
+		if err := os.Link(one, link); err != nil {
+			t.Fatal(err)
+		}
+		args = append(args, "--uprobe", link+":leaf")
 	}
 	args = append(args, "--", "sh", "-c", "touch "+flag)
 	marker := fmt.Sprintf("PROBEE_INTERRUPT_TEST=%d", os.Getpid())
