@@ -41,9 +41,6 @@ func parse(kind Kind, text string, strict bool) (Spec, error) {
 	return s, nil
 }
 
-// longKinds are the kind words offered for a mistyped one.
-var longKinds = []string{"kprobe", "kretprobe", "tracepoint", "uprobe", "uretprobe", "usdt"}
-
 // mistypedKind is the error of a spec that failed to parse and whose
 // first part, before a ':', is no kind word but nearly one (uprob:libc:x):
 // that, rather than what the parser stumbled on later (a third part).
@@ -52,7 +49,13 @@ func mistypedKind(text string) *Error {
 	if !ok || !strings.Contains(rest, ":") || len(first) < 3 || isKindWord(strings.ToLower(first)) {
 		return nil
 	}
-	near := editdist.Nearest(strings.ToLower(first), longKinds, 2)
+	var words []string // the kind words but the one- and two-letter ones
+	for w := range kindWords {
+		if len(w) > 2 {
+			words = append(words, w)
+		}
+	}
+	near := editdist.Nearest(strings.ToLower(first), words, 2)
 	if near == "" {
 		return nil
 	}

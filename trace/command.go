@@ -69,10 +69,20 @@ func commandStdout(cfg *Config) *os.File {
 	if len(cfg.Outputs) > 0 || cfg.Stdout != io.Writer(os.Stdout) {
 		return os.Stdout
 	}
-	if _, err := unix.IoctlGetTermios(int(os.Stdout.Fd()), unix.TCGETS); err == nil {
+	if IsTerminal(os.Stdout) {
 		return os.Stdout
 	}
 	return os.Stderr
+}
+
+// IsTerminal reports whether w is a terminal.
+func IsTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
 }
 
 // startPaused starts argv stopped right after its exec, its standard

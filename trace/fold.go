@@ -41,7 +41,7 @@ type foldState struct {
 // PROBEE_SPILL_AT (hidden, for tests) sets another.
 const spillAt = 16384
 
-func spillEvery() int {
+func spillAtEnv() int {
 	if n, err := strconv.Atoi(os.Getenv("PROBEE_SPILL_AT")); err == nil && n > 0 {
 		return n
 	}
@@ -56,7 +56,7 @@ const mergedPerMaxStack = 4
 const mergedOver = "stacks of exited processes past 4 x --max-stacks distinct ones (raise --max-stacks)"
 
 func newFoldState(sym *symbolize.Symbolizer, maxStacks int) *foldState {
-	every := spillEvery()
+	every := spillAtEnv()
 	return &foldState{sf: stackFrames{sym: sym, pidless: true}, calls: map[uint32]uint64{},
 		merged: output.Merged{Max: mergedPerMaxStack * maxStacks}, spillEvery: every, spillNext: every}
 }

@@ -98,14 +98,6 @@ func (v *onceValue) IsBoolFlag() bool {
 	return ok && b.IsBoolFlag()
 }
 
-// Get passes the wrapped value's Getter on.
-func (v *onceValue) Get() any {
-	if g, ok := v.Value.(flag.Getter); ok {
-		return g.Get()
-	}
-	return nil
-}
-
 // didYouMean is " (did you mean --NAME?)" for the flag of fs nearest to
 // name within two edits (a letter left out, added, changed), or "".
 // One-letter flags are offered only for short names.

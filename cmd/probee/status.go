@@ -3,10 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/probee/probee/trace"
-	"golang.org/x/sys/unix"
 )
 
 // statusWriter prints status lines on stderr (a trace.Reporter): summaries and warnings always
@@ -18,16 +16,7 @@ type statusWriter struct {
 }
 
 func newStatus(w io.Writer, quiet, verbose bool) *statusWriter {
-	return &statusWriter{w: w, quiet: quiet, debug: !quiet && (verbose || isTerminal(w))}
-}
-
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
+	return &statusWriter{w: w, quiet: quiet, debug: !quiet && (verbose || trace.IsTerminal(w))}
 }
 
 func (s *statusWriter) Infof(format string, args ...any) {

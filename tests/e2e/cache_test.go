@@ -3,7 +3,6 @@ package e2e
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,13 +15,7 @@ import (
 // (XDG_CACHE_HOME), in a private mount namespace as run does.
 func runCached(t *testing.T, cacheHome string, args ...string) result {
 	t.Helper()
-	cmd := exec.Command(probee, args...)
-	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+cacheHome)
-	cmd.Dir = t.TempDir()
-	isolateMounts(cmd)
-	r := runCmd(t, cmd)
-	t.Logf("XDG_CACHE_HOME=%s probee %s\nexit %d\nstderr:\n%s", cacheHome, strings.Join(args, " "), r.code, r.stderr)
-	return r
+	return runEnv(t, "XDG_CACHE_HOME="+cacheHome, args...)
 }
 
 // tableSources reads the status line that says how many unwind tables
