@@ -85,13 +85,15 @@ type accumulator struct {
 	pruned   time.Time         // the last pruneHashes
 	procs    map[uint32]int    // processes with counts or measures here: their keys (fold.go)
 	gone     map[uint32]goneAt // processes found gone whose counts are still here (fold.go)
+	pinned   map[uint64]bool   // hashes of stacks open off-CPU waits name: kept (offcpu.go)
 }
 
 func newAccumulator() accumulator {
 	// The empty comm is comms[0]: a zero countKey is a valid key.
 	return accumulator{counts: map[countKey]uint64{}, measures: map[countKey]measureVal{},
 		ustacks: map[uint64]userStack{}, kstacks: map[uint64]kernelStack{}, pcs: prefixtree.New[uint64](),
-		comms: []string{""}, commIDs: map[[16]int8]uint32{{}: 0}, procs: map[uint32]int{}, gone: map[uint32]goneAt{}}
+		comms: []string{""}, commIDs: map[[16]int8]uint32{{}: 0}, procs: map[uint32]int{}, gone: map[uint32]goneAt{},
+		pinned: map[uint64]bool{}}
 }
 
 // addCount adds n events to count k.
@@ -154,7 +156,7 @@ func (a *accumulator) commID(c [16]int8) uint32 {
 const keepHashes = 10 * time.Second
 
 // pruneHashes drops the hashes of stacks moved by neither of the last
-// two takes nor within keepHashes of now.
+// two takes nor within keepHashes of now, but the pinned ones.
 func (a *accumulator) pruneHashes(now time.Time) {
 	if now.Sub(a.pruned) < time.Second {
 		return // drains come faster in a burst of new stacks
@@ -164,12 +166,12 @@ func (a *accumulator) pruneHashes(now time.Time) {
 		return take+2 <= a.take && now.Unix()-at > int64(keepHashes/time.Second)
 	}
 	for h, u := range a.ustacks {
-		if old(u.take, u.at) {
+		if old(u.take, u.at) && !a.pinned[h] {
 			delete(a.ustacks, h)
 		}
 	}
 	for h, k := range a.kstacks {
-		if old(k.take, k.at) {
+		if old(k.take, k.at) && !a.pinned[h] {
 			delete(a.kstacks, h)
 		}
 	}

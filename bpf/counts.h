@@ -13,6 +13,7 @@
 #include "latency_maps.h"
 #include "measure.h"
 #include "latency.h"
+#include "offcpu.h"
 
 static __always_inline void add_count_to(void *counts, struct count_key *k)
 {
@@ -46,9 +47,14 @@ static __always_inline void add_count(struct count_key *k)
 }
 
 // count_event counts an event whose stacks are stored: in the counts
-// map, or for a function probe in a measure mode as its measure.
+// map, or for a function probe in a measure mode as its measure; a
+// switch-out (--off-cpu) is parked until the thread runs again.
 static __always_inline void count_event(struct count_key *k, __u32 slot)
 {
+	if (slot == SLOT_OFFCPU) {
+		offcpu_park(k);
+		return;
+	}
 	if (!measured_slot(slot)) {
 		add_count(k);
 		return;

@@ -238,4 +238,15 @@
 //
 // AttachSampling opens a cpu-clock perf event per online CPU (software: no
 // PMU needed) and attaches probee_perf with PERF_EVENT_IOC_SET_BPF.
+//
+// # Off-CPU time (offcpu.go, offcpu.h)
+//
+// AttachOffCPU attaches probee_offcpu to the sched_switch BTF tracepoint
+// (tp_btf: no kprobe, no tracefs; Linux 5.5+). At each switch it ends the
+// wait of the thread coming in, then walks the stacks of the thread
+// leaving (its own state slot and step program, on the same tracepoint)
+// and parks them with the time; the wait's nanoseconds go to its stacks'
+// measure under probe id OffCPU.Probe + state when the thread runs again.
+// ExcludeSelf (self.go) leaves probee's own process out of system-wide
+// runs, whose waits and samples it would otherwise add to what it traces.
 package bpf

@@ -25,8 +25,9 @@ const (
 	DropUnknownPC            = DropCause(probeeDropCauseDROP_UNKNOWN_PC) // DWARF: stack cut at a pc in no known mapping
 	DropCountsSwitch         = DropCause(probeeDropCauseDROP_COUNTS_SWITCH)
 	DropKernelStackFull      = DropCause(probeeDropCauseDROP_KSTACK_FULL)
-	DropDeferLost            = DropCause(probeeDropCauseDROP_DEFER_LOST) // a stack to finish in user space did not fit its ring (counted as partial)
-	DropCut                  = DropCause(probeeDropCauseDROP_CUT)        // DWARF: stack cut where its unwind rules could not be followed
+	DropDeferLost            = DropCause(probeeDropCauseDROP_DEFER_LOST)  // a stack to finish in user space did not fit its ring (counted as partial)
+	DropCut                  = DropCause(probeeDropCauseDROP_CUT)         // DWARF: stack cut where its unwind rules could not be followed
+	DropOffCPUFull           = DropCause(probeeDropCauseDROP_OFFCPU_FULL) // --off-cpu: offcpu_starts full
 	dropMax                  = DropCause(probeeDropCauseDROP_MAX)
 )
 
@@ -51,6 +52,7 @@ var dropCauses = [dropMax]dropCause{
 	{false, "kernel stack map full (raise --max-stacks)"},
 	{false, "stacks to finish in user space lost (ring buffer full; counted as partial stacks)"},
 	{true, "cut where the unwind rules could not be followed (CFI probee does not evaluate, such as ld.so's lazy-binding trampoline; unreadable stack memory; or deeper than the walk goes)"},
+	{false, "off-CPU waits without room for their thread (more threads off CPU at once than --off-cpu holds)"},
 }
 
 // String describes d: what was lost or, for a partial cause, how the
@@ -152,6 +154,7 @@ func (s *Session) readCounts() ([]Count, error) {
 			return nil, err
 		}
 	}
+	s.closeOpenWaits()
 	if err := s.takeStacks(); err != nil {
 		return nil, err
 	}

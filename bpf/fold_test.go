@@ -169,3 +169,28 @@ func TestCompareStacks(t *testing.T) {
 		}
 	}
 }
+
+// The hashes an open off-CPU wait names (pinned) outlive keepHashes: the
+// wait can end, and be resolved, long after its stacks were taken.
+func TestPinnedHashesKept(t *testing.T) {
+	s := &Session{acc: newAccumulator()}
+	a := &s.acc
+	t0 := time.Unix(1000, 0)
+	a.take, a.takeAt = 1, t0.Unix()
+	s.putUser(0x11, 1, 0, []uint64{1, 2})
+	s.putKernel(0x77, 1, []uint64{0xffff})
+	a.pinned[0x11], a.pinned[0x77] = true, true
+	a.take = 5
+	a.pruneHashes(t0.Add(time.Minute))
+	if _, ok := a.ustacks[0x11]; !ok {
+		t.Fatal("a pinned user stack hash was pruned")
+	}
+	if _, ok := a.kstacks[0x77]; !ok {
+		t.Fatal("a pinned kernel stack hash was pruned")
+	}
+	clear(a.pinned)
+	a.pruneHashes(t0.Add(2 * time.Minute))
+	if len(a.ustacks)+len(a.kstacks) != 0 {
+		t.Errorf("hashes kept once unpinned: %v %v", a.ustacks, a.kstacks)
+	}
+}

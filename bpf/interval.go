@@ -70,6 +70,7 @@ func (s *Session) DrainInterval() error {
 	// The counts moved name stacks whatever became of the measures.
 	err = errors.Join(err, s.takeStacks())
 	s.acc.resolve()
+	s.pinOpenWaits()
 	s.acc.pruneHashes(time.Now())
 	return err
 }

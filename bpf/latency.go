@@ -127,7 +127,7 @@ func (s *Session) drainMeasures(m *ebpf.Map) (moved uint64, err error) {
 // probeMeasures reads the per-probe sums and histograms of probes
 // 0..n-1, and counts the calls still in flight.
 func (s *Session) probeMeasures(n int) ([]ProbeMeasure, error) {
-	if s.opts.Measure.Mode == MeasureCount {
+	if s.opts.Measure.Mode == MeasureCount && !s.opts.OffCPU.On {
 		return nil, nil
 	}
 	out := make([]ProbeMeasure, n)
@@ -143,6 +143,7 @@ func (s *Session) probeMeasures(n int) ([]ProbeMeasure, error) {
 			out[i].add(c)
 		}
 	}
+	s.addClosed(out)
 	return out, s.countInFlight(out)
 }
 

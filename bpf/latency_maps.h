@@ -21,6 +21,11 @@
 const volatile __u32 measure_mode = MEASURE_COUNT;
 const volatile __u32 weight_arg = 0;  // MEASURE_WEIGHT: the argument (0-5)
 const volatile __u64 min_latency = 0; // MEASURE_LATENCY: shorter calls get no stack
+// --off-cpu (offcpu.h): the first of its OFFCPU_STATES probe ids (0: off),
+// and the blocks that get a stack: from min_block to max_block ns.
+const volatile __u32 offcpu_probe = 0;
+const volatile __u64 min_block = 0;
+const volatile __u64 max_block = ~0ULL;
 
 // The measure of one stack.
 struct measure {
@@ -115,6 +120,17 @@ struct {
 	__type(key, __u32);
 	__type(value, struct lat_pending);
 } lat_pendings SEC(".maps");
+
+// --off-cpu: each thread's last switch-out with its stacks, by thread id,
+// until it runs again (offcpu.h). Sized by user space (the threads that
+// can be off CPU at once); what is left at the end is closed there.
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct offcpu_start);
+} offcpu_starts SEC(".maps");
 
 #define KSTACK_REGION_SHIFT 14 // 16 KiB: x86-64 task and irq stacks are aligned to it
 

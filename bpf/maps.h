@@ -14,6 +14,7 @@
 const volatile __u32 filter_pids = 0;  // 1: only tgids in the pids map
 const volatile __u32 sample_probe = 0; // --sample: the probe id samples are counted under
 const volatile __u32 include_idle = 0; // --sample: 1 keeps samples of the idle task
+const volatile __u32 self_tgid = 0;    // without filter_pids: a tgid left out (probee's own)
 
 // Per-CPU slots of the maps that hold an event's work in progress (the
 // user registers, the walk state, a deferred stack, a pending measure):
@@ -24,7 +25,8 @@ enum unwind_slot {
 	SLOT_KPROBE = 2,
 	SLOT_TRACEPOINT = 3,
 	SLOT_PERF = 4,
-	SLOT_MAX = 5,
+	SLOT_OFFCPU = 5,
+	SLOT_MAX = 6,
 };
 
 // Counts are double-buffered for periodic drains (--interval): events go to

@@ -40,6 +40,7 @@
 #include "mappings.h"
 #include "stopgate.h"
 #include "vma.h"
+#include "offcpu.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -211,6 +212,29 @@ SEC("perf_event")
 int probee_step_perf(struct bpf_perf_event_data *ctx)
 {
 	return step_program(ctx, SLOT_PERF, steps_perf, 0);
+}
+
+// ---- tp_btf/sched_switch: off-CPU time (--off-cpu, offcpu.h). prev is
+// current here: its user registers come from the task, its kernel stack
+// from bpf_get_stack. The step program is on the same tracepoint (a tail
+// call must stay on its hook).
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(probee_offcpu, int preempt, struct task_struct *prev, struct task_struct *next)
+{
+	offcpu_resume(next->pid, bpf_ktime_get_ns());
+	__u32 state = offcpu_state_of(preempt, task_state(prev));
+	struct pt_regs *regs = scratch_regs(SLOT_OFFCPU);
+
+	if (!prev->pid || state >= OFFCPU_STATES || !pid_allowed(prev->tgid) || !regs || user_regs(regs))
+		return 0; // the idle task, an exit, or not traced
+	return record(ctx, offcpu_probe + state, regs, 1, SLOT_OFFCPU, steps_offcpu, 0);
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(probee_step_offcpu)
+{
+	return step_program(ctx, SLOT_OFFCPU, steps_offcpu, 0);
 }
 
 // ---- tp_btf: the process lifecycle, as BTF tracepoints, which need no

@@ -60,6 +60,16 @@ enum maps_gen_index { MAPS_GEN_USER = 0, MAPS_GEN_BPF = 1 };
 // What function probes count (rodata measure_mode, latency.h).
 enum measure_kind { MEASURE_COUNT = 0, MEASURE_LATENCY = 1, MEASURE_WEIGHT = 2 };
 
+// --off-cpu: a thread's state when it left the CPU (offcpu.h), counted
+// under probe id offcpu_probe + state.
+enum offcpu_state {
+	OFFCPU_SLEEP = 0,           // interruptible sleep (S)
+	OFFCPU_UNINTERRUPTIBLE = 1, // uninterruptible (D): I/O, some locks
+	OFFCPU_PREEMPTED = 2,       // runnable, waiting for a CPU
+	OFFCPU_STOPPED = 3,         // stopped or traced (T, t)
+	OFFCPU_STATES = 4,
+};
+
 // What happened to calls that were not timed, per probe
 // (probe_measure.stats).
 enum lat_untimed {
@@ -98,7 +108,8 @@ enum drop_cause {
 	DROP_KSTACK_FULL = 9,     // kernel stack map full
 	DROP_DEFER_LOST = 10,     // a stack to complete in user space did not fit the deferred ring
 	DROP_CUT = 11,            // DWARF mode: stack cut where its rules could not be followed
-	DROP_MAX = 12,
+	DROP_OFFCPU_FULL = 12,    // --off-cpu: no room for a thread's switch-out (offcpu_starts full)
+	DROP_MAX = 13,
 };
 
 enum event_type {
@@ -148,6 +159,12 @@ struct count_key {
 	__u64 ustack; // key in ustacks, 0 when lost
 	__u64 kstack; // key in kstacks, 0 when none or lost
 	char comm[16];
+};
+
+// A thread's switch-out, until it runs again (offcpu.h).
+struct offcpu_start {
+	struct count_key key; // probe: offcpu_probe + enum offcpu_state
+	__u64 start;          // bpf_ktime_get_ns at the switch-out
 };
 
 struct user_stack {
@@ -317,6 +334,7 @@ struct probee_enums {
 	enum step_index step_index;
 	enum maps_gen_index maps_gen_index;
 	enum measure_kind measure_kind;
+	enum offcpu_state offcpu_state;
 	enum lat_untimed lat_untimed;
 	enum stack_flag stack_flag;
 	enum pid_flag pid_flag;

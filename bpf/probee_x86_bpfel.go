@@ -97,7 +97,8 @@ const (
 	probeeDropCauseDROP_KSTACK_FULL      probeeDropCause = 9
 	probeeDropCauseDROP_DEFER_LOST       probeeDropCause = 10
 	probeeDropCauseDROP_CUT              probeeDropCause = 11
-	probeeDropCauseDROP_MAX              probeeDropCause = 12
+	probeeDropCauseDROP_OFFCPU_FULL      probeeDropCause = 12
+	probeeDropCauseDROP_MAX              probeeDropCause = 13
 )
 
 type probeeEvent struct {
@@ -256,6 +257,22 @@ const (
 	probeeMeasureKindMEASURE_COUNT   probeeMeasureKind = 0
 	probeeMeasureKindMEASURE_LATENCY probeeMeasureKind = 1
 	probeeMeasureKindMEASURE_WEIGHT  probeeMeasureKind = 2
+)
+
+type probeeOffcpuStart struct {
+	_     structs.HostLayout
+	Key   probeeCountKey
+	Start uint64
+}
+
+type probeeOffcpuState uint32
+
+const (
+	probeeOffcpuStateOFFCPU_SLEEP           probeeOffcpuState = 0
+	probeeOffcpuStateOFFCPU_UNINTERRUPTIBLE probeeOffcpuState = 1
+	probeeOffcpuStateOFFCPU_PREEMPTED       probeeOffcpuState = 2
+	probeeOffcpuStateOFFCPU_STOPPED         probeeOffcpuState = 3
+	probeeOffcpuStateOFFCPU_STATES          probeeOffcpuState = 4
 )
 
 type probeePidFlag uint32
@@ -516,6 +533,7 @@ const (
 	probeeMapMapsGen                = "maps_gen"
 	probeeMapMeasures0              = "measures0"
 	probeeMapMeasures1              = "measures1"
+	probeeMapOffcpuStarts           = "offcpu_starts"
 	probeeMapPids                   = "pids"
 	probeeMapProbeMeasures          = "probe_measures"
 	probeeMapProcMaps               = "proc_maps"
@@ -526,6 +544,7 @@ const (
 	probeeMapStepsKmulti            = "steps_kmulti"
 	probeeMapStepsKprobe            = "steps_kprobe"
 	probeeMapStepsMulti             = "steps_multi"
+	probeeMapStepsOffcpu            = "steps_offcpu"
 	probeeMapStepsPerf              = "steps_perf"
 	probeeMapStepsTp                = "steps_tp"
 	probeeMapUnwindRules            = "unwind_rules"
@@ -544,6 +563,7 @@ const (
 	probeeProgProbeeKprobeMulti     = "probee_kprobe_multi"
 	probeeProgProbeeLatExit         = "probee_lat_exit"
 	probeeProgProbeeLdsoGate        = "probee_ldso_gate"
+	probeeProgProbeeOffcpu          = "probee_offcpu"
 	probeeProgProbeePerf            = "probee_perf"
 	probeeProgProbeeRetKprobe       = "probee_ret_kprobe"
 	probeeProgProbeeRetKprobeMulti  = "probee_ret_kprobe_multi"
@@ -552,6 +572,7 @@ const (
 	probeeProgProbeeRootGate        = "probee_root_gate"
 	probeeProgProbeeStepKprobe      = "probee_step_kprobe"
 	probeeProgProbeeStepKprobeMulti = "probee_step_kprobe_multi"
+	probeeProgProbeeStepOffcpu      = "probee_step_offcpu"
 	probeeProgProbeeStepPerf        = "probee_step_perf"
 	probeeProgProbeeStepTracepoint  = "probee_step_tracepoint"
 	probeeProgProbeeStepUprobe      = "probee_step_uprobe"
@@ -567,9 +588,13 @@ const (
 	probeeVarHaveFindVma            = "have_find_vma"
 	probeeVarHaveTaskRegs           = "have_task_regs"
 	probeeVarIncludeIdle            = "include_idle"
+	probeeVarMaxBlock               = "max_block"
 	probeeVarMeasureMode            = "measure_mode"
+	probeeVarMinBlock               = "min_block"
 	probeeVarMinLatency             = "min_latency"
+	probeeVarOffcpuProbe            = "offcpu_probe"
 	probeeVarSampleProbe            = "sample_probe"
+	probeeVarSelfTgid               = "self_tgid"
 	probeeVarUnusedEnums            = "unused_enums"
 	probeeVarUnusedEvent            = "unused_event"
 	probeeVarUnusedHoldKey          = "unused_hold_key"
@@ -632,6 +657,7 @@ type probeeProgramSpecs struct {
 	ProbeeKprobeMulti     *ebpf.ProgramSpec `ebpf:"probee_kprobe_multi"`
 	ProbeeLatExit         *ebpf.ProgramSpec `ebpf:"probee_lat_exit"`
 	ProbeeLdsoGate        *ebpf.ProgramSpec `ebpf:"probee_ldso_gate"`
+	ProbeeOffcpu          *ebpf.ProgramSpec `ebpf:"probee_offcpu"`
 	ProbeePerf            *ebpf.ProgramSpec `ebpf:"probee_perf"`
 	ProbeeRetKprobe       *ebpf.ProgramSpec `ebpf:"probee_ret_kprobe"`
 	ProbeeRetKprobeMulti  *ebpf.ProgramSpec `ebpf:"probee_ret_kprobe_multi"`
@@ -640,6 +666,7 @@ type probeeProgramSpecs struct {
 	ProbeeRootGate        *ebpf.ProgramSpec `ebpf:"probee_root_gate"`
 	ProbeeStepKprobe      *ebpf.ProgramSpec `ebpf:"probee_step_kprobe"`
 	ProbeeStepKprobeMulti *ebpf.ProgramSpec `ebpf:"probee_step_kprobe_multi"`
+	ProbeeStepOffcpu      *ebpf.ProgramSpec `ebpf:"probee_step_offcpu"`
 	ProbeeStepPerf        *ebpf.ProgramSpec `ebpf:"probee_step_perf"`
 	ProbeeStepTracepoint  *ebpf.ProgramSpec `ebpf:"probee_step_tracepoint"`
 	ProbeeStepUprobe      *ebpf.ProgramSpec `ebpf:"probee_step_uprobe"`
@@ -675,6 +702,7 @@ type probeeMapSpecs struct {
 	MapsGen       *ebpf.MapSpec `ebpf:"maps_gen"`
 	Measures0     *ebpf.MapSpec `ebpf:"measures0"`
 	Measures1     *ebpf.MapSpec `ebpf:"measures1"`
+	OffcpuStarts  *ebpf.MapSpec `ebpf:"offcpu_starts"`
 	Pids          *ebpf.MapSpec `ebpf:"pids"`
 	ProbeMeasures *ebpf.MapSpec `ebpf:"probe_measures"`
 	ProcMaps      *ebpf.MapSpec `ebpf:"proc_maps"`
@@ -685,6 +713,7 @@ type probeeMapSpecs struct {
 	StepsKmulti   *ebpf.MapSpec `ebpf:"steps_kmulti"`
 	StepsKprobe   *ebpf.MapSpec `ebpf:"steps_kprobe"`
 	StepsMulti    *ebpf.MapSpec `ebpf:"steps_multi"`
+	StepsOffcpu   *ebpf.MapSpec `ebpf:"steps_offcpu"`
 	StepsPerf     *ebpf.MapSpec `ebpf:"steps_perf"`
 	StepsTp       *ebpf.MapSpec `ebpf:"steps_tp"`
 	UnwindRules   *ebpf.MapSpec `ebpf:"unwind_rules"`
@@ -707,9 +736,13 @@ type probeeVariableSpecs struct {
 	HaveFindVma        *ebpf.VariableSpec `ebpf:"have_find_vma"`
 	HaveTaskRegs       *ebpf.VariableSpec `ebpf:"have_task_regs"`
 	IncludeIdle        *ebpf.VariableSpec `ebpf:"include_idle"`
+	MaxBlock           *ebpf.VariableSpec `ebpf:"max_block"`
 	MeasureMode        *ebpf.VariableSpec `ebpf:"measure_mode"`
+	MinBlock           *ebpf.VariableSpec `ebpf:"min_block"`
 	MinLatency         *ebpf.VariableSpec `ebpf:"min_latency"`
+	OffcpuProbe        *ebpf.VariableSpec `ebpf:"offcpu_probe"`
 	SampleProbe        *ebpf.VariableSpec `ebpf:"sample_probe"`
+	SelfTgid           *ebpf.VariableSpec `ebpf:"self_tgid"`
 	UnusedEnums        *ebpf.VariableSpec `ebpf:"unused_enums"`
 	UnusedEvent        *ebpf.VariableSpec `ebpf:"unused_event"`
 	UnusedHoldKey      *ebpf.VariableSpec `ebpf:"unused_hold_key"`
@@ -762,6 +795,7 @@ type probeeMaps struct {
 	MapsGen       *ebpf.Map `ebpf:"maps_gen"`
 	Measures0     *ebpf.Map `ebpf:"measures0"`
 	Measures1     *ebpf.Map `ebpf:"measures1"`
+	OffcpuStarts  *ebpf.Map `ebpf:"offcpu_starts"`
 	Pids          *ebpf.Map `ebpf:"pids"`
 	ProbeMeasures *ebpf.Map `ebpf:"probe_measures"`
 	ProcMaps      *ebpf.Map `ebpf:"proc_maps"`
@@ -772,6 +806,7 @@ type probeeMaps struct {
 	StepsKmulti   *ebpf.Map `ebpf:"steps_kmulti"`
 	StepsKprobe   *ebpf.Map `ebpf:"steps_kprobe"`
 	StepsMulti    *ebpf.Map `ebpf:"steps_multi"`
+	StepsOffcpu   *ebpf.Map `ebpf:"steps_offcpu"`
 	StepsPerf     *ebpf.Map `ebpf:"steps_perf"`
 	StepsTp       *ebpf.Map `ebpf:"steps_tp"`
 	UnwindRules   *ebpf.Map `ebpf:"unwind_rules"`
@@ -806,6 +841,7 @@ func (m *probeeMaps) Close() error {
 		m.MapsGen,
 		m.Measures0,
 		m.Measures1,
+		m.OffcpuStarts,
 		m.Pids,
 		m.ProbeMeasures,
 		m.ProcMaps,
@@ -816,6 +852,7 @@ func (m *probeeMaps) Close() error {
 		m.StepsKmulti,
 		m.StepsKprobe,
 		m.StepsMulti,
+		m.StepsOffcpu,
 		m.StepsPerf,
 		m.StepsTp,
 		m.UnwindRules,
@@ -839,9 +876,13 @@ type probeeVariables struct {
 	HaveFindVma        *ebpf.Variable `ebpf:"have_find_vma"`
 	HaveTaskRegs       *ebpf.Variable `ebpf:"have_task_regs"`
 	IncludeIdle        *ebpf.Variable `ebpf:"include_idle"`
+	MaxBlock           *ebpf.Variable `ebpf:"max_block"`
 	MeasureMode        *ebpf.Variable `ebpf:"measure_mode"`
+	MinBlock           *ebpf.Variable `ebpf:"min_block"`
 	MinLatency         *ebpf.Variable `ebpf:"min_latency"`
+	OffcpuProbe        *ebpf.Variable `ebpf:"offcpu_probe"`
 	SampleProbe        *ebpf.Variable `ebpf:"sample_probe"`
+	SelfTgid           *ebpf.Variable `ebpf:"self_tgid"`
 	UnusedEnums        *ebpf.Variable `ebpf:"unused_enums"`
 	UnusedEvent        *ebpf.Variable `ebpf:"unused_event"`
 	UnusedHoldKey      *ebpf.Variable `ebpf:"unused_hold_key"`
@@ -866,6 +907,7 @@ type probeePrograms struct {
 	ProbeeKprobeMulti     *ebpf.Program `ebpf:"probee_kprobe_multi"`
 	ProbeeLatExit         *ebpf.Program `ebpf:"probee_lat_exit"`
 	ProbeeLdsoGate        *ebpf.Program `ebpf:"probee_ldso_gate"`
+	ProbeeOffcpu          *ebpf.Program `ebpf:"probee_offcpu"`
 	ProbeePerf            *ebpf.Program `ebpf:"probee_perf"`
 	ProbeeRetKprobe       *ebpf.Program `ebpf:"probee_ret_kprobe"`
 	ProbeeRetKprobeMulti  *ebpf.Program `ebpf:"probee_ret_kprobe_multi"`
@@ -874,6 +916,7 @@ type probeePrograms struct {
 	ProbeeRootGate        *ebpf.Program `ebpf:"probee_root_gate"`
 	ProbeeStepKprobe      *ebpf.Program `ebpf:"probee_step_kprobe"`
 	ProbeeStepKprobeMulti *ebpf.Program `ebpf:"probee_step_kprobe_multi"`
+	ProbeeStepOffcpu      *ebpf.Program `ebpf:"probee_step_offcpu"`
 	ProbeeStepPerf        *ebpf.Program `ebpf:"probee_step_perf"`
 	ProbeeStepTracepoint  *ebpf.Program `ebpf:"probee_step_tracepoint"`
 	ProbeeStepUprobe      *ebpf.Program `ebpf:"probee_step_uprobe"`
@@ -895,6 +938,7 @@ func (p *probeePrograms) Close() error {
 		p.ProbeeKprobeMulti,
 		p.ProbeeLatExit,
 		p.ProbeeLdsoGate,
+		p.ProbeeOffcpu,
 		p.ProbeePerf,
 		p.ProbeeRetKprobe,
 		p.ProbeeRetKprobeMulti,
@@ -903,6 +947,7 @@ func (p *probeePrograms) Close() error {
 		p.ProbeeRootGate,
 		p.ProbeeStepKprobe,
 		p.ProbeeStepKprobeMulti,
+		p.ProbeeStepOffcpu,
 		p.ProbeeStepPerf,
 		p.ProbeeStepTracepoint,
 		p.ProbeeStepUprobe,

@@ -138,6 +138,12 @@ type probeeLegacyMeasure struct {
 	Max   uint64
 }
 
+type probeeLegacyOffcpuStart struct {
+	_     structs.HostLayout
+	Key   probeeLegacyCountKey
+	Start uint64
+}
+
 type probeeLegacyProbeMeasure struct {
 	_     structs.HostLayout
 	Calls uint64
@@ -351,6 +357,7 @@ const (
 	probeeLegacyMapMapsGen                = "maps_gen"
 	probeeLegacyMapMeasures0              = "measures0"
 	probeeLegacyMapMeasures1              = "measures1"
+	probeeLegacyMapOffcpuStarts           = "offcpu_starts"
 	probeeLegacyMapPids                   = "pids"
 	probeeLegacyMapProbeMeasures          = "probe_measures"
 	probeeLegacyMapProcMaps               = "proc_maps"
@@ -361,6 +368,7 @@ const (
 	probeeLegacyMapStepsKmulti            = "steps_kmulti"
 	probeeLegacyMapStepsKprobe            = "steps_kprobe"
 	probeeLegacyMapStepsMulti             = "steps_multi"
+	probeeLegacyMapStepsOffcpu            = "steps_offcpu"
 	probeeLegacyMapStepsPerf              = "steps_perf"
 	probeeLegacyMapStepsTp                = "steps_tp"
 	probeeLegacyMapUnwindRules            = "unwind_rules"
@@ -379,6 +387,7 @@ const (
 	probeeLegacyProgProbeeKprobeMulti     = "probee_kprobe_multi"
 	probeeLegacyProgProbeeLatExit         = "probee_lat_exit"
 	probeeLegacyProgProbeeLdsoGate        = "probee_ldso_gate"
+	probeeLegacyProgProbeeOffcpu          = "probee_offcpu"
 	probeeLegacyProgProbeePerf            = "probee_perf"
 	probeeLegacyProgProbeeRetKprobe       = "probee_ret_kprobe"
 	probeeLegacyProgProbeeRetKprobeMulti  = "probee_ret_kprobe_multi"
@@ -387,6 +396,7 @@ const (
 	probeeLegacyProgProbeeRootGate        = "probee_root_gate"
 	probeeLegacyProgProbeeStepKprobe      = "probee_step_kprobe"
 	probeeLegacyProgProbeeStepKprobeMulti = "probee_step_kprobe_multi"
+	probeeLegacyProgProbeeStepOffcpu      = "probee_step_offcpu"
 	probeeLegacyProgProbeeStepPerf        = "probee_step_perf"
 	probeeLegacyProgProbeeStepTracepoint  = "probee_step_tracepoint"
 	probeeLegacyProgProbeeStepUprobe      = "probee_step_uprobe"
@@ -402,9 +412,13 @@ const (
 	probeeLegacyVarHaveFindVma            = "have_find_vma"
 	probeeLegacyVarHaveTaskRegs           = "have_task_regs"
 	probeeLegacyVarIncludeIdle            = "include_idle"
+	probeeLegacyVarMaxBlock               = "max_block"
 	probeeLegacyVarMeasureMode            = "measure_mode"
+	probeeLegacyVarMinBlock               = "min_block"
 	probeeLegacyVarMinLatency             = "min_latency"
+	probeeLegacyVarOffcpuProbe            = "offcpu_probe"
 	probeeLegacyVarSampleProbe            = "sample_probe"
+	probeeLegacyVarSelfTgid               = "self_tgid"
 	probeeLegacyVarUnusedEnums            = "unused_enums"
 	probeeLegacyVarUnusedEvent            = "unused_event"
 	probeeLegacyVarUnusedHoldKey          = "unused_hold_key"
@@ -467,6 +481,7 @@ type probeeLegacyProgramSpecs struct {
 	ProbeeKprobeMulti     *ebpf.ProgramSpec `ebpf:"probee_kprobe_multi"`
 	ProbeeLatExit         *ebpf.ProgramSpec `ebpf:"probee_lat_exit"`
 	ProbeeLdsoGate        *ebpf.ProgramSpec `ebpf:"probee_ldso_gate"`
+	ProbeeOffcpu          *ebpf.ProgramSpec `ebpf:"probee_offcpu"`
 	ProbeePerf            *ebpf.ProgramSpec `ebpf:"probee_perf"`
 	ProbeeRetKprobe       *ebpf.ProgramSpec `ebpf:"probee_ret_kprobe"`
 	ProbeeRetKprobeMulti  *ebpf.ProgramSpec `ebpf:"probee_ret_kprobe_multi"`
@@ -475,6 +490,7 @@ type probeeLegacyProgramSpecs struct {
 	ProbeeRootGate        *ebpf.ProgramSpec `ebpf:"probee_root_gate"`
 	ProbeeStepKprobe      *ebpf.ProgramSpec `ebpf:"probee_step_kprobe"`
 	ProbeeStepKprobeMulti *ebpf.ProgramSpec `ebpf:"probee_step_kprobe_multi"`
+	ProbeeStepOffcpu      *ebpf.ProgramSpec `ebpf:"probee_step_offcpu"`
 	ProbeeStepPerf        *ebpf.ProgramSpec `ebpf:"probee_step_perf"`
 	ProbeeStepTracepoint  *ebpf.ProgramSpec `ebpf:"probee_step_tracepoint"`
 	ProbeeStepUprobe      *ebpf.ProgramSpec `ebpf:"probee_step_uprobe"`
@@ -510,6 +526,7 @@ type probeeLegacyMapSpecs struct {
 	MapsGen       *ebpf.MapSpec `ebpf:"maps_gen"`
 	Measures0     *ebpf.MapSpec `ebpf:"measures0"`
 	Measures1     *ebpf.MapSpec `ebpf:"measures1"`
+	OffcpuStarts  *ebpf.MapSpec `ebpf:"offcpu_starts"`
 	Pids          *ebpf.MapSpec `ebpf:"pids"`
 	ProbeMeasures *ebpf.MapSpec `ebpf:"probe_measures"`
 	ProcMaps      *ebpf.MapSpec `ebpf:"proc_maps"`
@@ -520,6 +537,7 @@ type probeeLegacyMapSpecs struct {
 	StepsKmulti   *ebpf.MapSpec `ebpf:"steps_kmulti"`
 	StepsKprobe   *ebpf.MapSpec `ebpf:"steps_kprobe"`
 	StepsMulti    *ebpf.MapSpec `ebpf:"steps_multi"`
+	StepsOffcpu   *ebpf.MapSpec `ebpf:"steps_offcpu"`
 	StepsPerf     *ebpf.MapSpec `ebpf:"steps_perf"`
 	StepsTp       *ebpf.MapSpec `ebpf:"steps_tp"`
 	UnwindRules   *ebpf.MapSpec `ebpf:"unwind_rules"`
@@ -542,9 +560,13 @@ type probeeLegacyVariableSpecs struct {
 	HaveFindVma        *ebpf.VariableSpec `ebpf:"have_find_vma"`
 	HaveTaskRegs       *ebpf.VariableSpec `ebpf:"have_task_regs"`
 	IncludeIdle        *ebpf.VariableSpec `ebpf:"include_idle"`
+	MaxBlock           *ebpf.VariableSpec `ebpf:"max_block"`
 	MeasureMode        *ebpf.VariableSpec `ebpf:"measure_mode"`
+	MinBlock           *ebpf.VariableSpec `ebpf:"min_block"`
 	MinLatency         *ebpf.VariableSpec `ebpf:"min_latency"`
+	OffcpuProbe        *ebpf.VariableSpec `ebpf:"offcpu_probe"`
 	SampleProbe        *ebpf.VariableSpec `ebpf:"sample_probe"`
+	SelfTgid           *ebpf.VariableSpec `ebpf:"self_tgid"`
 	UnusedEnums        *ebpf.VariableSpec `ebpf:"unused_enums"`
 	UnusedEvent        *ebpf.VariableSpec `ebpf:"unused_event"`
 	UnusedHoldKey      *ebpf.VariableSpec `ebpf:"unused_hold_key"`
@@ -597,6 +619,7 @@ type probeeLegacyMaps struct {
 	MapsGen       *ebpf.Map `ebpf:"maps_gen"`
 	Measures0     *ebpf.Map `ebpf:"measures0"`
 	Measures1     *ebpf.Map `ebpf:"measures1"`
+	OffcpuStarts  *ebpf.Map `ebpf:"offcpu_starts"`
 	Pids          *ebpf.Map `ebpf:"pids"`
 	ProbeMeasures *ebpf.Map `ebpf:"probe_measures"`
 	ProcMaps      *ebpf.Map `ebpf:"proc_maps"`
@@ -607,6 +630,7 @@ type probeeLegacyMaps struct {
 	StepsKmulti   *ebpf.Map `ebpf:"steps_kmulti"`
 	StepsKprobe   *ebpf.Map `ebpf:"steps_kprobe"`
 	StepsMulti    *ebpf.Map `ebpf:"steps_multi"`
+	StepsOffcpu   *ebpf.Map `ebpf:"steps_offcpu"`
 	StepsPerf     *ebpf.Map `ebpf:"steps_perf"`
 	StepsTp       *ebpf.Map `ebpf:"steps_tp"`
 	UnwindRules   *ebpf.Map `ebpf:"unwind_rules"`
@@ -641,6 +665,7 @@ func (m *probeeLegacyMaps) Close() error {
 		m.MapsGen,
 		m.Measures0,
 		m.Measures1,
+		m.OffcpuStarts,
 		m.Pids,
 		m.ProbeMeasures,
 		m.ProcMaps,
@@ -651,6 +676,7 @@ func (m *probeeLegacyMaps) Close() error {
 		m.StepsKmulti,
 		m.StepsKprobe,
 		m.StepsMulti,
+		m.StepsOffcpu,
 		m.StepsPerf,
 		m.StepsTp,
 		m.UnwindRules,
@@ -674,9 +700,13 @@ type probeeLegacyVariables struct {
 	HaveFindVma        *ebpf.Variable `ebpf:"have_find_vma"`
 	HaveTaskRegs       *ebpf.Variable `ebpf:"have_task_regs"`
 	IncludeIdle        *ebpf.Variable `ebpf:"include_idle"`
+	MaxBlock           *ebpf.Variable `ebpf:"max_block"`
 	MeasureMode        *ebpf.Variable `ebpf:"measure_mode"`
+	MinBlock           *ebpf.Variable `ebpf:"min_block"`
 	MinLatency         *ebpf.Variable `ebpf:"min_latency"`
+	OffcpuProbe        *ebpf.Variable `ebpf:"offcpu_probe"`
 	SampleProbe        *ebpf.Variable `ebpf:"sample_probe"`
+	SelfTgid           *ebpf.Variable `ebpf:"self_tgid"`
 	UnusedEnums        *ebpf.Variable `ebpf:"unused_enums"`
 	UnusedEvent        *ebpf.Variable `ebpf:"unused_event"`
 	UnusedHoldKey      *ebpf.Variable `ebpf:"unused_hold_key"`
@@ -701,6 +731,7 @@ type probeeLegacyPrograms struct {
 	ProbeeKprobeMulti     *ebpf.Program `ebpf:"probee_kprobe_multi"`
 	ProbeeLatExit         *ebpf.Program `ebpf:"probee_lat_exit"`
 	ProbeeLdsoGate        *ebpf.Program `ebpf:"probee_ldso_gate"`
+	ProbeeOffcpu          *ebpf.Program `ebpf:"probee_offcpu"`
 	ProbeePerf            *ebpf.Program `ebpf:"probee_perf"`
 	ProbeeRetKprobe       *ebpf.Program `ebpf:"probee_ret_kprobe"`
 	ProbeeRetKprobeMulti  *ebpf.Program `ebpf:"probee_ret_kprobe_multi"`
@@ -709,6 +740,7 @@ type probeeLegacyPrograms struct {
 	ProbeeRootGate        *ebpf.Program `ebpf:"probee_root_gate"`
 	ProbeeStepKprobe      *ebpf.Program `ebpf:"probee_step_kprobe"`
 	ProbeeStepKprobeMulti *ebpf.Program `ebpf:"probee_step_kprobe_multi"`
+	ProbeeStepOffcpu      *ebpf.Program `ebpf:"probee_step_offcpu"`
 	ProbeeStepPerf        *ebpf.Program `ebpf:"probee_step_perf"`
 	ProbeeStepTracepoint  *ebpf.Program `ebpf:"probee_step_tracepoint"`
 	ProbeeStepUprobe      *ebpf.Program `ebpf:"probee_step_uprobe"`
@@ -730,6 +762,7 @@ func (p *probeeLegacyPrograms) Close() error {
 		p.ProbeeKprobeMulti,
 		p.ProbeeLatExit,
 		p.ProbeeLdsoGate,
+		p.ProbeeOffcpu,
 		p.ProbeePerf,
 		p.ProbeeRetKprobe,
 		p.ProbeeRetKprobeMulti,
@@ -738,6 +771,7 @@ func (p *probeeLegacyPrograms) Close() error {
 		p.ProbeeRootGate,
 		p.ProbeeStepKprobe,
 		p.ProbeeStepKprobeMulti,
+		p.ProbeeStepOffcpu,
 		p.ProbeeStepPerf,
 		p.ProbeeStepTracepoint,
 		p.ProbeeStepUprobe,

@@ -32,7 +32,7 @@ static __always_inline int pid_traced(__u32 tgid)
 static __always_inline int pid_allowed(__u32 tgid)
 {
 	if (!filter_pids)
-		return 1;
+		return !self_tgid || tgid != self_tgid;
 	return pid_traced(tgid);
 }
 
@@ -61,10 +61,11 @@ static __always_inline int announce(__u32 tgid, __u32 pid)
 }
 
 // traced_pid filters an event by its tgid and announces the tgid (once):
-// 0 when it is not traced. With a pid filter, the tgid's pids entry
-// remembers that it was announced (PID_ANNOUNCED), which spares the
-// events after the first their lookup of seen (an LRU map, the dearer
-// kind; seen stays the record, read at exit).
+// 0 when it is not traced (without a pid filter: self_tgid alone). With a
+// pid filter, the tgid's pids entry remembers that it was announced
+// (PID_ANNOUNCED), which spares the events after the first their lookup
+// of seen (an LRU map, the dearer kind; seen stays the record, read at
+// exit).
 static __always_inline int traced_pid(__u32 tgid, __u32 pid)
 {
 	__u8 *v = NULL;
@@ -75,6 +76,8 @@ static __always_inline int traced_pid(__u32 tgid, __u32 pid)
 			return 0;
 		if (*v & PID_ANNOUNCED)
 			return 1;
+	} else if (self_tgid && tgid == self_tgid) {
+		return 0;
 	}
 	if (announce(tgid, pid) && v)
 		*v |= PID_ANNOUNCED;

@@ -123,8 +123,8 @@ static __always_inline int unwind_finish(struct unwind_state *s, __u32 slot)
 		; // not partial: the task is in execve or exiting
 	else if (mark_stale(&s->st, s->gpr[DW_RSP]))
 		; // nor here: the registers were the old program's
-	else if (s->status.partial && defer_stacks && defer_emit(s))
-		return 0; // counted by user space once it has finished the walk
+	else if (s->status.partial && defer_stacks && slot != SLOT_OFFCPU && defer_emit(s))
+		return 0; // counted by user space once it has finished the walk (not a wait)
 	else if (s->status.busy || s->status.unknown)
 		count_drop(DROP_UNKNOWN_PC);
 	else if (s->status.partial)

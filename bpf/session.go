@@ -35,6 +35,9 @@ type Options struct {
 	SampleProbe uint32
 	// IncludeIdle keeps samples of the idle task.
 	IncludeIdle bool
+	// ExcludeSelf leaves the calling process out when FilterPIDs is not
+	// set (selfTGID: in the initial pid namespace only).
+	ExcludeSelf bool
 	// TableBudget is the most bytes the unwind tables take in kernel
 	// maps (page indexes and entries; 0: DefaultTableBudget). A table
 	// past it is not loaded: its binary is unwound with frame pointers.
@@ -52,6 +55,8 @@ type Options struct {
 	NoDefer bool
 	// Compat runs the fallbacks of older kernels (compat.go).
 	Compat Compat
+	// OffCPU times the waits of traced threads (offcpu.go).
+	OffCPU OffCPU
 }
 
 // Session is a loaded set of probee programs and maps plus their links.
@@ -66,6 +71,7 @@ type Session struct {
 	tables    tableStore
 	files     map[probeeFileKey]probeeFileTable // what file_tables holds (filetables.go)
 	gostacks  goStacks                          // what go_stacks holds (gostacks.go)
+	closed    []closedWait                      // off-CPU waits open at the end (offcpu.go)
 	keys      map[probeeFileKey]probeeFileKey   // file identity shown in maps -> the unwinder's (filekey.go)
 	findVMA   bool                              // the kernel finds tables by file (have_find_vma)
 	coll      *ebpf.Collection                  // the loaded objects s.objs does not hold
@@ -162,7 +168,7 @@ func configure(spec *ebpf.CollectionSpec, opts Options) error {
 	}
 	vars := compatVars(opts.Compat)
 	maps.Copy(vars, map[string]uint32{"unwind_mode": 0, "use_tail_calls": 1, "have_bpf_loop": 1,
-		"sample_probe": opts.SampleProbe, "include_idle": 0, "have_find_vma": 0, "defer_stacks": 0})
+		"sample_probe": opts.SampleProbe, "include_idle": 0, "self_tgid": 0, "have_find_vma": 0, "defer_stacks": 0})
 	if HaveFindVMA() && !opts.NoFindVMA {
 		vars["have_find_vma"] = 1
 		// Measured stacks are kept at the entry until the return: a stack
@@ -183,12 +189,18 @@ func configure(spec *ebpf.CollectionSpec, opts Options) error {
 	if opts.IncludeIdle {
 		vars["include_idle"] = 1
 	}
+	if opts.ExcludeSelf && !opts.FilterPIDs {
+		vars["self_tgid"] = selfTGID()
+	}
 	for name, v := range vars {
 		if err := spec.Variables[name].Set(v); err != nil {
 			return fmt.Errorf("set %s: %w", name, err)
 		}
 	}
 	if err := configureMeasure(spec, opts.Measure); err != nil {
+		return err
+	}
+	if err := configureOffCPU(spec, opts.OffCPU); err != nil {
 		return err
 	}
 	if b := tableBudget(opts); b > MaxTableBudget {

@@ -42,7 +42,7 @@ func manyStacksProfile(n, levels int) *Profile {
 	root := []*Frame{fs.Intern(Frame{Name: "_start"}), fs.Intern(Frame{Name: "main"})}
 	left, right := fs.Intern(Frame{Name: "left"}), fs.Intern(Frame{Name: "right"})
 	step, leaf := fs.Intern(Frame{Name: "step"}), fs.Intern(Frame{Name: "leaf"})
-	p := &Profile{Kind: KindHits, Probes: []string{"leaf"}}
+	p := &Profile{Measure: Measure{Kind: KindHits}, Probes: []string{"leaf"}}
 	frames := make([]*Frame, 0, 2*levels+4)
 	for i := range n {
 		frames = append(frames[:0], root...)

@@ -20,6 +20,8 @@ func TestFrameName(t *testing.T) {
 		{"kernel slice", Frame{Name: "vfs_read"}, true, false, "vfs_read_[k]"},
 		{"kernel flag", Frame{Name: "vfs_read", Kernel: true}, false, false, "vfs_read_[k]"},
 		{"kernel unsymbolized", Frame{Module: "ext4", Offset: 0x10}, true, false, "ext4+0x10_[k]"},
+		{"kernel marker", Frame{Name: "[sleep]"}, true, false, "[sleep]"},
+		{"kernel bracketed at an address", Frame{Name: "[vdso]", Address: 0x10}, true, false, "[vdso]_[k]"},
 		{"inline", Frame{Name: "inner", Inline: true}, false, false, "inner (inlined)"},
 		{"lines", Frame{Name: "f", File: "a.c", Line: 3}, false, true, "f:a.c:3"},
 		{"lines no line", Frame{Name: "f", File: "a.c"}, false, true, "f:a.c"},
@@ -60,7 +62,7 @@ func TestWriteCollapsedGolden(t *testing.T) {
 }
 
 func TestWriteCollapsedMergesAndSorts(t *testing.T) {
-	p := &Profile{Kind: KindHits, Probes: []string{"p"}, Samples: []Sample{
+	p := &Profile{Measure: Measure{Kind: KindHits}, Probes: []string{"p"}, Samples: []Sample{
 		{Probe: "p", Comm: "z", PID: 1, User: StackOf(&Frame{Name: "b"}), Count: 1},
 		{Probe: "p", Comm: "a", PID: 1, User: StackOf(&Frame{Name: "b"}), Count: 2},
 		{Probe: "p", Comm: "z", PID: 2, User: StackOf(&Frame{Name: "b"}), Count: 3},
@@ -106,7 +108,7 @@ func TestWriteCollapsedMergesByStack(t *testing.T) {
 		func(s *Sample) { s.Comm, s.PID = "", 2 },
 		func(s *Sample) { s.Count = 0 }, // weighs nothing: left out
 	}
-	p := &Profile{Kind: KindHits, Samples: []Sample{base}}
+	p := &Profile{Measure: Measure{Kind: KindHits}, Samples: []Sample{base}}
 	for _, v := range vary {
 		s := base
 		v(&s)

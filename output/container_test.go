@@ -13,7 +13,7 @@ const ctrID = "4f1e2d3c4b5a69788796a5b4c3d2e1f00112233445566778899aabbccddeeff0"
 // service's cgroup, and in an unknown place (--group-by container off).
 func containerProfile() *Profile {
 	stack := StackOf(&Frame{Name: "main"}, &Frame{Name: "f"})
-	return &Profile{Kind: KindHits, Probes: []string{"p"}, Samples: []Sample{
+	return &Profile{Measure: Measure{Kind: KindHits}, Probes: []string{"p"}, Samples: []Sample{
 		{Probe: "p", PID: 1, Comm: "app", User: stack, Count: 1,
 			Container: container.Info{ID: ctrID, Cgroup: "/system.slice/docker-" + ctrID + ".scope"}},
 		{Probe: "p", PID: 2, Comm: "app", User: stack, Count: 2, Container: container.Info{Cgroup: "/system.slice/x;y.service"}},

@@ -14,7 +14,7 @@ func FuzzWriters(f *testing.F) {
 	f.Add("a;b\nc]]></script>", "p<&>\"'", "\x00\xff", "\t")
 	f.Add("", "", "", "")
 	f.Fuzz(func(t *testing.T, name, label, comm, file string) {
-		p := &Profile{Kind: KindHits, Probes: []string{label, "other"}, Samples: []Sample{
+		p := &Profile{Measure: Measure{Kind: KindHits}, Probes: []string{label, "other"}, Samples: []Sample{
 			{Probe: label, Comm: comm, PID: 1, Count: 3, User: StackOf(&Frame{Name: name, File: file, Line: 1}, &Frame{Name: "leaf"}),
 				Kernel: StackOf(&Frame{Name: name})},
 		}}

@@ -19,6 +19,7 @@ const (
 	KindSamples = "samples" // --sample: one count per CPU-clock sample
 	KindLatency = "latency" // --latency: Count calls, Value their nanoseconds from entry to return
 	KindWeight  = "weight"  // --weight: Count calls, Value the sum of an argument (ValueType)
+	KindOffCPU  = "off-cpu" // --off-cpu: Count blocks, Value their nanoseconds off CPU
 )
 
 // Frame is one symbolized (or not) stack frame: the one frame type from the
@@ -50,8 +51,8 @@ type Sample struct {
 	Comm   string // process name
 	User   Stack  // user stack, root..leaf
 	Kernel Stack  // kernel stack, root..leaf (above the user stack)
-	Count  uint64 // hits or samples; calls for KindLatency and KindWeight
-	Value  uint64 // KindLatency: nanoseconds; KindWeight: the argument's sum
+	Count  uint64 // hits or samples; calls for KindLatency and KindWeight; blocks for KindOffCPU
+	Value  uint64 // KindLatency, KindOffCPU: nanoseconds; KindWeight: the argument's sum
 	// Container is where the process ran (--group-by container); zero
 	// when not asked for. When set, collapsed stacks and flamegraphs get
 	// its frame ("[container ID]", else "[cgroup PATH]") above comm, and
@@ -61,13 +62,11 @@ type Sample struct {
 
 // Profile is everything one run produced. Output writers never modify it.
 type Profile struct {
-	Kind        string            // KindHits, KindSamples, KindLatency or KindWeight
-	PeriodNanos int64             // sampling period, for KindSamples
-	ValueType   string            // KindWeight: what Value sums, e.g. "arg0"
-	ValueUnit   string            // KindWeight: its unit, e.g. "bytes"
-	Probes      []string          // labels in command-line order, including probes with 0 hits
-	Samples     []Sample          // in any order; writers sort
-	Drops       map[string]uint64 // cause -> count, informational
+	Measure                     // what the probes' samples count, but those Measures names
+	Measures map[string]Measure // by probe label: probes measured otherwise (measure.go)
+	Probes   []string           // labels in command-line order, including probes with 0 hits
+	Samples  []Sample           // in any order; writers sort
+	Drops    map[string]uint64  // cause -> count, informational
 	// Start and Duration are the time the counts cover (pprof time_nanos
 	// and duration_nanos); zero: not written. Backends (package push)
 	// place a profile in time by them.
@@ -97,12 +96,14 @@ const unknown = "[unknown]"
 //     set, else "0xADDR" when Address is set, else "[unknown]";
 //   - " (inlined)" appended for inline frames;
 //   - ":file:line" appended with lines set and File known (":file" without a line);
-//   - "_[k]" appended for kernel frames (kernel true or f.Kernel).
+//   - "_[k]" appended for kernel frames (kernel true or f.Kernel), but
+//     markers (a name in brackets and nothing else, such as an off-CPU
+//     state's "[sleep]" above the kernel stack).
 //
 // The result is sanitized (see Sanitize), so it never holds ';' or newlines.
 func FrameName(f Frame, kernel, lines bool) string {
 	withLine := lines && f.File != ""
-	kernel = kernel || f.Kernel
+	kernel = (kernel || f.Kernel) && !isMarker(f)
 	if f.Name != "" && !f.Inline && !withLine && !kernel {
 		return Sanitize(f.Name) // the common case, without copying
 	}
@@ -131,6 +132,12 @@ func FrameName(f Frame, kernel, lines bool) string {
 		b = append(b, "_[k]"...)
 	}
 	return Sanitize(string(b))
+}
+
+// isMarker reports whether f is a marker: a bracketed name, no place.
+func isMarker(f Frame) bool {
+	n := f.Name
+	return len(n) > 2 && n[0] == '[' && n[len(n)-1] == ']' && f.Module == "" && f.Address == 0 && f.File == ""
 }
 
 // Sanitize makes s safe as one frame of a collapsed line: ';' (the frame
@@ -195,31 +202,6 @@ func ProbeLabels(p *Profile) []string {
 	}
 	sortStrings(extra)
 	return append(out, extra...)
-}
-
-// unit is the word for what a sample weighs in this profile's kind.
-func (p *Profile) unit() string {
-	switch p.Kind {
-	case KindSamples:
-		return "samples"
-	case KindLatency:
-		return "ns"
-	case KindWeight:
-		return p.ValueUnit
-	}
-	return "hits"
-}
-
-// weighted reports whether samples weigh their Value, not their Count.
-func (p *Profile) weighted() bool { return p.Kind == KindLatency || p.Kind == KindWeight }
-
-// Weight is what s weighs in stacks, flamegraphs and totals: its Value
-// for KindLatency and KindWeight, else its Count.
-func (p *Profile) Weight(s *Sample) uint64 {
-	if p.weighted() {
-		return s.Value
-	}
-	return s.Count
 }
 
 // calls returns the sum of the counts of the samples accepted by keep.

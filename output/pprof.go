@@ -21,7 +21,10 @@ const kernelMapping = "[kernel.kallsyms]"
 //     (count times PeriodNanos) for sampling; calls/count and
 //     time/nanoseconds (the calls' summed time from entry to return) for
 //     KindLatency; calls/count and ValueType/ValueUnit (e.g. arg0/bytes)
-//     for KindWeight, the second type being the default;
+//     for KindWeight; blocks/count and off_cpu/nanoseconds for
+//     KindOffCPU; the second type being the default. Probes measured
+//     otherwise (Profile.Measures) add their types: each sample fills
+//     its probe's and leaves the others 0;
 //   - labels probe and comm (strings, control characters made spaces) and pid (numeric, unit "pid");
 //     with --group-by container also container (the full id, when known) and cgroup;
 //   - one mapping per module, build-id and bias; locations at the
@@ -57,45 +60,94 @@ type pprofBuilder struct {
 	locations map[locKey]*profile.Location
 	samples   map[string]*profile.Sample
 	stacks    map[[2]Stack][]*profile.Location // by user and kernel stack
+	columns   map[string][]int                 // by probe label: its values' sample types
 	scratch   []byte
 }
 
 func newPprofBuilder(p *Profile) *pprofBuilder {
-	prof := &profile.Profile{
-		SampleType: []*profile.ValueType{{Type: "hits", Unit: "count"}},
-		PeriodType: &profile.ValueType{Type: "hits", Unit: "count"},
-		Period:     1,
-	}
-	switch p.Kind {
-	case KindSamples:
-		prof.SampleType = []*profile.ValueType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}}
-		prof.PeriodType = &profile.ValueType{Type: "cpu", Unit: "nanoseconds"}
-		prof.Period = p.PeriodNanos
-	case KindLatency, KindWeight:
-		vt := &profile.ValueType{Type: "time", Unit: "nanoseconds"}
-		if p.Kind == KindWeight {
-			vt = &profile.ValueType{Type: cleanName(p.ValueType), Unit: cleanName(p.ValueUnit)}
-		}
-		prof.SampleType = []*profile.ValueType{{Type: "calls", Unit: "count"}, vt}
-		prof.DefaultSampleType = vt.Type
-		prof.PeriodType, prof.Period = vt, 1
-	}
+	prof := &profile.Profile{Period: 1}
+	b := &pprofBuilder{p: p, prof: prof, mappings: map[mapKey]*profile.Mapping{},
+		functions: map[funcKey]*profile.Function{}, locations: map[locKey]*profile.Location{},
+		samples: map[string]*profile.Sample{}, stacks: map[[2]Stack][]*profile.Location{},
+		columns: map[string][]int{}}
+	b.sampleTypes()
 	if !p.Start.IsZero() {
 		prof.TimeNanos, prof.DurationNanos = p.Start.UnixNano(), p.Duration.Nanoseconds()
 	}
 	for _, l := range ProbeLabels(p) {
-		c := fmt.Sprintf("probe %s: %d %s", cleanName(l), p.total(forProbe(l)), cleanName(p.unit()))
-		if p.weighted() {
-			c += fmt.Sprintf(" over %d calls", p.calls(forProbe(l)))
+		m := p.MeasureOf(l)
+		c := fmt.Sprintf("probe %s: %d %s", cleanName(l), p.total(forProbe(l)), cleanName(m.unit()))
+		if m.weighted() {
+			c += fmt.Sprintf(" over %d %s", p.calls(forProbe(l)), m.callsWord())
 		}
 		prof.Comments = append(prof.Comments, c)
 	}
 	if d := p.dropSummary(); d != "" {
 		prof.Comments = append(prof.Comments, d)
 	}
-	return &pprofBuilder{p: p, prof: prof, mappings: map[mapKey]*profile.Mapping{},
-		functions: map[funcKey]*profile.Function{}, locations: map[locKey]*profile.Location{},
-		samples: map[string]*profile.Sample{}, stacks: map[[2]Stack][]*profile.Location{}}
+	return b
+}
+
+// sampleTypes sets the profile's sample types: those of each probe's
+// measure (pprofTypes), each type once, and the columns of each probe's
+// values among them. The period and default type are the first probe's.
+func (b *pprofBuilder) sampleTypes() {
+	index := map[profile.ValueType]int{}
+	for i, l := range ProbeLabels(b.p) {
+		types, def := pprofTypes(b.p.MeasureOf(l))
+		if i == 0 {
+			b.prof.PeriodType, b.prof.Period = def, max(b.p.MeasureOf(l).PeriodNanos, 1)
+			if b.p.MeasureOf(l).weighted() {
+				b.prof.DefaultSampleType = def.Type
+			}
+		}
+		for _, t := range types {
+			col, ok := index[*t]
+			if !ok {
+				col = len(b.prof.SampleType)
+				index[*t] = col
+				b.prof.SampleType = append(b.prof.SampleType, t)
+			}
+			b.columns[l] = append(b.columns[l], col)
+		}
+	}
+	if len(b.prof.SampleType) == 0 { // no probe
+		b.prof.SampleType = []*profile.ValueType{{Type: "hits", Unit: "count"}}
+		b.prof.PeriodType = b.prof.SampleType[0]
+	}
+}
+
+// pprofTypes are the sample types of a measure's values (pprofValues)
+// and the default one.
+func pprofTypes(m Measure) ([]*profile.ValueType, *profile.ValueType) {
+	var vt *profile.ValueType
+	switch m.Kind {
+	case KindSamples:
+		vt = &profile.ValueType{Type: "cpu", Unit: "nanoseconds"}
+		return []*profile.ValueType{{Type: "samples", Unit: "count"}, vt}, vt
+	case KindLatency:
+		vt = &profile.ValueType{Type: "time", Unit: "nanoseconds"}
+	case KindOffCPU:
+		vt = &profile.ValueType{Type: "off_cpu", Unit: "nanoseconds"}
+	case KindWeight:
+		vt = &profile.ValueType{Type: cleanName(m.ValueType), Unit: cleanName(m.ValueUnit)}
+	default:
+		vt = &profile.ValueType{Type: "hits", Unit: "count"}
+		return []*profile.ValueType{vt}, vt
+	}
+	return []*profile.ValueType{{Type: m.callsWord(), Unit: "count"}, vt}, vt
+}
+
+// pprofValues are s's values under measure m, as pprofTypes orders them.
+func pprofValues(m Measure, s *Sample) []int64 {
+	values := []int64{int64(s.Count)}
+	switch {
+	case m.Kind == KindSamples:
+		values = append(values, int64(s.Count)*m.PeriodNanos)
+	case m.weighted():
+		values = append(values, int64(s.Value))
+	}
+	return values
 }
 
 // sortedSamples orders sample indexes by probe, comm, pid and stack, so the
@@ -139,12 +191,9 @@ func (b *pprofBuilder) add(s *Sample) {
 	}
 	b.scratch = kb
 	key := string(kb)
-	values := []int64{int64(s.Count)}
-	switch {
-	case b.p.Kind == KindSamples:
-		values = append(values, int64(s.Count)*b.p.PeriodNanos)
-	case b.p.weighted():
-		values = append(values, int64(s.Value))
+	values := make([]int64, len(b.prof.SampleType))
+	for i, v := range pprofValues(b.p.MeasureOf(s.Probe), s) {
+		values[b.columns[s.Probe][i]] = v
 	}
 	if prev, ok := b.samples[key]; ok {
 		for i, v := range values {

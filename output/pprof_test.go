@@ -126,7 +126,7 @@ func TestPprofContents(t *testing.T) {
 }
 
 func TestPprofSamples(t *testing.T) {
-	p := &Profile{Kind: KindSamples, PeriodNanos: 10_000_000, Probes: []string{"cpu"},
+	p := &Profile{Measure: Measure{Kind: KindSamples, PeriodNanos: 10_000_000}, Probes: []string{"cpu"},
 		Samples: []Sample{{Probe: "cpu", PID: 1, Comm: "x", User: StackOf(&Frame{Name: "f"}), Count: 7}}}
 	prof := writePprof(t, p)
 	if len(prof.SampleType) != 2 || prof.SampleType[1].Type != "cpu" || prof.SampleType[1].Unit != "nanoseconds" {
@@ -151,7 +151,7 @@ func TestPprofTime(t *testing.T) {
 		{time.Time{}, 0, 0, 0},
 		{start, 15 * time.Second, start.UnixNano(), 15e9},
 	} {
-		p := &Profile{Kind: KindHits, Probes: []string{"a"}, Start: tc.start, Duration: tc.dur,
+		p := &Profile{Measure: Measure{Kind: KindHits}, Probes: []string{"a"}, Start: tc.start, Duration: tc.dur,
 			Samples: []Sample{{Probe: "a", Comm: "x", User: StackOf(&Frame{Name: "f"}), Count: 1}}}
 		prof := writePprof(t, p)
 		if prof.TimeNanos != tc.time || prof.DurationNanos != tc.ns {

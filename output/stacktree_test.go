@@ -45,7 +45,7 @@ func TestStackTreeMatchesJoinedLines(t *testing.T) {
 		for _, n := range names {
 			frames = append(frames, fs.Intern(Frame{Name: n}), fs.Intern(Frame{Name: n, Inline: true}))
 		}
-		p := &Profile{Kind: KindHits, Probes: []string{"p", "p.q"}}
+		p := &Profile{Measure: Measure{Kind: KindHits}, Probes: []string{"p", "p.q"}}
 		for range 200 {
 			user := make([]*Frame, r.IntN(5))
 			for i := range user {

@@ -40,10 +40,11 @@ func combinedDoc(p *Profile, opts Options) svgDoc {
 	labels := ProbeLabels(p)
 	d := svgDoc{unit: p.unit(), width: opts.Width, tree: collapseTree(p, opts, nil)}
 	total := p.total(nil)
+	common, _ := p.common()
 	if len(labels) == 1 {
-		d.title = p.heading(labels[0]) + " — " + p.amount(total)
+		d.title = p.MeasureOf(labels[0]).heading(labels[0]) + " — " + p.MeasureOf(labels[0]).amount(total)
 	} else {
-		d.title = fmt.Sprintf("%d probes — %s", len(labels), p.amount(total))
+		d.title = fmt.Sprintf("%d probes — %s", len(labels), common.amount(total))
 		parts := make([]string, len(labels))
 		for i, l := range labels {
 			parts[i] = l + " " + thousands(p.total(forProbe(l)))
@@ -56,41 +57,14 @@ func combinedDoc(p *Profile, opts Options) svgDoc {
 
 func probeDoc(p *Profile, label string, opts Options) svgDoc {
 	keep := forProbe(label)
+	m := p.MeasureOf(label)
 	return svgDoc{
-		title:    p.heading(label) + " — " + p.amount(p.total(keep)),
+		title:    m.heading(label) + " — " + m.amount(p.total(keep)),
 		subtitle: p.dropSummary(),
-		unit:     p.unit(),
+		unit:     m.unit(),
 		width:    opts.Width,
 		tree:     collapseTree(p, opts, keep),
 	}
-}
-
-// heading names one probe in a title: "probe LABEL" for probes, the bare
-// label for sampling, "time in LABEL" for latency, "ARG of LABEL" for
-// weights.
-func (p *Profile) heading(label string) string {
-	switch p.Kind {
-	case KindSamples:
-		return label
-	case KindLatency:
-		return "time in " + label
-	case KindWeight:
-		return p.ValueType + " of " + label
-	}
-	return "probe " + label
-}
-
-// amount renders a total with its unit, and the CPU time for samples and
-// the time in seconds for latency.
-func (p *Profile) amount(n uint64) string {
-	s := thousands(n) + " " + p.unit()
-	switch {
-	case p.Kind == KindSamples && p.PeriodNanos > 0:
-		s += fmt.Sprintf(" (≈ %.3g s CPU)", float64(n)*float64(p.PeriodNanos)/1e9)
-	case p.Kind == KindLatency:
-		s += " (" + valueText(n, KindLatency, "") + ")"
-	}
-	return s
 }
 
 func (p *Profile) dropSummary() string {

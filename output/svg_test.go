@@ -184,7 +184,7 @@ func TestSVGTitles(t *testing.T) {
 		{"combined", combinedDoc(p, Options{}), "3 probes — 120 hits"},
 		{"one probe", probeDoc(p, probeMalloc, Options{}), "probe uprobe:libc:malloc — 113 hits"},
 		{"zero hits", probeDoc(p, probeNever, Options{}), "probe uprobe:./fx:never_called — 0 hits"},
-		{"samples", combinedDoc(&Profile{Kind: KindSamples, PeriodNanos: 10101010, Probes: []string{"cpu"},
+		{"samples", combinedDoc(&Profile{Measure: Measure{Kind: KindSamples, PeriodNanos: 10101010}, Probes: []string{"cpu"},
 			Samples: []Sample{{Probe: "cpu", Count: 12345}}}, Options{}), "cpu — 12,345 samples (≈ 125 s CPU)"},
 	}
 	for _, tt := range tests {

@@ -11,7 +11,7 @@ import (
 func syntheticProfile(n, depth int) *Profile {
 	rng := rand.New(rand.NewPCG(1, uint64(n)))
 	probes := []string{"uprobe:libc:malloc", "uprobe:libc:free", "tracepoint:sched:sched_switch"}
-	p := &Profile{Kind: KindHits, Probes: probes}
+	p := &Profile{Measure: Measure{Kind: KindHits}, Probes: probes}
 	var fs Interner
 	for i := range n {
 		d := 1 + rng.IntN(depth)

@@ -31,8 +31,8 @@ func smallProfile() *Profile {
 	start := []*Frame{libc("__libc_start_main", 0x7f0000029d90), fn("main")}
 	b := &Frame{Name: "b", Module: "/opt/fx/fx", File: "fx.c", Line: 10, Address: 0x401100}
 	return &Profile{
-		Kind:   KindHits,
-		Probes: []string{probeMalloc, probeOpen, probeNever},
+		Measure: Measure{Kind: KindHits},
+		Probes:  []string{probeMalloc, probeOpen, probeNever},
 		Samples: []Sample{
 			{Probe: probeMalloc, PID: 100, Comm: "fx", Count: 50,
 				User: StackOf(append(clone(start), fn("a"), b, libc("malloc", 0x7f00000a50a0))...)},

@@ -22,8 +22,7 @@ type totals struct{ count, value uint64 }
 // out. cum is not modified; the result shares its frames.
 func (d *Delta) Next(cum *output.Profile) *output.Profile {
 	cur := make(map[string]totals, len(cum.Samples))
-	out := &output.Profile{Kind: cum.Kind, PeriodNanos: cum.PeriodNanos,
-		ValueType: cum.ValueType, ValueUnit: cum.ValueUnit, Probes: cum.Probes}
+	out := &output.Profile{Measure: cum.Measure, Measures: cum.Measures, Probes: cum.Probes}
 	var kb keyBuf
 	for _, s := range cum.Samples {
 		k := string(kb.key(&s))

@@ -38,13 +38,13 @@ func summary(p *output.Profile) []string {
 // A second interval holds only the counts that are new since the first.
 func TestDelta(t *testing.T) {
 	cums := []*output.Profile{
-		{Kind: output.KindHits, Samples: []output.Sample{sample("a", 1, 5, "main", "f"), sample("b", 1, 2, "main", "g")}},
-		{Kind: output.KindHits, Samples: []output.Sample{sample("a", 1, 8, "main", "f"), sample("b", 1, 2, "main", "g"), sample("a", 2, 1, "main", "f")}},
+		{Measure: output.Measure{Kind: output.KindHits}, Samples: []output.Sample{sample("a", 1, 5, "main", "f"), sample("b", 1, 2, "main", "g")}},
+		{Measure: output.Measure{Kind: output.KindHits}, Samples: []output.Sample{sample("a", 1, 8, "main", "f"), sample("b", 1, 2, "main", "g"), sample("a", 2, 1, "main", "f")}},
 		// Symbolized differently (same addresses), and two samples of one stack.
-		{Kind: output.KindHits, Samples: []output.Sample{
+		{Measure: output.Measure{Kind: output.KindHits}, Samples: []output.Sample{
 			{Probe: "a", PID: 1, Comm: "app", User: output.StackOf(renamed(stack("main", "f"))...), Count: 9},
 			sample("b", 1, 3, "main", "g"), sample("b", 1, 1, "main", "g"), sample("a", 2, 1, "main", "f")}},
-		{Kind: output.KindHits, Samples: []output.Sample{sample("a", 1, 9, "main", "f")}},
+		{Measure: output.Measure{Kind: output.KindHits}, Samples: []output.Sample{sample("a", 1, 9, "main", "f")}},
 	}
 	want := [][]string{
 		{"a 1 f 5/0", "b 1 g 2/0"},
@@ -73,9 +73,9 @@ func TestDeltaValues(t *testing.T) {
 	var d Delta
 	s := sample("a", 1, 2, "main", "f")
 	s.Value = 100
-	d.Next(&output.Profile{Kind: output.KindLatency, Samples: []output.Sample{s}})
+	d.Next(&output.Profile{Measure: output.Measure{Kind: output.KindLatency}, Samples: []output.Sample{s}})
 	s.Count, s.Value = 3, 250
-	got := summary(d.Next(&output.Profile{Kind: output.KindLatency, Samples: []output.Sample{s}}))
+	got := summary(d.Next(&output.Profile{Measure: output.Measure{Kind: output.KindLatency}, Samples: []output.Sample{s}}))
 	if want := []string{"a 1 f 1/150"}; !slices.Equal(got, want) {
 		t.Errorf("got %q, want %q", got, want)
 	}

@@ -13,6 +13,7 @@ var profileNames = map[string]string{
 	output.KindHits:    "probee_hits",
 	output.KindLatency: "probee_latency",
 	output.KindWeight:  "probee_weight",
+	output.KindOffCPU:  "probee_off_cpu",
 }
 
 // ProfileName is the __name__ of profiles of an output kind.
@@ -38,6 +39,7 @@ func splitProbes(d *output.Profile) []*output.Profile {
 		}
 		sub := *d
 		sub.Probes, sub.Samples, sub.Drops = []string{label}, byProbe[label], nil
+		sub.Measure, sub.Measures = d.MeasureOf(label), nil
 		out = append(out, &sub)
 	}
 	return out

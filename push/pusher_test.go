@@ -31,7 +31,7 @@ func newPusher(t *testing.T, f *fakeBackend, queue int, tune func(*Config)) *Pus
 }
 
 func hits(samples ...output.Sample) *output.Profile {
-	return &output.Profile{Kind: output.KindHits, Probes: []string{"a", "b"}, Samples: samples}
+	return &output.Profile{Measure: output.Measure{Kind: output.KindHits}, Probes: []string{"a", "b"}, Samples: samples}
 }
 
 // Every series carries exactly probee's labels, and requests the auth and

@@ -25,7 +25,9 @@ var bpfDispatchFrames = map[string]bool{
 // TrimBPFFrames cuts the frames of probee's own machinery from the top of
 // a kernel stack (leaf first) that its BPF program took of its own task:
 // the fallback for system call tracepoints of older kernels, whose context
-// holds the user registers (bpf/stackstore.h: store_kernel_stack). The stack walk, the program
+// holds the user registers (bpf/stackstore.h: store_kernel_stack), and
+// the stacks of BTF tracepoints (--off-cpu's sched_switch), which start at
+// the program and bpf_trace_runN. The stack walk, the program
 // (bpf_prog_*) and its dispatch go, so that the stack starts where the
 // event happened, as a stack taken from the context does. A stack that
 // does not start with the walk or a program is returned as it is: a kprobe
@@ -43,7 +45,19 @@ func TrimBPFFrames(fs []output.Frame) []output.Frame {
 
 func isMachinery(name string) bool {
 	b := baseName(name)
-	return stackWalkFrames[b] || bpfDispatchFrames[b] || isBPFProgram(name)
+	return stackWalkFrames[b] || bpfDispatchFrames[b] || isBPFProgram(name) || isRawTPDispatch(name)
+}
+
+// isRawTPDispatch reports whether name runs the BPF programs of a BTF
+// tracepoint (tp_btf): bpf_trace_run1..12 and the tracepoint's own
+// __bpf_trace_NAME. A stack a tp_btf program takes from its context (the
+// off-CPU time's sched_switch) starts with the program, then them.
+func isRawTPDispatch(name string) bool {
+	b := baseName(name)
+	if rest, ok := strings.CutPrefix(b, "bpf_trace_run"); ok {
+		return rest != "" && strings.Trim(rest, "0123456789") == ""
+	}
+	return strings.HasPrefix(b, "__bpf_trace_")
 }
 
 func isBPFProgram(name string) bool { return strings.HasPrefix(name, "bpf_prog_") }

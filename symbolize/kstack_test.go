@@ -19,6 +19,10 @@ func TestTrimBPFFrames(t *testing.T) {
 		{"a kprobe on what a BPF program calls keeps it",
 			[]string{"htab_map_lookup_elem", "bpf_prog_0123456789abcdef_x", "trace_call_bpf", "kprobe_perf_func"},
 			[]string{"htab_map_lookup_elem", "bpf_prog_0123456789abcdef_x", "trace_call_bpf", "kprobe_perf_func"}},
+		{"a BTF tracepoint's stack from its context",
+			[]string{"bpf_prog_0123456789abcdef_probee_offcpu", "bpf_trace_run4", "__bpf_trace_sched_switch", "__schedule", "schedule", "do_nanosleep"},
+			[]string{"__schedule", "schedule", "do_nanosleep"}},
+		{"a function named like the dispatch is kept", []string{"bpf_prog_1_x", "bpf_trace_run_x", "f"}, []string{"bpf_trace_run_x", "f"}},
 		{"nothing but machinery", []string{"bpf_get_task_stack", "bpf_prog_1_y"}, []string{}},
 		{"empty", nil, nil},
 	}

@@ -30,9 +30,12 @@ func (t *tracer) attachAll(ctx context.Context) error {
 			return fmt.Errorf("--sample: %w", err)
 		}
 		t.status.Infof("sampling every CPU at %d Hz", t.cfg.Freq)
-		if len(t.targets) == 0 {
-			return nil
-		}
+	}
+	if err := t.attachOffCPU(); err != nil {
+		return err
+	}
+	if len(t.targets) == 0 {
+		return nil
 	}
 	if n.up.attached == 0 && n.tps == 0 && n.kp.attached == 0 {
 		return fmt.Errorf("the kernel refused every target (%d skipped): nothing to trace", n.up.skipped+n.kp.skipped)

@@ -49,6 +49,9 @@ type Config struct {
 	Latency    bool          // --latency: time function probes from entry to return
 	MinLatency time.Duration // --min-latency: stacks of slower calls only
 	Weight     *Weight       // --weight: sum an argument per stack; nil: none
+	OffCPU     bool          // --off-cpu: the time traced threads wait, per stack at the switch-out
+	MinBlock   time.Duration // --min-block: stacks of waits this long or longer (0: all)
+	MaxBlock   time.Duration // --max-block: stacks of waits this long or shorter (0: all)
 	Push       *Push         // --push; nil: none
 
 	Status Reporter // the run's status lines; nil: none

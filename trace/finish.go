@@ -40,6 +40,7 @@ func (t *tracer) finish(stdout io.Writer) (*Result, error) {
 	if prof.Kind == output.KindLatency || prof.Kind == output.KindWeight {
 		t.reportMeasures(snap, stacked, prof.Kind, prof.ValueUnit)
 	}
+	t.reportOffCPU(snap)
 	err = output.Write(prof, t.dests, output.Options{Stdout: stdout, Lines: t.cfg.Lines})
 	// After the local outputs: a slow backend cannot hold them up.
 	if perr := t.finishPush(prof); err == nil {
@@ -55,11 +56,12 @@ func (t *tracer) finish(stdout io.Writer) (*Result, error) {
 // distinct stacks), which is handed back before the samples are made.
 // The profile's tree of frames is frozen once made (read from then on).
 func (t *tracer) profile(snap *bpf.Snapshot) *output.Profile {
-	prof := &output.Profile{Kind: output.KindHits, Drops: map[string]uint64{}}
-	if t.cfg.Sample && len(t.cfg.Probes) == 0 {
-		prof.Kind, prof.PeriodNanos = output.KindSamples, int64(1e9/t.cfg.Freq)
-	}
+	prof := &output.Profile{Measure: output.Measure{Kind: output.KindHits}, Drops: map[string]uint64{}}
 	t.measureProfile(prof)
+	if t.cfg.Sample {
+		t.measureProbe(prof, sampleLabel, output.Measure{Kind: output.KindSamples, PeriodNanos: int64(1e9 / t.cfg.Freq)})
+	}
+	t.offCPUMeasure(prof)
 	t.loadSpill()
 	labels := t.labels()
 	prof.Probes = labels
@@ -72,7 +74,7 @@ func (t *tracer) profile(snap *bpf.Snapshot) *output.Profile {
 	if t.folded != nil && t.folded.over > 0 {
 		prof.Drops[mergedOver] = t.folded.over
 	}
-	sf := &stackFrames{sym: t.sym}
+	sf := &stackFrames{sym: t.sym, marks: t.stateMarks()}
 	var folded []output.Sample
 	if t.folded != nil {
 		sf, folded = &t.folded.sf, t.folded.merged.Samples()
@@ -95,7 +97,8 @@ func (t *tracer) profile(snap *bpf.Snapshot) *output.Profile {
 const sampleLabel = "sample"
 
 // labels are the probe labels by probe id: the specs as given, then
-// "sample" with --sample.
+// "sample" with --sample, then "off-cpu" for each state of --off-cpu's
+// waits.
 func (t *tracer) labels() []string {
 	var out []string
 	for _, p := range t.cfg.Probes {
@@ -104,7 +107,23 @@ func (t *tracer) labels() []string {
 	if t.cfg.Sample {
 		out = append(out, sampleLabel)
 	}
+	if t.cfg.OffCPU {
+		for range bpf.OffCPUStates {
+			out = append(out, offCPULabel)
+		}
+	}
 	return out
+}
+
+// event is what the hits of probe id count.
+func (t *tracer) event(id int) string {
+	switch {
+	case id < len(t.cfg.Probes):
+		return "hit"
+	case id >= int(t.offCPUProbe()):
+		return "wait"
+	}
+	return "sample"
 }
 
 const mmapLost = "mapping records lost (frames of those processes may show as module+0xOFF)"
@@ -116,8 +135,11 @@ const mmapLost = "mapping records lost (frames of those processes may show as mo
 func (t *tracer) report(snap *bpf.Snapshot) *Report {
 	rep := &Report{}
 	for id, label := range t.labels() {
-		sample := t.cfg.Sample && id == len(t.cfg.Probes)
-		rep.Probes = append(rep.Probes, ProbeHits{Label: label, Hits: snap.Hits[id], Sample: sample})
+		if n := len(rep.Probes); n > 0 && rep.Probes[n-1].Label == label && id >= int(t.offCPUProbe()) {
+			rep.Probes[n-1].Hits += snap.Hits[id] // another state of --off-cpu's waits
+			continue
+		}
+		rep.Probes = append(rep.Probes, ProbeHits{Label: label, Hits: snap.Hits[id], Event: t.event(id)})
 	}
 	for _, cause := range sortedCauses(snap.Drops) {
 		rep.Losses = append(rep.Losses, kernelLoss(cause, snap.Drops[cause]))

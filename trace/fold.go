@@ -117,7 +117,7 @@ func (t *tracer) mergeCounts(counts []bpf.Count) {
 
 // sample symbolizes c into a Sample, through sf.
 func (t *tracer) sample(sf *stackFrames, labels []string, c *bpf.Count) output.Sample {
-	return t.sampleOf(labels, c, [2]output.Stack{sf.user(c), sf.kernel(c.Kernel)})
+	return t.sampleOf(labels, c, [2]output.Stack{sf.user(c), sf.kernel(c)})
 }
 
 // sampleOf is the Sample of c with its stacks symbolized (user, kernel).

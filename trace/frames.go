@@ -32,6 +32,10 @@ type stackFrames struct {
 	// lost under load made a new frame and stack of every one (12,690 of
 	// 35,274 lines after 5 minutes of churn; 21 MB of frames).
 	pidless bool
+
+	// marks are frames above the kernel stack by probe id: the state of
+	// an --off-cpu wait ("[sleep]", ...).
+	marks map[uint32]string
 }
 
 // user is c's user stack, root first, behind the marker its state calls for.
@@ -73,7 +77,7 @@ func (sf *stackFrames) stacks(counts []bpf.Count) [][2]output.Stack {
 	out := make([][2]output.Stack, len(counts))
 	for i := range counts {
 		c := &counts[i]
-		out[i] = [2]output.Stack{sf.user(c), sf.kernel(c.Kernel)}
+		out[i] = [2]output.Stack{sf.user(c), sf.kernel(c)}
 		c.User, c.Kernel = bpf.Stack{}, bpf.Stack{}
 	}
 	return out
@@ -99,19 +103,25 @@ func prefetch(sym *symbolize.Symbolizer, counts []bpf.Count) {
 	})
 }
 
-// kernel is the kernel stack k, root first.
-func (sf *stackFrames) kernel(k bpf.Stack) output.Stack {
-	sf.pcs = lookupPCs(k.AppendPCs(sf.pcs[:0]))
-	if len(sf.pcs) == 0 {
-		return output.Stack{}
-	}
-	sf.res = sf.sym.AppendKernelFrames(sf.res[:0], sf.pcs)
-	res := symbolize.TrimBPFFrames(sf.res)
+// kernel is c's kernel stack, root first, below the marker of its probe
+// (marks).
+func (sf *stackFrames) kernel(c *bpf.Count) output.Stack {
 	out := sf.out[:0]
-	for i := range slices.Backward(res) {
-		out = append(out, sf.fs.Intern(res[i]))
+	sf.pcs = lookupPCs(c.Kernel.AppendPCs(sf.pcs[:0]))
+	if len(sf.pcs) > 0 {
+		sf.res = sf.sym.AppendKernelFrames(sf.res[:0], sf.pcs)
+		res := symbolize.TrimBPFFrames(sf.res)
+		for i := range slices.Backward(res) {
+			out = append(out, sf.fs.Intern(res[i]))
+		}
+	}
+	if m, ok := sf.marks[c.Probe]; ok {
+		out = append(out, sf.fs.Intern(output.Frame{Name: m}))
 	}
 	sf.out = out
+	if len(out) == 0 {
+		return output.Stack{}
+	}
 	return sf.fs.Stack(out)
 }
 

@@ -3,6 +3,7 @@ package trace
 import (
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 
 	"github.com/probee/probee/bpf"
@@ -112,6 +113,19 @@ func (t *tracer) measureProfile(prof *output.Profile) {
 		prof.ValueType = fmt.Sprintf("arg%d", t.cfg.Weight.Arg)
 		prof.ValueUnit = t.cfg.Weight.Unit
 	}
+}
+
+// measureProbe gives the probe labelled label measure m: the profile's,
+// when label is its only probe, else its own.
+func (t *tracer) measureProbe(prof *output.Profile, label string, m output.Measure) {
+	if len(slices.Compact(t.labels())) == 1 {
+		prof.Measure = m
+		return
+	}
+	if prof.Measures == nil {
+		prof.Measures = map[string]output.Measure{}
+	}
+	prof.Measures[label] = m
 }
 
 // stackedCalls are the calls counted with a stack, per probe id: those

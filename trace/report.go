@@ -14,9 +14,9 @@ type Report struct {
 
 // ProbeHits is one probe's events, before any loss.
 type ProbeHits struct {
-	Label  string
-	Hits   uint64
-	Sample bool // --sample's samples, not a probe's hits
+	Label string
+	Hits  uint64
+	Event string // what Hits counts: "hit" (a probe; also ""), "sample" (--sample), "wait" (--off-cpu)
 }
 
 // LossKind says what became of the events, stacks or records a Loss

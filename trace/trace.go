@@ -122,6 +122,7 @@ func (t *tracer) run(ctx context.Context) (*Result, error) {
 	// the session.
 	if t.push == nil && os.Getenv("PROBEE_MERGE_GONE") != "0" {
 		t.folded = newFoldState(t.sym, t.sess.MaxStacks())
+		t.folded.sf.marks = t.stateMarks()
 	}
 	exited := t.wait(ctx)
 	res, err := t.finish(t.cfg.Stdout)
@@ -265,12 +266,13 @@ func (t *tracer) sessionOptions(filter bool) (bpf.Options, error) {
 	}
 	return bpf.Options{
 		FilterPIDs: filter, MaxStacks: t.cfg.MaxStacks, DWARF: t.dwarfOn(),
-		NoTailCalls: t.cfg.NoTailCalls, TableBudget: uint64(t.cfg.UnwindBudget), SampleProbe: uint32(len(t.cfg.Probes)), IncludeIdle: t.cfg.IncludeIdle,
+		NoTailCalls: t.cfg.NoTailCalls, TableBudget: uint64(t.cfg.UnwindBudget), SampleProbe: uint32(len(t.cfg.Probes)), IncludeIdle: t.cfg.IncludeIdle, ExcludeSelf: true,
 		NoFindVMA: os.Getenv("PROBEE_NO_FIND_VMA") == "1", // hidden: tests/bench/65-system-wide.sh compares
 		Measure: bpf.Measure{Mode: t.cfg.MeasureMode(), WeightArg: t.cfg.weightArg(),
 			MinLatency: t.cfg.MinLatency, Probes: len(t.cfg.Probes)},
 		NoDefer: os.Getenv("PROBEE_NO_DEFER") == "1", // hidden: likewise
 		Compat:  compat,
+		OffCPU:  t.offCPUOptions(),
 	}, nil
 }
 

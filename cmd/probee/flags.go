@@ -67,6 +67,7 @@ type config struct {
 	weight         weightArg     // --weight: sum an argument per stack
 	command        []string      // what follows "--"
 	push           pushArgs      // --push and its flags (pushflags.go)
+	offCPU         offCPUArgs    // --off-cpu and its bounds (offcpuflags.go)
 	help           bool
 }
 
@@ -126,6 +127,7 @@ func newFlagSet(cfg *config, stderr io.Writer) *flag.FlagSet {
 		return nil
 	})
 	addPushFlags(fs, &cfg.push)
+	addOffCPUFlags(fs, &cfg.offCPU)
 	fs.BoolVar(&cfg.help, "h", false, "")
 	fs.BoolVar(&cfg.help, "help", false, "")
 	onceFlags(fs)
@@ -281,16 +283,16 @@ func (cfg *config) validate() error {
 		if cfg.groupBy != "" {
 			return usagef("--group-by only applies to tracing, not to --list-probes")
 		}
-		if len(cfg.probes) > 0 || cfg.sample {
-			return usagef("--list-probes only lists: drop the --uprobe/--kprobe/--tracepoint/--usdt/--sample flags (a command to trace goes after --)")
+		if len(cfg.probes) > 0 || cfg.sample || cfg.offCPU.on {
+			return usagef("--list-probes only lists: drop the --uprobe/--kprobe/--tracepoint/--usdt/--sample/--off-cpu flags (a command to trace goes after --)")
 		}
 		return nil
 	}
 	if cfg.json {
 		return usagef("--json only applies to --list-probes")
 	}
-	if len(cfg.probes) == 0 && !cfg.sample {
-		return usagef("nothing to trace: give at least one --uprobe, --kprobe, --tracepoint, --usdt or -e SPEC, or --sample (see probee --help)")
+	if len(cfg.probes) == 0 && !cfg.sample && !cfg.offCPU.on {
+		return usagef("nothing to trace: give at least one --uprobe, --kprobe, --tracepoint, --usdt or -e SPEC, or --sample or --off-cpu (see probee --help)")
 	}
 	if len(cfg.probes) > trace.MaxProbes {
 		return usagef("%d probes given; probee counts at most %d per run", len(cfg.probes), trace.MaxProbes)
@@ -305,6 +307,9 @@ func (cfg *config) validate() error {
 		return usagef("-F %d: want a sampling frequency between 1 and 10000 Hz", cfg.freq)
 	}
 	if err := cfg.validatePush(); err != nil {
+		return err
+	}
+	if err := cfg.offCPU.validate(); err != nil {
 		return err
 	}
 	return cfg.validateMeasure()

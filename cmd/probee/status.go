@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 
@@ -46,11 +47,7 @@ func (s *statusWriter) Debugf(format string, args ...any) {
 // pointers or cut short).
 func (s *statusWriter) Report(r *trace.Report) {
 	for _, p := range r.Probes {
-		what := "hit"
-		if p.Sample {
-			what = "sample"
-		}
-		s.Infof("%s: %s", p.Label, plural(p.Hits, what))
+		s.Infof("%s: %s", p.Label, plural(p.Hits, cmp.Or(p.Event, "hit")))
 	}
 	for _, l := range r.Losses {
 		switch l.Kind {

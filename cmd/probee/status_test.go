@@ -18,7 +18,7 @@ func TestStatusReport(t *testing.T) {
 		quiet bool
 		want  string
 	}{
-		{"clean", trace.Report{Probes: []trace.ProbeHits{{Label: "libc:malloc", Hits: 1}, {Label: "sample", Hits: 3, Sample: true}}}, false,
+		{"clean", trace.Report{Probes: []trace.ProbeHits{{Label: "libc:malloc", Hits: 1, Event: "hit"}, {Label: "sample", Hits: 3, Event: "sample"}}}, false,
 			"probee: libc:malloc: 1 hit\nprobee: sample: 3 samples\nprobee: no drops\n"},
 		{"partial only", trace.Report{Probes: []trace.ProbeHits{{Label: "f", Hits: 0}}, Losses: []trace.Loss{
 			{Kind: trace.Partial, Count: 4, Cause: "cut short"}, {Kind: trace.Finished, Count: 1, Cause: "taken early"}}}, false,

@@ -19,6 +19,7 @@ func (cfg *config) traceConfig(stdout io.Writer, status trace.Reporter) trace.Co
 		NoUprobeMulti: cfg.noUprobeMulti, NoKprobeMulti: cfg.noKprobeMulti, MaxStacks: cfg.maxStacks,
 		Lines: cfg.lines, NoInline: cfg.noInline, ByContainer: cfg.groupBy == groupContainer,
 		Latency: cfg.latency, MinLatency: cfg.minLatency,
+		OffCPU: cfg.offCPU.on, MinBlock: cfg.offCPU.minBlock, MaxBlock: cfg.offCPU.maxBlock,
 		Status: status,
 	}
 	for _, p := range cfg.probes {

@@ -31,10 +31,13 @@ import (
 // list, where 5.10 has no bpf_find_vma to fall back on.
 // TestGoStackGrowth: a Go stack walked on from runtime.morestack, through
 // a CO-RE read of the task's TLS base (skipped on 5.10's legacy build).
-const vmTests = `^(TestKprobe.*|TestUprobeChainExact|TestTwoProbesPerProbeFiles|TestUretprobe|TestShortLivedProcesses|TestLatencyCallers|TestDWARFChainExact|TestDWARFUretprobe|TestSampleSpinFullChain|TestTracepointUserAndKernel|TestTracepointSharedWithPerf|TestForkedChildFaults|TestGoStackGrowth)$`
+// TestOffCPUWaits: off-CPU time from the sched_switch BTF tracepoint and
+// its step program (tail calls on a tp_btf hook), and the task state
+// field's two names (state before 5.14, __state since).
+const vmTests = `^(TestKprobe.*|TestUprobeChainExact|TestTwoProbesPerProbeFiles|TestUretprobe|TestShortLivedProcesses|TestLatencyCallers|TestDWARFChainExact|TestDWARFUretprobe|TestSampleSpinFullChain|TestTracepointUserAndKernel|TestTracepointSharedWithPerf|TestForkedChildFaults|TestGoStackGrowth|TestOffCPUWaits)$`
 
 // vmFixtures are the fixture binaries those tests use.
-var vmFixtures = []string{"chain-fp", "chain-nopie-fp", "chain-nofp", "chain-nopie-nofp", "spin-nofp", "readfile-fp", "latency-fp", "forkfault-nofp", "gofx", "gofx-stripped", "gofx-cgo-stripped"}
+var vmFixtures = []string{"chain-fp", "chain-nopie-fp", "chain-nofp", "chain-nopie-nofp", "spin-nofp", "readfile-fp", "latency-fp", "forkfault-nofp", "gofx", "gofx-stripped", "gofx-cgo-stripped", "waits-nofp"}
 
 // vmTools are host programs the tests start inside the VM.
 var vmTools = []string{"/bin/sh", "/usr/bin/seq", "/usr/bin/cat"}

@@ -1,0 +1,150 @@
+package bpf
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"math/bits"
+	"time"
+
+	"github.com/cilium/ebpf"
+	"golang.org/x/sys/unix"
+)
+
+// Off-CPU time (offcpu.h): the sched_switch program parks each traced
+// thread's stacks at its switch-out in offcpu_starts and adds the time to
+// them when the thread runs again, as a measure (calls: the waits, total:
+// their nanoseconds) under probe id OffCPU.Probe + its state. Two things
+// are left to Go: a parked wait names its stacks by hash, and a wait can
+// outlast the hashes the accumulator keeps (keepHashes), so the drains
+// keep those of the waits still open (pinOpenWaits); and the waits still
+// open when tracing ends are closed then (closeOpenWaits).
+
+// OffCPU configures --off-cpu.
+type OffCPU struct {
+	On bool
+	// Probe is the first of OffCPUStates probe ids: a wait is counted
+	// under Probe + its state (OffCPUStateNames).
+	Probe uint32
+	// MinBlock and MaxBlock bound the waits that get a stack (0: none);
+	// every wait is in its probe's histogram.
+	MinBlock, MaxBlock time.Duration
+	// Threads is how many threads can be off CPU at once with a stack
+	// (0: DefaultOffCPUThreads); more are dropped (DropOffCPUFull).
+	Threads int
+}
+
+// OffCPUStates is the number of states a thread leaves the CPU in.
+const OffCPUStates = int(probeeOffcpuStateOFFCPU_STATES)
+
+// OffCPUStateNames are the states' frames, by enum offcpu_state.
+var OffCPUStateNames = [OffCPUStates]string{"[sleep]", "[uninterruptible]", "[preempted]", "[stopped]"}
+
+// DefaultOffCPUThreads sizes offcpu_starts.
+const DefaultOffCPUThreads = 65536
+
+func configureOffCPU(spec *ebpf.CollectionSpec, o OffCPU) error {
+	if !o.On {
+		return nil
+	}
+	if o.MinBlock < 0 || o.MaxBlock < 0 || (o.MaxBlock > 0 && o.MaxBlock < o.MinBlock) {
+		return fmt.Errorf("off-CPU wait bounds %v to %v: want 0 <= min <= max", o.MinBlock, o.MaxBlock)
+	}
+	maxBlock := ^uint64(0)
+	if o.MaxBlock > 0 {
+		maxBlock = uint64(o.MaxBlock)
+	}
+	vars := map[string]any{"offcpu_probe": o.Probe, "min_block": uint64(o.MinBlock), "max_block": maxBlock}
+	for name, v := range vars {
+		if err := spec.Variables[name].Set(v); err != nil {
+			return fmt.Errorf("set %s: %w", name, err)
+		}
+	}
+	spec.Maps["offcpu_starts"].MaxEntries = uint32(cmp.Or(max(o.Threads, 0), DefaultOffCPUThreads))
+	pm := spec.Maps["probe_measures"]
+	pm.MaxEntries = max(pm.MaxEntries, o.Probe+uint32(OffCPUStates))
+	return nil
+}
+
+// AttachOffCPU attaches the sched_switch program (Options.OffCPU).
+func (s *Session) AttachOffCPU() error {
+	if !s.opts.OffCPU.On {
+		return errors.New("off-CPU time was not configured (Options.OffCPU)")
+	}
+	l, err := s.attachTracing("probee_offcpu")
+	if err != nil {
+		return fmt.Errorf("attach sched_switch for --off-cpu (tp_btf): %w", err)
+	}
+	s.mu.Lock()
+	s.links = append(s.links, l)
+	s.mu.Unlock()
+	return nil
+}
+
+// openWaits calls f with each wait still open.
+func (s *Session) openWaits(f func(k probeeCountKey, start uint64)) {
+	if !s.opts.OffCPU.On {
+		return
+	}
+	var tid uint32
+	var v probeeOffcpuStart
+	it := s.objs.OffcpuStarts.Iterate()
+	for it.Next(&tid, &v) {
+		f(v.Key, v.Start)
+	}
+}
+
+// pinOpenWaits keeps the hashes of the open waits' stacks for the drains
+// that resolve them once the waits end. Call with dmu held.
+func (s *Session) pinOpenWaits() {
+	if !s.opts.OffCPU.On {
+		return
+	}
+	clear(s.acc.pinned)
+	s.openWaits(func(k probeeCountKey, _ uint64) {
+		s.acc.pinned[k.Ustack], s.acc.pinned[k.Kstack] = true, true
+	})
+}
+
+// closeOpenWaits ends the waits still open now, tracing having stopped:
+// as the kernel would have, in their probes' histograms (added to
+// s.closed) and, within the bounds, in their stacks' measures. Call with
+// dmu held, before the last take of stacks.
+func (s *Session) closeOpenWaits() {
+	var ts unix.Timespec
+	if unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts) != nil {
+		return
+	}
+	now := uint64(ts.Nano())
+	o := s.opts.OffCPU
+	s.openWaits(func(k probeeCountKey, start uint64) {
+		d := now - min(start, now)
+		s.closed = append(s.closed, closedWait{k.Probe, d})
+		if d >= uint64(o.MinBlock) && (o.MaxBlock == 0 || d <= uint64(o.MaxBlock)) {
+			s.acc.pending = append(s.acc.pending, pendingCount{rawKeyOf(k), measureVal{1, d, d}, true})
+		}
+	})
+}
+
+// closedWait is a wait closed by closeOpenWaits: its probe and time.
+type closedWait struct {
+	probe uint32
+	d     uint64
+}
+
+// addClosed adds the waits closeOpenWaits closed to their probes' sums
+// and histograms.
+func (s *Session) addClosed(out []ProbeMeasure) {
+	for _, w := range s.closed {
+		if int(w.probe) >= len(out) {
+			continue
+		}
+		p := &out[w.probe]
+		p.Calls++
+		p.Total += w.d
+		p.Max = max(p.Max, w.d)
+		b := min(bits.Len64(w.d>>1), HistBuckets-1) // log2_bucket
+		p.Hist[b]++
+		p.HistSum[b] += w.d
+	}
+}

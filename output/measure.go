@@ -1,0 +1,114 @@
+package output
+
+import "fmt"
+
+// Measure is what one probe's samples count (Sample.Count) and weigh
+// (Sample.Value). A profile has one for all its probes (Profile.Measure)
+// and may give some probes another (Profile.Measures): --sample or
+// --off-cpu beside function probes.
+type Measure struct {
+	Kind        string // KindHits, KindSamples, KindLatency, KindWeight or KindOffCPU
+	PeriodNanos int64  // sampling period, for KindSamples
+	ValueType   string // KindWeight: what Value sums, e.g. "arg0"
+	ValueUnit   string // KindWeight: its unit, e.g. "bytes"
+}
+
+// unit is the word for what a sample weighs.
+func (m Measure) unit() string {
+	switch m.Kind {
+	case KindSamples:
+		return "samples"
+	case KindLatency, KindOffCPU:
+		return "ns"
+	case KindWeight:
+		return m.ValueUnit
+	}
+	return "hits"
+}
+
+// weighted reports whether samples weigh their Value, not their Count.
+func (m Measure) weighted() bool {
+	return m.Kind == KindLatency || m.Kind == KindWeight || m.Kind == KindOffCPU
+}
+
+// callsWord names what Count counts in a weighted measure.
+func (m Measure) callsWord() string {
+	if m.Kind == KindOffCPU {
+		return "blocks"
+	}
+	return "calls"
+}
+
+// timed reports whether Value is nanoseconds.
+func (m Measure) timed() bool { return m.Kind == KindLatency || m.Kind == KindOffCPU }
+
+// heading names one probe in a title: "probe LABEL" for probes, the bare
+// label for sampling, "time in LABEL" for latency, "ARG of LABEL" for
+// weights, "time off CPU" for --off-cpu.
+func (m Measure) heading(label string) string {
+	switch m.Kind {
+	case KindSamples:
+		return label
+	case KindLatency:
+		return "time in " + label
+	case KindWeight:
+		return m.ValueType + " of " + label
+	case KindOffCPU:
+		return "time off CPU"
+	}
+	return "probe " + label
+}
+
+// amount renders a total with its unit, and the CPU time for samples and
+// the time in seconds for latency and off-CPU time.
+func (m Measure) amount(n uint64) string {
+	s := thousands(n) + " " + m.unit()
+	switch {
+	case m.Kind == KindSamples && m.PeriodNanos > 0:
+		s += fmt.Sprintf(" (≈ %.3g s CPU)", float64(n)*float64(m.PeriodNanos)/1e9)
+	case m.timed():
+		s += " (" + valueText(n, KindLatency, "") + ")"
+	}
+	return s
+}
+
+// MeasureOf is the measure of the probe labelled label.
+func (p *Profile) MeasureOf(label string) Measure {
+	if m, ok := p.Measures[label]; ok {
+		return m
+	}
+	return p.Measure
+}
+
+// common is the measure every probe of p has, and whether they share one:
+// the units of combined outputs. Probes measured otherwise are summed as
+// they are, in a unit named "weight".
+func (p *Profile) common() (Measure, bool) {
+	for _, l := range ProbeLabels(p) {
+		if p.MeasureOf(l) != p.Measure {
+			return Measure{Kind: "weight"}, false
+		}
+	}
+	return p.Measure, true
+}
+
+// unit is the word for what a sample weighs in combined outputs.
+func (p *Profile) unit() string {
+	if m, ok := p.common(); ok {
+		return m.unit()
+	}
+	return "weight"
+}
+
+// Weight is what s weighs in stacks, flamegraphs and totals: its Value
+// for KindLatency, KindWeight and KindOffCPU, else its Count.
+func (p *Profile) Weight(s *Sample) uint64 {
+	m := p.Measure
+	if len(p.Measures) > 0 {
+		m = p.MeasureOf(s.Probe)
+	}
+	if m.weighted() {
+		return s.Value
+	}
+	return s.Count
+}

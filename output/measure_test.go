@@ -1,0 +1,81 @@
+package output
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// mixedProfile has a probe counted in hits, CPU samples and off-CPU time:
+// three measures in one profile.
+func mixedProfile() *Profile {
+	f := func(name string) *Frame { return &Frame{Name: name} }
+	return &Profile{
+		Measure: Measure{Kind: KindHits},
+		Measures: map[string]Measure{
+			"sample":  {Kind: KindSamples, PeriodNanos: 1_000_000},
+			"off-cpu": {Kind: KindOffCPU},
+		},
+		Probes: []string{"malloc", "sample", "off-cpu"},
+		Samples: []Sample{
+			{Probe: "malloc", PID: 1, Comm: "x", User: StackOf(f("main"), f("malloc")), Count: 5},
+			{Probe: "sample", PID: 1, Comm: "x", User: StackOf(f("main"), f("spin")), Count: 3},
+			{Probe: "off-cpu", PID: 1, Comm: "x", User: StackOf(f("main"), f("read")), Count: 2, Value: 7_000_000},
+		},
+	}
+}
+
+// Each probe weighs its samples by its own measure: hits, samples, and
+// the nanoseconds off CPU (not the 2 blocks).
+func TestMeasuresCollapsed(t *testing.T) {
+	var buf bytes.Buffer
+	if err := WriteCollapsed(&buf, mixedProfile(), Options{WithProbe: true}); err != nil {
+		t.Fatal(err)
+	}
+	want := "malloc;x;main;malloc 5\noff-cpu;x;main;read 7000000\nsample;x;main;spin 3\n"
+	if buf.String() != want {
+		t.Errorf("got\n%swant\n%s", buf.String(), want)
+	}
+}
+
+// pprof gets each measure's sample types once; a sample fills its
+// probe's columns and leaves the others 0.
+func TestMeasuresPprof(t *testing.T) {
+	prof := writePprof(t, mixedProfile())
+	var types []string
+	for _, st := range prof.SampleType {
+		types = append(types, st.Type+"/"+st.Unit)
+	}
+	if got, want := strings.Join(types, " "), "hits/count samples/count cpu/nanoseconds blocks/count off_cpu/nanoseconds"; got != want {
+		t.Fatalf("sample types %s, want %s", got, want)
+	}
+	want := map[string]string{
+		"malloc":  "[5 0 0 0 0]",
+		"sample":  "[0 3 3000000 0 0]",
+		"off-cpu": "[0 0 0 2 7000000]",
+	}
+	for _, s := range prof.Sample {
+		probe := first(s.Label["probe"])
+		if got := fmt.Sprint(s.Value); got != want[probe] {
+			t.Errorf("%s: values %s, want %s", probe, got, want[probe])
+		}
+	}
+	if len(prof.Sample) != len(want) {
+		t.Errorf("%d samples, want %d", len(prof.Sample), len(want))
+	}
+}
+
+// A probe's own flamegraph is titled and weighed in its measure.
+func TestMeasuresSVGTitle(t *testing.T) {
+	p := mixedProfile()
+	for label, want := range map[string]string{
+		"malloc":  "probe malloc — 5 hits",
+		"sample":  "sample — 3 samples (≈ 0.003 s CPU)",
+		"off-cpu": "time off CPU — 7,000,000 ns (7 ms)",
+	} {
+		if got := probeDoc(p, label, Options{}).title; got != want {
+			t.Errorf("%s: title %q, want %q", label, got, want)
+		}
+	}
+}

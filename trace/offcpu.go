@@ -1,0 +1,94 @@
+package trace
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/probee/probee/bpf"
+	"github.com/probee/probee/output"
+)
+
+// --off-cpu is a probe of its own, labelled offCPULabel, beside the
+// others: its waits are counted under one probe id per state (after the
+// probes and --sample's), each stack topped by its state's frame
+// ("[sleep]", ...), weighed in nanoseconds (output.KindOffCPU).
+
+// offCPULabel labels --off-cpu's waits.
+const offCPULabel = "off-cpu"
+
+// offCPUProbe is the first of --off-cpu's probe ids.
+func (t *tracer) offCPUProbe() uint32 {
+	id := uint32(len(t.cfg.Probes))
+	if t.cfg.Sample {
+		id++
+	}
+	return id
+}
+
+// offCPUOptions are the session's --off-cpu options.
+func (t *tracer) offCPUOptions() bpf.OffCPU {
+	return bpf.OffCPU{On: t.cfg.OffCPU, Probe: t.offCPUProbe(), MinBlock: t.cfg.MinBlock, MaxBlock: t.cfg.MaxBlock}
+}
+
+// stateMarks are the frames of --off-cpu's states by probe id
+// (stackFrames.marks); nil without --off-cpu.
+func (t *tracer) stateMarks() map[uint32]string {
+	if !t.cfg.OffCPU {
+		return nil
+	}
+	marks := map[uint32]string{}
+	for i, name := range bpf.OffCPUStateNames {
+		marks[t.offCPUProbe()+uint32(i)] = name
+	}
+	return marks
+}
+
+// attachOffCPU attaches --off-cpu's program.
+func (t *tracer) attachOffCPU() error {
+	if !t.cfg.OffCPU {
+		return nil
+	}
+	if err := t.sess.AttachOffCPU(); err != nil {
+		return fmt.Errorf("--off-cpu: %w", err)
+	}
+	t.status.Infof("timing the waits off CPU%s", blockBounds(t.cfg.MinBlock, t.cfg.MaxBlock))
+	return nil
+}
+
+// blockBounds describes --min-block and --max-block.
+func blockBounds(lo, hi time.Duration) string {
+	switch {
+	case lo > 0 && hi > 0:
+		return fmt.Sprintf(" (stacks of waits from %v to %v)", lo, hi)
+	case lo > 0:
+		return fmt.Sprintf(" (stacks of waits of %v or more)", lo)
+	case hi > 0:
+		return fmt.Sprintf(" (stacks of waits up to %v)", hi)
+	}
+	return ""
+}
+
+// reportOffCPU prints the waits and their time per state, every wait
+// included (the bounds filter only the stacks).
+func (t *tracer) reportOffCPU(snap *bpf.Snapshot) {
+	if !t.cfg.OffCPU || len(snap.Probes) < int(t.offCPUProbe())+bpf.OffCPUStates {
+		return
+	}
+	var waits, total uint64
+	var parts string
+	for i, name := range bpf.OffCPUStateNames {
+		pm := snap.Probes[int(t.offCPUProbe())+i]
+		waits, total = waits+pm.Calls, total+pm.Total
+		if pm.Calls > 0 {
+			parts += fmt.Sprintf(", %s %v", name, time.Duration(pm.Total).Round(time.Millisecond))
+		}
+	}
+	t.status.Infof("time off CPU: %v in %s%s", time.Duration(total).Round(time.Millisecond), plural(int(waits), "wait"), parts)
+}
+
+// offCPUMeasure is --off-cpu's measure in the profile.
+func (t *tracer) offCPUMeasure(prof *output.Profile) {
+	if t.cfg.OffCPU {
+		t.measureProbe(prof, offCPULabel, output.Measure{Kind: output.KindOffCPU})
+	}
+}
