@@ -57,14 +57,23 @@ func TestOffCPUWaits(t *testing.T) {
 	testgate.Root(t)
 	m := measure(t, "--off-cpu", "--", fixture(t, "waits-nofp"))
 	self := parseWaits(t, m.r.stderr)
+	// Under emulation (make vmtest) on a loaded host the guest's clocks
+	// skew (a reader 510 ms off CPU against its own 464 ms, with 68 ms
+	// preempted in the call, while a second VM and a test suite ran on
+	// the host's 2 cores; 0.2-1% on a quieter host): the VM checks the
+	// mechanism within 10%, the host the figures within 2%.
+	tol, sleepShare := 0.02, 0.9
+	if inVM() {
+		tol, sleepShare = 0.10, 0.75
+	}
 	for thread, fn := range waitCalls {
 		got, states := blockedIn(m.folded, thread, fn)
 		want := self[thread].offCPU
 		t.Logf("%s: %d ns off CPU in %s (%v), the thread measured %d", thread, got, fn, states, want)
-		if math.Abs(float64(got)-float64(want)) > 0.02*float64(want) {
-			t.Errorf("%s: %d ns off CPU in %s, want %d within 2%%", thread, got, fn, want)
+		if math.Abs(float64(got)-float64(want)) > tol*float64(want) {
+			t.Errorf("%s: %d ns off CPU in %s, want %d within %.0f%%", thread, got, fn, want, 100*tol)
 		}
-		if states["[sleep]"] < got*9/10 {
+		if float64(states["[sleep]"]) < sleepShare*float64(got) {
 			t.Errorf("%s: %d of %d ns in [sleep], want most (%v)", thread, states["[sleep]"], got, states)
 		}
 	}
