@@ -7,8 +7,8 @@ import "fmt"
 // and may give some probes another (Profile.Measures): --sample or
 // --off-cpu beside function probes.
 type Measure struct {
-	Kind        string // KindHits, KindSamples, KindLatency, KindWeight or KindOffCPU
-	PeriodNanos int64  // sampling period, for KindSamples
+	Kind        string // KindHits, KindSamples, KindLatency, KindWeight, KindOffCPU or KindWall
+	PeriodNanos int64  // sampling period, for KindSamples and KindWall
 	ValueType   string // KindWeight: what Value sums, e.g. "arg0"
 	ValueUnit   string // KindWeight: its unit, e.g. "bytes"
 }
@@ -18,7 +18,7 @@ func (m Measure) unit() string {
 	switch m.Kind {
 	case KindSamples:
 		return "samples"
-	case KindLatency, KindOffCPU:
+	case KindLatency, KindOffCPU, KindWall:
 		return "ns"
 	case KindWeight:
 		return m.ValueUnit
@@ -27,20 +27,23 @@ func (m Measure) unit() string {
 }
 
 // weighted reports whether samples weigh their Value, not their Count.
-func (m Measure) weighted() bool {
-	return m.Kind == KindLatency || m.Kind == KindWeight || m.Kind == KindOffCPU
-}
+func (m Measure) weighted() bool { return m.Kind == KindWeight || m.timed() }
 
 // callsWord names what Count counts in a weighted measure.
 func (m Measure) callsWord() string {
-	if m.Kind == KindOffCPU {
+	switch m.Kind {
+	case KindOffCPU:
 		return "blocks"
+	case KindWall:
+		return "samples and blocks"
 	}
 	return "calls"
 }
 
 // timed reports whether Value is nanoseconds.
-func (m Measure) timed() bool { return m.Kind == KindLatency || m.Kind == KindOffCPU }
+func (m Measure) timed() bool {
+	return m.Kind == KindLatency || m.Kind == KindOffCPU || m.Kind == KindWall
+}
 
 // heading names one probe in a title: "probe LABEL" for probes, the bare
 // label for sampling, "time in LABEL" for latency, "ARG of LABEL" for
@@ -55,6 +58,8 @@ func (m Measure) heading(label string) string {
 		return m.ValueType + " of " + label
 	case KindOffCPU:
 		return "time off CPU"
+	case KindWall:
+		return "wall-clock time"
 	}
 	return "probe " + label
 }
@@ -101,7 +106,7 @@ func (p *Profile) unit() string {
 }
 
 // Weight is what s weighs in stacks, flamegraphs and totals: its Value
-// for KindLatency, KindWeight and KindOffCPU, else its Count.
+// for KindLatency, KindWeight, KindOffCPU and KindWall, else its Count.
 func (p *Profile) Weight(s *Sample) uint64 {
 	m := p.Measure
 	if len(p.Measures) > 0 {
@@ -111,4 +116,11 @@ func (p *Profile) Weight(s *Sample) uint64 {
 		return s.Value
 	}
 	return s.Count
+}
+
+// offCPU reports whether s is a block off CPU in a KindWall profile: its
+// kernel stack ends with the state frame ("[sleep]", ...).
+func offCPU(s *Sample) bool {
+	leaf := s.Kernel.Leaf()
+	return leaf != nil && isMarker(*leaf)
 }

@@ -79,3 +79,27 @@ func TestMeasuresSVGTitle(t *testing.T) {
 		}
 	}
 }
+
+// A wall profile's samples fall in cpu or off_cpu by their state frame,
+// and all in wall.
+func TestMeasuresPprofWall(t *testing.T) {
+	f := func(name string) *Frame { return &Frame{Name: name} }
+	p := &Profile{Measure: Measure{Kind: KindWall, PeriodNanos: 1_000_000}, Probes: []string{"wall"},
+		Samples: []Sample{
+			{Probe: "wall", PID: 1, Comm: "x", User: StackOf(f("main"), f("spin")), Count: 3, Value: 3_000_000},
+			{Probe: "wall", PID: 1, Comm: "x", User: StackOf(f("main"), f("read")),
+				Kernel: StackOf(&Frame{Name: "schedule", Kernel: true}, f("[sleep]")), Count: 2, Value: 7_000_000},
+		}}
+	prof := writePprof(t, p)
+	got := map[string]string{}
+	for _, s := range prof.Sample {
+		got[s.Location[len(s.Location)-1].Line[0].Function.Name+"/"+s.Location[0].Line[0].Function.Name] = fmt.Sprint(s.Value)
+	}
+	want := map[string]string{"main/spin": "[3000000 3000000 0]", "main/[sleep]": "[7000000 0 7000000]"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("values %v, want %v", got, want)
+	}
+	if prof.DefaultSampleType != "wall" || prof.Period != 1_000_000 {
+		t.Errorf("default %q period %d, want wall and 1 ms", prof.DefaultSampleType, prof.Period)
+	}
+}

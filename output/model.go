@@ -20,6 +20,9 @@ const (
 	KindLatency = "latency" // --latency: Count calls, Value their nanoseconds from entry to return
 	KindWeight  = "weight"  // --weight: Count calls, Value the sum of an argument (ValueType)
 	KindOffCPU  = "off-cpu" // --off-cpu: Count blocks, Value their nanoseconds off CPU
+	// --wall: CPU samples (Value: Count x PeriodNanos) and blocks off CPU
+	// (Value: their nanoseconds; a state frame tops their kernel stacks).
+	KindWall = "wall"
 )
 
 // Frame is one symbolized (or not) stack frame: the one frame type from the

@@ -22,7 +22,9 @@ const kernelMapping = "[kernel.kallsyms]"
 //     time/nanoseconds (the calls' summed time from entry to return) for
 //     KindLatency; calls/count and ValueType/ValueUnit (e.g. arg0/bytes)
 //     for KindWeight; blocks/count and off_cpu/nanoseconds for
-//     KindOffCPU; the second type being the default. Probes measured
+//     KindOffCPU; the second type being the default; for KindWall
+//     wall/nanoseconds (the default), cpu/nanoseconds and
+//     off_cpu/nanoseconds (each sample's in one of them). Probes measured
 //     otherwise (Profile.Measures) add their types: each sample fills
 //     its probe's and leaves the others 0;
 //   - labels probe and comm (strings, control characters made spaces) and pid (numeric, unit "pid");
@@ -129,6 +131,9 @@ func pprofTypes(m Measure) ([]*profile.ValueType, *profile.ValueType) {
 		vt = &profile.ValueType{Type: "time", Unit: "nanoseconds"}
 	case KindOffCPU:
 		vt = &profile.ValueType{Type: "off_cpu", Unit: "nanoseconds"}
+	case KindWall:
+		vt = &profile.ValueType{Type: "wall", Unit: "nanoseconds"}
+		return []*profile.ValueType{vt, {Type: "cpu", Unit: "nanoseconds"}, {Type: "off_cpu", Unit: "nanoseconds"}}, vt
 	case KindWeight:
 		vt = &profile.ValueType{Type: cleanName(m.ValueType), Unit: cleanName(m.ValueUnit)}
 	default:
@@ -140,6 +145,12 @@ func pprofTypes(m Measure) ([]*profile.ValueType, *profile.ValueType) {
 
 // pprofValues are s's values under measure m, as pprofTypes orders them.
 func pprofValues(m Measure, s *Sample) []int64 {
+	if m.Kind == KindWall {
+		if offCPU(s) {
+			return []int64{int64(s.Value), 0, int64(s.Value)}
+		}
+		return []int64{int64(s.Value), int64(s.Value), 0}
+	}
 	values := []int64{int64(s.Count)}
 	switch {
 	case m.Kind == KindSamples:

@@ -14,6 +14,7 @@ var profileNames = map[string]string{
 	output.KindLatency: "probee_latency",
 	output.KindWeight:  "probee_weight",
 	output.KindOffCPU:  "probee_off_cpu",
+	output.KindWall:    "probee_wall",
 }
 
 // ProfileName is the __name__ of profiles of an output kind.

@@ -58,8 +58,11 @@ func (t *tracer) finish(stdout io.Writer) (*Result, error) {
 func (t *tracer) profile(snap *bpf.Snapshot) *output.Profile {
 	prof := &output.Profile{Measure: output.Measure{Kind: output.KindHits}, Drops: map[string]uint64{}}
 	t.measureProfile(prof)
-	if t.cfg.Sample {
-		t.measureProbe(prof, sampleLabel, output.Measure{Kind: output.KindSamples, PeriodNanos: int64(1e9 / t.cfg.Freq)})
+	switch {
+	case t.cfg.Wall:
+		t.measureProbe(prof, wallLabel, output.Measure{Kind: output.KindWall, PeriodNanos: t.period()})
+	case t.cfg.Sample:
+		t.measureProbe(prof, sampleLabel, output.Measure{Kind: output.KindSamples, PeriodNanos: t.period()})
 	}
 	t.offCPUMeasure(prof)
 	t.loadSpill()
@@ -105,11 +108,11 @@ func (t *tracer) labels() []string {
 		out = append(out, p.Text)
 	}
 	if t.cfg.Sample {
-		out = append(out, sampleLabel)
+		out = append(out, t.wallOr(sampleLabel))
 	}
 	if t.cfg.OffCPU {
 		for range bpf.OffCPUStates {
-			out = append(out, offCPULabel)
+			out = append(out, t.wallOr(offCPULabel))
 		}
 	}
 	return out
@@ -120,6 +123,8 @@ func (t *tracer) event(id int) string {
 	switch {
 	case id < len(t.cfg.Probes):
 		return "hit"
+	case t.cfg.Wall:
+		return "event" // samples and waits
 	case id >= int(t.offCPUProbe()):
 		return "wait"
 	}
@@ -135,8 +140,8 @@ const mmapLost = "mapping records lost (frames of those processes may show as mo
 func (t *tracer) report(snap *bpf.Snapshot) *Report {
 	rep := &Report{}
 	for id, label := range t.labels() {
-		if n := len(rep.Probes); n > 0 && rep.Probes[n-1].Label == label && id >= int(t.offCPUProbe()) {
-			rep.Probes[n-1].Hits += snap.Hits[id] // another state of --off-cpu's waits
+		if n := len(rep.Probes); n > 0 && rep.Probes[n-1].Label == label && id > len(t.cfg.Probes) {
+			rep.Probes[n-1].Hits += snap.Hits[id] // another state of --off-cpu's waits, or --wall's
 			continue
 		}
 		rep.Probes = append(rep.Probes, ProbeHits{Label: label, Hits: snap.Hits[id], Event: t.event(id)})

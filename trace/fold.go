@@ -129,7 +129,7 @@ func (t *tracer) sampleOf(labels []string, c *bpf.Count, stacks [2]output.Stack)
 		User:   stacks[0],
 		Kernel: stacks[1],
 		Count:  c.Count,
-		Value:  c.Total,
+		Value:  t.value(c),
 		// Zero without --group-by container.
 		Container: t.procs.Container(c.TGID),
 	}

@@ -88,7 +88,7 @@ func (t *tracer) reportOffCPU(snap *bpf.Snapshot) {
 
 // offCPUMeasure is --off-cpu's measure in the profile.
 func (t *tracer) offCPUMeasure(prof *output.Profile) {
-	if t.cfg.OffCPU {
+	if t.cfg.OffCPU && !t.cfg.Wall {
 		t.measureProbe(prof, offCPULabel, output.Measure{Kind: output.KindOffCPU})
 	}
 }

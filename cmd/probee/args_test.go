@@ -78,7 +78,7 @@ func TestListProbesArgErrors(t *testing.T) {
 		{[]string{"--uprobe", "malloc", "./app", "-x", "--", "y"}, "e.g. probee --uprobe malloc -- ./app -x (or"},
 		{[]string{"--uprobe", "malloc", "./app", "-d"}, "e.g. probee --uprobe malloc -- ./app -d (or"},
 		{[]string{"-d", "--uprobe", "malloc", "./app"}, "-d needs a value, but --uprobe follows it"},
-		{[]string{"--uprobe", "malloc", "ls", "-l"}, "--list-probes only lists: drop the --uprobe/--kprobe/--tracepoint/--usdt/--sample/--off-cpu flags (a command to trace goes after --)"},
+		{[]string{"--uprobe", "malloc", "ls", "-l"}, "--list-probes only lists: drop the --uprobe/--kprobe/--tracepoint/--usdt/--sample/--off-cpu/--wall flags (a command to trace goes after --)"},
 		{[]string{"-l", "libc:malloc", "-p", "1", "--", "true"}, "not both"},
 		{[]string{"-l", "malloc+", "--json"}, "--list-probes 'malloc+': 1:8: missing offset after '+'"},
 		{[]string{"-l", "malloc", "-x"}, "unknown flag -x"},

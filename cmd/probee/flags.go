@@ -283,16 +283,16 @@ func (cfg *config) validate() error {
 		if cfg.groupBy != "" {
 			return usagef("--group-by only applies to tracing, not to --list-probes")
 		}
-		if len(cfg.probes) > 0 || cfg.sample || cfg.offCPU.on {
-			return usagef("--list-probes only lists: drop the --uprobe/--kprobe/--tracepoint/--usdt/--sample/--off-cpu flags (a command to trace goes after --)")
+		if len(cfg.probes) > 0 || cfg.sample || cfg.offCPU.waits() {
+			return usagef("--list-probes only lists: drop the --uprobe/--kprobe/--tracepoint/--usdt/--sample/--off-cpu/--wall flags (a command to trace goes after --)")
 		}
 		return nil
 	}
 	if cfg.json {
 		return usagef("--json only applies to --list-probes")
 	}
-	if len(cfg.probes) == 0 && !cfg.sample && !cfg.offCPU.on {
-		return usagef("nothing to trace: give at least one --uprobe, --kprobe, --tracepoint, --usdt or -e SPEC, or --sample or --off-cpu (see probee --help)")
+	if len(cfg.probes) == 0 && !cfg.sample && !cfg.offCPU.waits() {
+		return usagef("nothing to trace: give at least one --uprobe, --kprobe, --tracepoint, --usdt or -e SPEC, or --sample, --off-cpu or --wall (see probee --help)")
 	}
 	if len(cfg.probes) > trace.MaxProbes {
 		return usagef("%d probes given; probee counts at most %d per run", len(cfg.probes), trace.MaxProbes)
@@ -309,7 +309,7 @@ func (cfg *config) validate() error {
 	if err := cfg.validatePush(); err != nil {
 		return err
 	}
-	if err := cfg.offCPU.validate(); err != nil {
+	if err := cfg.offCPU.validate(cfg.sample); err != nil {
 		return err
 	}
 	return cfg.validateMeasure()

@@ -6,7 +6,7 @@ Usage:
   probee --uprobe SPEC ... [--kprobe SPEC ...] [--tracepoint SPEC ...] [--usdt SPEC ...]
          [-e SPEC ...] [-p PID | -- CMD ARGS...] [-d DURATION] [-o PATH ...]
   probee --sample [-F HZ] [-p PID | -- CMD ARGS...] [-d DURATION] [-o PATH ...]
-  probee --off-cpu [--min-block D] [-p PID | -- CMD ARGS...] [-d DURATION] [-o PATH ...]
+  probee --off-cpu | --wall [--min-block D] [-p PID | -- CMD ARGS...] [-d DURATION] [-o PATH ...]
   probee --list-probes [--json] [-v] SPEC... [-p PID | -- CMD ARGS...]
   probee -h | --help
 
@@ -19,6 +19,7 @@ Examples:
   probee --tracepoint syscalls:sys_enter_openat -d 2s -o opens.svg
   probee --sample -F 499 -o cpu.svg -o cpu.pb.gz -- ./app   CPU profile, no frame pointers needed
   probee --off-cpu --min-block 1ms -o waits.svg -- ./app    where threads wait, and how long
+  probee --wall -F 499 -o wall.svg -- ./app                 running and waiting, per thread
   probee --uprobe './app:hot.c:42' --lines -- ./app         a source line, with file:line frames
   probee --usdt /usr/bin/python3.11:python:function__entry -p 1234   a USDT probe (semaphores set)
   probee --sample --push pyroscope://127.0.0.1:4040 --label env=dev   CPU profiles to Pyroscope
@@ -99,8 +100,12 @@ Waiting (off-CPU time, beside any probe or --sample; from sched_switch, no kprob
                       topped by the state: [sleep], [uninterruptible] (D: I/O),
                       [preempted] (runnable, waiting for a CPU), [stopped]; probe
                       label "off-cpu", weighed in nanoseconds (pprof off_cpu)
-  --min-block D       with --off-cpu: only waits of at least D keep their stacks
-  --max-block D       with --off-cpu: only waits of at most D keep their stacks
+  --wall              wall-clock time per thread: its CPU samples (at -F, weighed by
+                      the period) and its waits off CPU in one probe, "wall", in
+                      nanoseconds, so a thread's stacks add up to its elapsed time;
+                      pprof wall/nanoseconds, split into cpu and off_cpu
+  --min-block D       with --off-cpu or --wall: only waits of at least D keep their stacks
+  --max-block D       with --off-cpu or --wall: only waits of at most D keep their stacks
 
 Fleet (push per-probe delta profiles to a profiling server while tracing):
   --push URL          pyroscope://HOST:4040 or parca://HOST:7070 (pyroscope+https://,

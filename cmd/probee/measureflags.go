@@ -58,8 +58,9 @@ func (cfg *config) validateMeasure() error {
 	if !cfg.latency && !cfg.weight.set {
 		return nil
 	}
-	if cfg.sample {
-		return usagef("%s measures function probes; --sample has no calls to measure: run it apart", flag)
+	if cfg.sample || cfg.offCPU.wall {
+		return usagef("%s measures function probes; %s has no calls to measure: run it apart", flag,
+			map[bool]string{true: "--sample", false: "--wall"}[cfg.sample])
 	}
 	for _, p := range cfg.probes {
 		if err := measurable(p, flag); err != nil {

@@ -171,3 +171,45 @@ func TestOffCPUOpenAtEnd(t *testing.T) {
 		t.Errorf("sleep 5 traced for 1s: %d ns in nanosleep, want about 1s:\n%s", slept, foldedLines(m.folded))
 	}
 }
+
+// --wall: each thread's CPU samples (weighed by the period) and its waits
+// add up to the time it ran, within 2% of what it measures itself (at
+// 999 Hz a sample is 1 ms); pprof splits wall time into cpu and off_cpu.
+func TestWallPerThread(t *testing.T) {
+	testgate.Root(t)
+	m := measure(t, "--wall", "-F", "999", "--", fixture(t, "waits-nofp"))
+	self := parseWaits(t, m.r.stderr)
+	tol := 0.02
+	if inVM() {
+		tol = 0.10 // see TestOffCPUWaits
+	}
+	for thread, r := range self {
+		var got uint64
+		for st, v := range m.folded {
+			if strings.Contains(st, ";start_thread;"+thread+";") {
+				got += v
+			}
+		}
+		t.Logf("%s: %d ns wall, the thread measured %d elapsed", thread, got, r.elapsed)
+		if math.Abs(float64(got)-float64(r.elapsed)) > tol*float64(r.elapsed) {
+			t.Errorf("%s: %d ns wall, want its %d ns elapsed within %.0f%%", thread, got, r.elapsed, 100*tol)
+		}
+	}
+	var types []string
+	for _, st := range m.prof.SampleType {
+		types = append(types, st.Type)
+	}
+	if strings.Join(types, " ") != "wall cpu off_cpu" || m.prof.DefaultSampleType != "wall" {
+		t.Fatalf("pprof sample types %v (default %q), want wall cpu off_cpu (wall)", types, m.prof.DefaultSampleType)
+	}
+	var wall, cpu, off int64
+	for _, s := range m.prof.Sample {
+		wall, cpu, off = wall+s.Value[0], cpu+s.Value[1], off+s.Value[2]
+	}
+	if wall != cpu+off || uint64(wall) != total(m.folded) {
+		t.Errorf("pprof wall %d = cpu %d + off_cpu %d? folded total %d", wall, cpu, off, total(m.folded))
+	}
+	if spin := float64(self["spinner"].cpu); math.Abs(float64(cpu)-spin) > 0.2*spin {
+		t.Errorf("pprof cpu %d ns, want about the spinner's %d (the others wait)", cpu, self["spinner"].cpu)
+	}
+}
