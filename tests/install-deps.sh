@@ -36,6 +36,13 @@ if [ "$1" = bench ]; then
 	have bpftrace || need="$need bpftrace"
 	have perf     || need="$need linux-perf"
 	[ -x /usr/bin/time ] || need="$need time" # peak memory (12-new-stacks.sh)
+	# offcputime-bpfcc and its libbpf build, offcputime (77-offcpu.sh).
+	# BCC compiles against kernel headers at run time; the running kernel
+	# may have none, so Debian's own (linux-headers-amd64: 6.1 on Debian
+	# 12), which the script merges into one directory for BCC_KERNEL_SOURCE.
+	have offcputime-bpfcc || need="$need bpfcc-tools"
+	[ -x /usr/sbin/offcputime ] || need="$need libbpf-tools"
+	ls -d /usr/src/linux-headers-*-common >/dev/null 2>&1 || need="$need linux-headers-amd64"
 fi
 [ -z "$need" ] && exit 0
 if [ "$(id -u)" != 0 ]; then
