@@ -20,10 +20,12 @@
 // Every series carries service_name, hostname, probe (the probe label: the
 // spec as given, or "sample"), the --label pairs, and __name__: process_cpu
 // for --sample (the name both backends know for CPU profiles), probee_hits
-// for probe hits, probee_latency for --latency and probee_weight for
-// --weight. The pprof sample types say the rest (samples/count and
-// cpu/nanoseconds, hits/count, calls/count and time/nanoseconds or
-// ARG/UNIT). Pyroscope also gets __delta__="false": the profiles are
+// for probe hits, probee_latency for --latency, probee_weight for
+// --weight, probee_off_cpu for --off-cpu and probee_wall for --wall; each
+// probe's profile has its own probe's name and sample types. The pprof
+// sample types say the rest (samples/count and cpu/nanoseconds,
+// hits/count, calls/count and time/nanoseconds or ARG/UNIT, blocks/count
+// and off_cpu/nanoseconds, wall/cpu/off_cpu nanoseconds). Pyroscope also gets __delta__="false": the profiles are
 // deltas already.
 //
 // # Why the wire formats are written here

@@ -98,14 +98,22 @@ func (t *tracer) finishPush(prof *output.Profile) error {
 }
 
 // pushUnit is what the events of pushed profiles are: what the local
-// outputs count.
+// outputs count ("events" where probes of several units are pushed).
 func (t *tracer) pushUnit() string {
+	kinds := 0
+	for _, on := range []bool{len(t.cfg.Probes) > 0, t.cfg.Sample && !t.cfg.Wall, t.cfg.OffCPU} {
+		if on {
+			kinds++
+		}
+	}
 	switch {
-	case t.cfg.Latency:
+	case kinds > 1:
+		return "events"
+	case t.cfg.Latency, t.cfg.OffCPU:
 		return "ns"
 	case t.cfg.Weight != nil:
 		return t.cfg.Weight.Unit
-	case t.cfg.Sample && len(t.cfg.Probes) == 0:
+	case t.cfg.Sample:
 		return "samples"
 	}
 	return "hits"

@@ -27,7 +27,10 @@ func TestPushUnit(t *testing.T) {
 		want string
 	}{
 		{Config{Sample: true}, "samples"},
-		{Config{Sample: true, Probes: []Probe{{}}}, "hits"},
+		{Config{Sample: true, Probes: []Probe{{}}}, "events"}, // hits and samples
+		{Config{OffCPU: true}, "ns"},
+		{Config{Sample: true, OffCPU: true, Wall: true}, "ns"},
+		{Config{OffCPU: true, Probes: []Probe{{}}}, "events"},
 		{Config{Probes: []Probe{{}}}, "hits"},
 		{Config{Probes: []Probe{{}}, Latency: true}, "ns"},
 		{Config{Probes: []Probe{{}}, Weight: &Weight{Unit: "bytes"}}, "bytes"},
