@@ -101,7 +101,7 @@ const sampleLabel = "sample"
 
 // labels are the probe labels by probe id: the specs as given, then
 // "sample" with --sample, then "off-cpu" for each state of --off-cpu's
-// waits.
+// waits ("wall" for both with --wall).
 func (t *tracer) labels() []string {
 	var out []string
 	for _, p := range t.cfg.Probes {
