@@ -29,6 +29,8 @@ func (s *Session) Continue(ev wire.ProcessEvent) error {
 	if err := s.objs.Holds.Lookup(&k, &start); err != nil {
 		return fmt.Errorf("resume pid %d after loading its unwind tables: its stop is not recorded: %w", ev.TGID, err)
 	}
+	// Its stop is probee's, not a wait of the program (--off-cpu).
+	s.forgetWait(ev.PID)
 	// SIGCONT first: a probee that dies between the two leaves the
 	// entry, and its watchdog sends one SIGCONT too many, never too few.
 	err := resume(ev.TGID, start)

@@ -81,6 +81,14 @@ func (s *Session) AttachOffCPU() error {
 	return nil
 }
 
+// forgetWait drops the open wait of thread tid: a gate's stop, which
+// Continue ends (a wait of probee's, not of the program).
+func (s *Session) forgetWait(tid int) {
+	if s.opts.OffCPU.On {
+		_ = s.objs.OffcpuStarts.Delete(uint32(tid))
+	}
+}
+
 // openWaits calls f with each wait still open.
 func (s *Session) openWaits(f func(k probeeCountKey, start uint64)) {
 	if !s.opts.OffCPU.On {

@@ -126,7 +126,7 @@ func (t *tracer) event(id int) string {
 	case t.cfg.Wall:
 		return "event" // samples and waits
 	case id >= int(t.offCPUProbe()):
-		return "wait"
+		return "switch-out"
 	}
 	return "sample"
 }

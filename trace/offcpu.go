@@ -80,10 +80,20 @@ func (t *tracer) reportOffCPU(snap *bpf.Snapshot) {
 		pm := snap.Probes[int(t.offCPUProbe())+i]
 		waits, total = waits+pm.Calls, total+pm.Total
 		if pm.Calls > 0 {
-			parts += fmt.Sprintf(", %s %v", name, time.Duration(pm.Total).Round(time.Millisecond))
+			parts += fmt.Sprintf(", %s %v", name, roundTime(pm.Total))
 		}
 	}
-	t.status.Infof("time off CPU: %v in %s%s", time.Duration(total).Round(time.Millisecond), plural(int(waits), "wait"), parts)
+	t.status.Infof("time off CPU: %v in %s%s", roundTime(total), plural(int(waits), "wait"), parts)
+}
+
+// roundTime is ns as a duration to the millisecond, or to the
+// microsecond below one.
+func roundTime(ns uint64) time.Duration {
+	d := time.Duration(ns)
+	if d < time.Millisecond {
+		return d.Round(time.Microsecond)
+	}
+	return d.Round(time.Millisecond)
 }
 
 // offCPUMeasure is --off-cpu's measure in the profile.

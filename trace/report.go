@@ -16,7 +16,7 @@ type Report struct {
 type ProbeHits struct {
 	Label string
 	Hits  uint64
-	Event string // what Hits counts: "hit" (a probe; also ""), "sample" (--sample), "wait" (--off-cpu)
+	Event string // what Hits counts: "hit" (a probe; also ""), "sample" (--sample), "switch-out" (--off-cpu), "event" (--wall)
 }
 
 // LossKind says what became of the events, stacks or records a Loss

@@ -94,6 +94,11 @@ func TestOffCPUWaits(t *testing.T) {
 	if cut > total(m.folded)/100 {
 		t.Errorf("%d of %d ns off CPU in stacks cut short, want under 1%%", cut, total(m.folded))
 	}
+	for st := range m.folded {
+		if strings.HasSuffix(st, ";[stopped]") {
+			t.Errorf("probee's own hold of the command at its exec counted as a wait: %s", st)
+		}
+	}
 	if !strings.Contains(m.r.stderr, "probee: time off CPU: ") {
 		t.Errorf("no summary of the time off CPU on stderr")
 	}
