@@ -155,11 +155,15 @@ func (a *accumulator) commID(c [16]int8) uint32 {
 // (deferred.go) names its kernel stack by hash, a little after its event.
 const keepHashes = 10 * time.Second
 
+// pruneDue reports whether pruneHashes prunes at now: once a second, as
+// drains come faster in a burst of new stacks.
+func (a *accumulator) pruneDue(now time.Time) bool { return now.Sub(a.pruned) >= time.Second }
+
 // pruneHashes drops the hashes of stacks moved by neither of the last
 // two takes nor within keepHashes of now, but the pinned ones.
 func (a *accumulator) pruneHashes(now time.Time) {
-	if now.Sub(a.pruned) < time.Second {
-		return // drains come faster in a burst of new stacks
+	if !a.pruneDue(now) {
+		return
 	}
 	a.pruned = now
 	old := func(take uint32, at int64) bool {

@@ -70,8 +70,11 @@ func (s *Session) DrainInterval() error {
 	// The counts moved name stacks whatever became of the measures.
 	err = errors.Join(err, s.takeStacks())
 	s.acc.resolve()
-	s.pinOpenWaits()
-	s.acc.pruneHashes(time.Now())
+	now := time.Now()
+	if s.acc.pruneDue(now) {
+		s.pinOpenWaits() // not at every early drain: a walk of every open wait
+	}
+	s.acc.pruneHashes(now)
 	return err
 }
 

@@ -105,9 +105,6 @@ func (s *Session) openWaits(f func(k probeeCountKey, start uint64)) {
 // pinOpenWaits keeps the hashes of the open waits' stacks for the drains
 // that resolve them once the waits end. Call with dmu held.
 func (s *Session) pinOpenWaits() {
-	if !s.opts.OffCPU.On {
-		return
-	}
 	clear(s.acc.pinned)
 	s.openWaits(func(k probeeCountKey, _ uint64) {
 		s.acc.pinned[k.Ustack], s.acc.pinned[k.Kstack] = true, true
