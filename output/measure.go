@@ -85,25 +85,20 @@ func (p *Profile) MeasureOf(label string) Measure {
 	return p.Measure
 }
 
-// common is the measure every probe of p has, and whether they share one:
-// the units of combined outputs. Probes measured otherwise are summed as
-// they are, in a unit named "weight".
-func (p *Profile) common() (Measure, bool) {
+// common is the measure of combined outputs: the one every probe of p
+// has, or where probes are measured otherwise a weight in "weight" (their
+// samples summed as they are).
+func (p *Profile) common() Measure {
 	for _, l := range ProbeLabels(p) {
 		if p.MeasureOf(l) != p.Measure {
-			return Measure{Kind: "weight"}, false
+			return Measure{Kind: KindWeight, ValueUnit: "weight"}
 		}
 	}
-	return p.Measure, true
+	return p.Measure
 }
 
 // unit is the word for what a sample weighs in combined outputs.
-func (p *Profile) unit() string {
-	if m, ok := p.common(); ok {
-		return m.unit()
-	}
-	return "weight"
-}
+func (p *Profile) unit() string { return p.common().unit() }
 
 // Weight is what s weighs in stacks, flamegraphs and totals: its Value
 // for KindLatency, KindWeight, KindOffCPU and KindWall, else its Count.

@@ -78,6 +78,11 @@ func TestMeasuresSVGTitle(t *testing.T) {
 			t.Errorf("%s: title %q, want %q", label, got, want)
 		}
 	}
+	// All three in one flamegraph: summed as they are, in "weight".
+	d := combinedDoc(p, Options{WithProbe: true})
+	if want := "3 probes — 7,000,008 weight"; d.title != want || d.unit != "weight" {
+		t.Errorf("combined title %q (unit %q), want %q (weight)", d.title, d.unit, want)
+	}
 }
 
 // A wall profile's samples fall in cpu or off_cpu by their state frame,

@@ -40,11 +40,11 @@ func combinedDoc(p *Profile, opts Options) svgDoc {
 	labels := ProbeLabels(p)
 	d := svgDoc{unit: p.unit(), width: opts.Width, tree: collapseTree(p, opts, nil)}
 	total := p.total(nil)
-	common, _ := p.common()
 	if len(labels) == 1 {
-		d.title = p.MeasureOf(labels[0]).heading(labels[0]) + " — " + p.MeasureOf(labels[0]).amount(total)
+		m := p.MeasureOf(labels[0])
+		d.title = m.heading(labels[0]) + " — " + m.amount(total)
 	} else {
-		d.title = fmt.Sprintf("%d probes — %s", len(labels), common.amount(total))
+		d.title = fmt.Sprintf("%d probes — %s", len(labels), p.common().amount(total))
 		parts := make([]string, len(labels))
 		for i, l := range labels {
 			parts[i] = l + " " + thousands(p.total(forProbe(l)))
