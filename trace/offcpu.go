@@ -16,13 +16,13 @@ import (
 // offCPULabel labels --off-cpu's waits.
 const offCPULabel = "off-cpu"
 
-// offCPUProbe is the first of --off-cpu's probe ids.
+// offCPUProbe is the first of --off-cpu's probe ids: after the probes
+// and --sample's.
 func (t *tracer) offCPUProbe() uint32 {
-	id := uint32(len(t.cfg.Probes))
 	if t.cfg.Sample {
-		id++
+		return t.sampleProbe() + 1
 	}
-	return id
+	return t.sampleProbe()
 }
 
 // offCPUOptions are the session's --off-cpu options.

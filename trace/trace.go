@@ -266,7 +266,7 @@ func (t *tracer) sessionOptions(filter bool) (bpf.Options, error) {
 	}
 	return bpf.Options{
 		FilterPIDs: filter, MaxStacks: t.cfg.MaxStacks, DWARF: t.dwarfOn(),
-		NoTailCalls: t.cfg.NoTailCalls, TableBudget: uint64(t.cfg.UnwindBudget), SampleProbe: uint32(len(t.cfg.Probes)), IncludeIdle: t.cfg.IncludeIdle, ExcludeSelf: true,
+		NoTailCalls: t.cfg.NoTailCalls, TableBudget: uint64(t.cfg.UnwindBudget), SampleProbe: t.sampleProbe(), IncludeIdle: t.cfg.IncludeIdle, ExcludeSelf: true,
 		NoFindVMA: os.Getenv("PROBEE_NO_FIND_VMA") == "1", // hidden: tests/bench/65-system-wide.sh compares
 		Measure: bpf.Measure{Mode: t.cfg.MeasureMode(), WeightArg: t.cfg.weightArg(),
 			MinLatency: t.cfg.MinLatency, Probes: len(t.cfg.Probes)},

@@ -19,13 +19,17 @@ func (t *tracer) wallOr(label string) string {
 	return label
 }
 
+// sampleProbe is the probe id of --sample's (and --wall's) CPU samples:
+// after the probes.
+func (t *tracer) sampleProbe() uint32 { return uint32(len(t.cfg.Probes)) }
+
 // period is the sampling period in nanoseconds.
 func (t *tracer) period() int64 { return int64(1e9 / t.cfg.Freq) }
 
 // value is what c weighs beside its count: its total (measures), or with
 // --wall for a CPU sample its samples' time.
 func (t *tracer) value(c *bpf.Count) uint64 {
-	if t.cfg.Wall && c.Probe == uint32(len(t.cfg.Probes)) {
+	if t.cfg.Wall && c.Probe == t.sampleProbe() {
 		return c.Count * uint64(t.period())
 	}
 	return c.Total
