@@ -96,10 +96,11 @@ func newPprofBuilder(p *Profile) *pprofBuilder {
 func (b *pprofBuilder) sampleTypes() {
 	index := map[profile.ValueType]int{}
 	for i, l := range ProbeLabels(b.p) {
-		types, def := pprofTypes(b.p.MeasureOf(l))
+		m := b.p.MeasureOf(l)
+		types, def := pprofTypes(m)
 		if i == 0 {
-			b.prof.PeriodType, b.prof.Period = def, max(b.p.MeasureOf(l).PeriodNanos, 1)
-			if b.p.MeasureOf(l).weighted() {
+			b.prof.PeriodType, b.prof.Period = def, max(m.PeriodNanos, 1)
+			if m.weighted() {
 				b.prof.DefaultSampleType = def.Type
 			}
 		}
