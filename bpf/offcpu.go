@@ -50,11 +50,8 @@ func configureOffCPU(spec *ebpf.CollectionSpec, o OffCPU) error {
 	if o.MinBlock < 0 || o.MaxBlock < 0 || (o.MaxBlock > 0 && o.MaxBlock < o.MinBlock) {
 		return fmt.Errorf("off-CPU wait bounds %v to %v: want 0 <= min <= max", o.MinBlock, o.MaxBlock)
 	}
-	maxBlock := ^uint64(0)
-	if o.MaxBlock > 0 {
-		maxBlock = uint64(o.MaxBlock)
-	}
-	vars := map[string]any{"offcpu_probe": o.Probe, "min_block": uint64(o.MinBlock), "max_block": maxBlock}
+	lo, hi := o.bounds()
+	vars := map[string]any{"offcpu_probe": o.Probe, "min_block": lo, "max_block": hi}
 	for name, v := range vars {
 		if err := spec.Variables[name].Set(v); err != nil {
 			return fmt.Errorf("set %s: %w", name, err)
@@ -64,6 +61,16 @@ func configureOffCPU(spec *ebpf.CollectionSpec, o OffCPU) error {
 	pm := spec.Maps["probe_measures"]
 	pm.MaxEntries = max(pm.MaxEntries, o.Probe+uint32(OffCPUStates))
 	return nil
+}
+
+// bounds are the waits that get a stack, from lo to hi ns (min_block,
+// max_block).
+func (o OffCPU) bounds() (lo, hi uint64) {
+	hi = ^uint64(0)
+	if o.MaxBlock > 0 {
+		hi = uint64(o.MaxBlock)
+	}
+	return uint64(o.MinBlock), hi
 }
 
 // AttachOffCPU attaches the sched_switch program (Options.OffCPU).
@@ -121,11 +128,11 @@ func (s *Session) closeOpenWaits() {
 		return
 	}
 	now := uint64(ts.Nano())
-	o := s.opts.OffCPU
+	lo, hi := s.opts.OffCPU.bounds()
 	s.openWaits(func(k probeeCountKey, start uint64) {
 		d := now - min(start, now)
 		s.closed = append(s.closed, closedWait{k.Probe, d})
-		if d >= uint64(o.MinBlock) && (o.MaxBlock == 0 || d <= uint64(o.MaxBlock)) {
+		if d >= lo && d <= hi { // as offcpu_resume
 			s.acc.pending = append(s.acc.pending, pendingCount{rawKeyOf(k), measureVal{1, d, d}, true})
 		}
 	})
