@@ -48,11 +48,16 @@ static __always_inline void add_count(struct count_key *k)
 
 // count_event counts an event whose stacks are stored: in the counts
 // map, or for a function probe in a measure mode as its measure; a
-// switch-out (--off-cpu) is parked until the thread runs again.
+// switch-out (--off-cpu) is parked until the thread runs again, and a
+// waker's stacks (--wakers) are joined to the wait it ends.
 static __always_inline void count_event(struct count_key *k, __u32 slot)
 {
 	if (slot == SLOT_OFFCPU) {
 		offcpu_park(k);
+		return;
+	}
+	if (slot == SLOT_WAKER) {
+		offcpu_wake(k);
 		return;
 	}
 	if (!measured_slot(slot)) {

@@ -28,6 +28,7 @@ const (
 	DropDeferLost            = DropCause(probeeDropCauseDROP_DEFER_LOST)  // a stack to finish in user space did not fit its ring (counted as partial)
 	DropCut                  = DropCause(probeeDropCauseDROP_CUT)         // DWARF: stack cut where its unwind rules could not be followed
 	DropOffCPUFull           = DropCause(probeeDropCauseDROP_OFFCPU_FULL) // --off-cpu: offcpu_starts full
+	DropWakersFull           = DropCause(probeeDropCauseDROP_WAKERS_FULL) // --wakers: wake_joins full
 	dropMax                  = DropCause(probeeDropCauseDROP_MAX)
 )
 
@@ -53,6 +54,7 @@ var dropCauses = [dropMax]dropCause{
 	{false, "stacks to finish in user space lost (ring buffer full; counted as partial stacks)"},
 	{true, "cut where the unwind rules could not be followed (CFI probee does not evaluate, such as ld.so's lazy-binding trampoline; unreadable stack memory; or deeper than the walk goes)"},
 	{false, "off-CPU waits without room for their thread (more threads off CPU at once than --off-cpu holds)"},
+	{false, "wake-ups without room for their waker's stacks (more wake-ups between two drains than --wakers holds; those waits keep their own stacks)"},
 }
 
 // String describes d: what was lost or, for a partial cause, how the

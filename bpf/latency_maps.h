@@ -132,6 +132,24 @@ struct {
 	__type(value, struct offcpu_start);
 } offcpu_starts SEC(".maps");
 
+// --wakers: the joins of waits and the stacks of their wakers, by hash
+// (offcpu.h); taken by user space like the stack maps, sized by it.
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 1);
+	__type(key, __u64);
+	__type(value, struct wake_join);
+} wake_joins SEC(".maps");
+
+// --wakers: the thread the waker program's walk (SLOT_WAKER) woke.
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} offcpu_wakee SEC(".maps");
+
 #define KSTACK_REGION_SHIFT 14 // 16 KiB: x86-64 task and irq stacks are aligned to it
 
 #endif

@@ -26,7 +26,8 @@ enum unwind_slot {
 	SLOT_TRACEPOINT = 3,
 	SLOT_PERF = 4,
 	SLOT_OFFCPU = 5,
-	SLOT_MAX = 6,
+	SLOT_WAKER = 6,
+	SLOT_MAX = 7,
 };
 
 // Counts are double-buffered for periodic drains (--interval): events go to

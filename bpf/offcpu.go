@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"maps"
 	"math/bits"
 	"time"
 
@@ -29,6 +30,9 @@ type OffCPU struct {
 	// MinBlock and MaxBlock bound the waits that get a stack (0: none);
 	// every wait is in its probe's histogram.
 	MinBlock, MaxBlock time.Duration
+	// Wakers joins the stacks of the thread that woke a wait to it
+	// (wakers.go).
+	Wakers bool
 	// Threads is how many threads can be off CPU at once with a stack
 	// (0: DefaultOffCPUThreads); more are dropped (DropOffCPUFull).
 	Threads int
@@ -60,6 +64,7 @@ func configureOffCPU(spec *ebpf.CollectionSpec, o OffCPU) error {
 	spec.Maps["offcpu_starts"].MaxEntries = uint32(cmp.Or(max(o.Threads, 0), DefaultOffCPUThreads))
 	pm := spec.Maps["probe_measures"]
 	pm.MaxEntries = max(pm.MaxEntries, o.Probe+uint32(OffCPUStates))
+	configureWakers(spec, o)
 	return nil
 }
 
@@ -73,7 +78,8 @@ func (o OffCPU) bounds() (lo, hi uint64) {
 	return uint64(o.MinBlock), hi
 }
 
-// AttachOffCPU attaches the sched_switch program (Options.OffCPU).
+// AttachOffCPU attaches the sched_switch program (Options.OffCPU), and
+// with Wakers the sched_waking one.
 func (s *Session) AttachOffCPU() error {
 	if !s.opts.OffCPU.On {
 		return errors.New("off-CPU time was not configured (Options.OffCPU)")
@@ -85,6 +91,9 @@ func (s *Session) AttachOffCPU() error {
 	s.mu.Lock()
 	s.links = append(s.links, l)
 	s.mu.Unlock()
+	if s.opts.OffCPU.Wakers {
+		return s.attachWakers()
+	}
 	return nil
 }
 
@@ -110,12 +119,20 @@ func (s *Session) openWaits(f func(k probeeCountKey, start uint64)) {
 }
 
 // pinOpenWaits keeps the hashes of the open waits' stacks for the drains
-// that resolve them once the waits end. Call with dmu held.
+// that resolve them once the waits end. A wait woken since the last take
+// names a join not taken yet (wakers.go) in place of its kernel stack,
+// which the last pins kept: they are kept too. Call with dmu held.
 func (s *Session) pinOpenWaits() {
-	clear(s.acc.pinned)
+	pins, joined := map[uint64]bool{}, false
 	s.openWaits(func(k probeeCountKey, _ uint64) {
-		s.acc.pinned[k.Ustack], s.acc.pinned[k.Kstack] = true, true
+		pins[k.Ustack], pins[k.Kstack] = true, true
+		_, ok := s.acc.kstacks[k.Kstack]
+		joined = joined || (!ok && k.Kstack != 0)
 	})
+	if joined {
+		maps.Copy(pins, s.acc.pinned)
+	}
+	s.acc.pinned = pins
 }
 
 // closeOpenWaits ends the waits still open now, tracing having stopped:

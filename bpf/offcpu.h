@@ -11,6 +11,14 @@
 // every wait goes to that probe's histogram. User space keeps the stacks
 // a parked wait names (bpf/offcpu.go) and closes the waits still open when
 // tracing ends.
+//
+// --wakers: the sched_waking program runs in the waker's context when a
+// thread with an open wait is woken (try_to_wake_up, before the wakee can
+// run). It walks the waker's stacks in SLOT_WAKER (a waker outside the
+// traced processes: its kernel stack alone) and joins them to the wait
+// (offcpu_wake): the wait's kernel stack hash becomes the join's, which
+// user space resolves (bpf/offcpu.go). A preempted thread is not woken:
+// its waits have no waker.
 #ifndef PROBEE_OFFCPU_H
 #define PROBEE_OFFCPU_H
 
@@ -21,6 +29,8 @@
 #include "counters.h"
 #include "latency_maps.h"
 #include "measure.h"
+#include "compat.h"
+#include "stackstore.h"
 
 // Task states (include/linux/sched.h), as sched_switch sees prev's.
 #define TASK_INTERRUPTIBLE_BIT 0x0001
@@ -87,6 +97,54 @@ __attribute__((noinline)) int offcpu_resume(__u32 tid, __u64 now)
 	if (d >= min_block && d <= max_block)
 		add_measure(&k, d);
 	return 0;
+}
+
+// join_hash names a join: a mix of its fields, never 0.
+static __always_inline __u64 join_hash(struct wake_join *j)
+{
+	const __u64 m = 0x9e3779b97f4a7c15ULL;
+	__u64 c0, c1;
+	__builtin_memcpy(&c0, j->comm, 8);
+	__builtin_memcpy(&c1, j->comm + 8, 8);
+	__u64 h = (j->blocked ^ 0x6a6f696e) * m;
+	h = (h ^ j->ustack) * m;
+	h = (h ^ j->kstack) * m;
+	h = (h ^ j->tgid ^ c0) * m;
+	h = (h ^ c1) * m;
+	h ^= h >> 29;
+	return h ? h : 1;
+}
+
+// offcpu_wake joins the stacks k names, the waker's, to the open wait of
+// the thread it wakes (offcpu_wakee).
+static __always_inline void offcpu_wake(struct count_key *k)
+{
+	__u32 zero = 0;
+	__u32 *tid = bpf_map_lookup_elem(&offcpu_wakee, &zero);
+	if (!tid)
+		return;
+	struct offcpu_start *v = bpf_map_lookup_elem(&offcpu_starts, tid);
+	if (!v)
+		return; // it ran already
+	struct wake_join j = {.blocked = v->key.kstack, .ustack = k->ustack, .kstack = k->kstack, .tgid = k->tgid};
+	__builtin_memcpy(j.comm, k->comm, sizeof(j.comm));
+	__u64 h = join_hash(&j);
+	if (bpf_map_update_elem(&wake_joins, &h, &j, BPF_ANY)) {
+		count_drop(DROP_WAKERS_FULL);
+		return;
+	}
+	v->key.kstack = h;
+}
+
+// offcpu_wake_kernel joins the waker's kernel stack alone (a waker outside
+// the traced processes) to the wait of thread tid.
+static __always_inline void offcpu_wake_kernel(void *ctx)
+{
+	struct count_key k = {.tgid = bpf_get_current_pid_tgid() >> 32};
+
+	k.kstack = store_kernel_stack(ctx);
+	task_comm(k.comm);
+	offcpu_wake(&k);
 }
 
 #endif

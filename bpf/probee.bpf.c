@@ -237,6 +237,36 @@ int BPF_PROG(probee_step_offcpu)
 	return step_program(ctx, SLOT_OFFCPU, steps_offcpu, 0);
 }
 
+// ---- tp_btf/sched_waking: who woke a wait (--wakers, offcpu.h). The
+// waker is current: try_to_wake_up runs in its context (sched_wakeup may
+// not: a wake-up queued to the wakee's CPU ends there). WAKER_PROBE counts
+// no hit.
+
+#define WAKER_PROBE 0xffffffff
+
+SEC("tp_btf/sched_waking")
+int BPF_PROG(probee_waker, struct task_struct *p)
+{
+	__u32 tid = p->pid, zero = 0;
+	__u32 *wakee = bpf_map_lookup_elem(&offcpu_wakee, &zero);
+	struct pt_regs *regs = scratch_regs(SLOT_WAKER);
+
+	if (!wakee || !regs || !bpf_map_lookup_elem(&offcpu_starts, &tid))
+		return 0; // not a traced thread's wait
+	*wakee = tid;
+	if (!pid_allowed(bpf_get_current_pid_tgid() >> 32) || user_regs(regs)) {
+		offcpu_wake_kernel(ctx);
+		return 0;
+	}
+	return record(ctx, WAKER_PROBE, regs, 1, SLOT_WAKER, steps_waker, 0);
+}
+
+SEC("tp_btf/sched_waking")
+int BPF_PROG(probee_step_waker)
+{
+	return step_program(ctx, SLOT_WAKER, steps_waker, 0);
+}
+
 // ---- tp_btf: the process lifecycle, as BTF tracepoints, which need no
 // tracefs mounted.
 

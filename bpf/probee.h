@@ -109,7 +109,8 @@ enum drop_cause {
 	DROP_DEFER_LOST = 10,     // a stack to complete in user space did not fit the deferred ring
 	DROP_CUT = 11,            // DWARF mode: stack cut where its rules could not be followed
 	DROP_OFFCPU_FULL = 12,    // --off-cpu: no room for a thread's switch-out (offcpu_starts full)
-	DROP_MAX = 13,
+	DROP_WAKERS_FULL = 13,    // --wakers: no room for a wake-up's stacks (wake_joins full)
+	DROP_MAX = 14,
 };
 
 enum event_type {
@@ -159,6 +160,18 @@ struct count_key {
 	__u64 ustack; // key in ustacks, 0 when lost
 	__u64 kstack; // key in kstacks, 0 when none or lost
 	char comm[16];
+};
+
+// --wakers: who woke a wait (offcpu.h). The wait's kernel stack hash is
+// replaced by the hash of this join, which user space resolves into one
+// stack: the wait's kernel stack, then the waker's stacks.
+struct wake_join {
+	__u64 blocked; // the woken thread's kernel stack at its switch-out
+	__u64 ustack;  // the waker's user stack (0: none)
+	__u64 kstack;  // the waker's kernel stack
+	__u32 tgid;    // the waker's
+	__u32 pad;
+	char comm[16]; // the waker thread's
 };
 
 // A thread's switch-out, until it runs again (offcpu.h).

@@ -98,7 +98,8 @@ const (
 	probeeDropCauseDROP_DEFER_LOST       probeeDropCause = 10
 	probeeDropCauseDROP_CUT              probeeDropCause = 11
 	probeeDropCauseDROP_OFFCPU_FULL      probeeDropCause = 12
-	probeeDropCauseDROP_MAX              probeeDropCause = 13
+	probeeDropCauseDROP_WAKERS_FULL      probeeDropCause = 13
+	probeeDropCauseDROP_MAX              probeeDropCause = 14
 )
 
 type probeeEvent struct {
@@ -498,6 +499,16 @@ const (
 	probeeVdsoKeyVDSO_KEY_DEV probeeVdsoKey = 4294967295
 )
 
+type probeeWakeJoin struct {
+	_       structs.HostLayout
+	Blocked uint64
+	Ustack  uint64
+	Kstack  uint64
+	Tgid    uint32
+	Pad     uint32
+	Comm    [16]int8
+}
+
 type probeeWalkDepth uint32
 
 const (
@@ -534,6 +545,7 @@ const (
 	probeeMapMeasures0              = "measures0"
 	probeeMapMeasures1              = "measures1"
 	probeeMapOffcpuStarts           = "offcpu_starts"
+	probeeMapOffcpuWakee            = "offcpu_wakee"
 	probeeMapPids                   = "pids"
 	probeeMapProbeMeasures          = "probe_measures"
 	probeeMapProcMaps               = "proc_maps"
@@ -547,12 +559,14 @@ const (
 	probeeMapStepsOffcpu            = "steps_offcpu"
 	probeeMapStepsPerf              = "steps_perf"
 	probeeMapStepsTp                = "steps_tp"
+	probeeMapStepsWaker             = "steps_waker"
 	probeeMapUnwindRules            = "unwind_rules"
 	probeeMapUnwindShards           = "unwind_shards"
 	probeeMapUnwindStates           = "unwind_states"
 	probeeMapUstacks                = "ustacks"
 	probeeMapUstacksMid             = "ustacks_mid"
 	probeeMapUstacksShort           = "ustacks_short"
+	probeeMapWakeJoins              = "wake_joins"
 	probeeProgProbeeExec            = "probee_exec"
 	probeeProgProbeeExit            = "probee_exit"
 	probeeProgProbeeFileKey         = "probee_file_key"
@@ -577,9 +591,11 @@ const (
 	probeeProgProbeeStepTracepoint  = "probee_step_tracepoint"
 	probeeProgProbeeStepUprobe      = "probee_step_uprobe"
 	probeeProgProbeeStepUprobeMulti = "probee_step_uprobe_multi"
+	probeeProgProbeeStepWaker       = "probee_step_waker"
 	probeeProgProbeeTracepoint      = "probee_tracepoint"
 	probeeProgProbeeUprobe          = "probee_uprobe"
 	probeeProgProbeeUprobeMulti     = "probee_uprobe_multi"
+	probeeProgProbeeWaker           = "probee_waker"
 	probeeVarDeferStacks            = "defer_stacks"
 	probeeVarFilterPids             = "filter_pids"
 	probeeVarFixedCookie            = "fixed_cookie"
@@ -671,9 +687,11 @@ type probeeProgramSpecs struct {
 	ProbeeStepTracepoint  *ebpf.ProgramSpec `ebpf:"probee_step_tracepoint"`
 	ProbeeStepUprobe      *ebpf.ProgramSpec `ebpf:"probee_step_uprobe"`
 	ProbeeStepUprobeMulti *ebpf.ProgramSpec `ebpf:"probee_step_uprobe_multi"`
+	ProbeeStepWaker       *ebpf.ProgramSpec `ebpf:"probee_step_waker"`
 	ProbeeTracepoint      *ebpf.ProgramSpec `ebpf:"probee_tracepoint"`
 	ProbeeUprobe          *ebpf.ProgramSpec `ebpf:"probee_uprobe"`
 	ProbeeUprobeMulti     *ebpf.ProgramSpec `ebpf:"probee_uprobe_multi"`
+	ProbeeWaker           *ebpf.ProgramSpec `ebpf:"probee_waker"`
 }
 
 // probeeMapSpecs contains maps before they are loaded into the kernel.
@@ -703,6 +721,7 @@ type probeeMapSpecs struct {
 	Measures0     *ebpf.MapSpec `ebpf:"measures0"`
 	Measures1     *ebpf.MapSpec `ebpf:"measures1"`
 	OffcpuStarts  *ebpf.MapSpec `ebpf:"offcpu_starts"`
+	OffcpuWakee   *ebpf.MapSpec `ebpf:"offcpu_wakee"`
 	Pids          *ebpf.MapSpec `ebpf:"pids"`
 	ProbeMeasures *ebpf.MapSpec `ebpf:"probe_measures"`
 	ProcMaps      *ebpf.MapSpec `ebpf:"proc_maps"`
@@ -716,12 +735,14 @@ type probeeMapSpecs struct {
 	StepsOffcpu   *ebpf.MapSpec `ebpf:"steps_offcpu"`
 	StepsPerf     *ebpf.MapSpec `ebpf:"steps_perf"`
 	StepsTp       *ebpf.MapSpec `ebpf:"steps_tp"`
+	StepsWaker    *ebpf.MapSpec `ebpf:"steps_waker"`
 	UnwindRules   *ebpf.MapSpec `ebpf:"unwind_rules"`
 	UnwindShards  *ebpf.MapSpec `ebpf:"unwind_shards"`
 	UnwindStates  *ebpf.MapSpec `ebpf:"unwind_states"`
 	Ustacks       *ebpf.MapSpec `ebpf:"ustacks"`
 	UstacksMid    *ebpf.MapSpec `ebpf:"ustacks_mid"`
 	UstacksShort  *ebpf.MapSpec `ebpf:"ustacks_short"`
+	WakeJoins     *ebpf.MapSpec `ebpf:"wake_joins"`
 }
 
 // probeeVariableSpecs contains global variables before they are loaded into the kernel.
@@ -796,6 +817,7 @@ type probeeMaps struct {
 	Measures0     *ebpf.Map `ebpf:"measures0"`
 	Measures1     *ebpf.Map `ebpf:"measures1"`
 	OffcpuStarts  *ebpf.Map `ebpf:"offcpu_starts"`
+	OffcpuWakee   *ebpf.Map `ebpf:"offcpu_wakee"`
 	Pids          *ebpf.Map `ebpf:"pids"`
 	ProbeMeasures *ebpf.Map `ebpf:"probe_measures"`
 	ProcMaps      *ebpf.Map `ebpf:"proc_maps"`
@@ -809,12 +831,14 @@ type probeeMaps struct {
 	StepsOffcpu   *ebpf.Map `ebpf:"steps_offcpu"`
 	StepsPerf     *ebpf.Map `ebpf:"steps_perf"`
 	StepsTp       *ebpf.Map `ebpf:"steps_tp"`
+	StepsWaker    *ebpf.Map `ebpf:"steps_waker"`
 	UnwindRules   *ebpf.Map `ebpf:"unwind_rules"`
 	UnwindShards  *ebpf.Map `ebpf:"unwind_shards"`
 	UnwindStates  *ebpf.Map `ebpf:"unwind_states"`
 	Ustacks       *ebpf.Map `ebpf:"ustacks"`
 	UstacksMid    *ebpf.Map `ebpf:"ustacks_mid"`
 	UstacksShort  *ebpf.Map `ebpf:"ustacks_short"`
+	WakeJoins     *ebpf.Map `ebpf:"wake_joins"`
 }
 
 func (m *probeeMaps) Close() error {
@@ -842,6 +866,7 @@ func (m *probeeMaps) Close() error {
 		m.Measures0,
 		m.Measures1,
 		m.OffcpuStarts,
+		m.OffcpuWakee,
 		m.Pids,
 		m.ProbeMeasures,
 		m.ProcMaps,
@@ -855,12 +880,14 @@ func (m *probeeMaps) Close() error {
 		m.StepsOffcpu,
 		m.StepsPerf,
 		m.StepsTp,
+		m.StepsWaker,
 		m.UnwindRules,
 		m.UnwindShards,
 		m.UnwindStates,
 		m.Ustacks,
 		m.UstacksMid,
 		m.UstacksShort,
+		m.WakeJoins,
 	)
 }
 
@@ -921,9 +948,11 @@ type probeePrograms struct {
 	ProbeeStepTracepoint  *ebpf.Program `ebpf:"probee_step_tracepoint"`
 	ProbeeStepUprobe      *ebpf.Program `ebpf:"probee_step_uprobe"`
 	ProbeeStepUprobeMulti *ebpf.Program `ebpf:"probee_step_uprobe_multi"`
+	ProbeeStepWaker       *ebpf.Program `ebpf:"probee_step_waker"`
 	ProbeeTracepoint      *ebpf.Program `ebpf:"probee_tracepoint"`
 	ProbeeUprobe          *ebpf.Program `ebpf:"probee_uprobe"`
 	ProbeeUprobeMulti     *ebpf.Program `ebpf:"probee_uprobe_multi"`
+	ProbeeWaker           *ebpf.Program `ebpf:"probee_waker"`
 }
 
 func (p *probeePrograms) Close() error {
@@ -952,9 +981,11 @@ func (p *probeePrograms) Close() error {
 		p.ProbeeStepTracepoint,
 		p.ProbeeStepUprobe,
 		p.ProbeeStepUprobeMulti,
+		p.ProbeeStepWaker,
 		p.ProbeeTracepoint,
 		p.ProbeeUprobe,
 		p.ProbeeUprobeMulti,
+		p.ProbeeWaker,
 	)
 }
 

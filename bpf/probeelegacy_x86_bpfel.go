@@ -331,6 +331,16 @@ type probeeLegacyUstackShort struct {
 	Pcs   [48]uint64
 }
 
+type probeeLegacyWakeJoin struct {
+	_       structs.HostLayout
+	Blocked uint64
+	Ustack  uint64
+	Kstack  uint64
+	Tgid    uint32
+	Pad     uint32
+	Comm    [16]int8
+}
+
 // Names of all BPF objects in the ELF.
 //
 // Used for safe lookups in a Collection or CollectionSpec.
@@ -358,6 +368,7 @@ const (
 	probeeLegacyMapMeasures0              = "measures0"
 	probeeLegacyMapMeasures1              = "measures1"
 	probeeLegacyMapOffcpuStarts           = "offcpu_starts"
+	probeeLegacyMapOffcpuWakee            = "offcpu_wakee"
 	probeeLegacyMapPids                   = "pids"
 	probeeLegacyMapProbeMeasures          = "probe_measures"
 	probeeLegacyMapProcMaps               = "proc_maps"
@@ -371,12 +382,14 @@ const (
 	probeeLegacyMapStepsOffcpu            = "steps_offcpu"
 	probeeLegacyMapStepsPerf              = "steps_perf"
 	probeeLegacyMapStepsTp                = "steps_tp"
+	probeeLegacyMapStepsWaker             = "steps_waker"
 	probeeLegacyMapUnwindRules            = "unwind_rules"
 	probeeLegacyMapUnwindShards           = "unwind_shards"
 	probeeLegacyMapUnwindStates           = "unwind_states"
 	probeeLegacyMapUstacks                = "ustacks"
 	probeeLegacyMapUstacksMid             = "ustacks_mid"
 	probeeLegacyMapUstacksShort           = "ustacks_short"
+	probeeLegacyMapWakeJoins              = "wake_joins"
 	probeeLegacyProgProbeeExec            = "probee_exec"
 	probeeLegacyProgProbeeExit            = "probee_exit"
 	probeeLegacyProgProbeeFileKey         = "probee_file_key"
@@ -401,9 +414,11 @@ const (
 	probeeLegacyProgProbeeStepTracepoint  = "probee_step_tracepoint"
 	probeeLegacyProgProbeeStepUprobe      = "probee_step_uprobe"
 	probeeLegacyProgProbeeStepUprobeMulti = "probee_step_uprobe_multi"
+	probeeLegacyProgProbeeStepWaker       = "probee_step_waker"
 	probeeLegacyProgProbeeTracepoint      = "probee_tracepoint"
 	probeeLegacyProgProbeeUprobe          = "probee_uprobe"
 	probeeLegacyProgProbeeUprobeMulti     = "probee_uprobe_multi"
+	probeeLegacyProgProbeeWaker           = "probee_waker"
 	probeeLegacyVarDeferStacks            = "defer_stacks"
 	probeeLegacyVarFilterPids             = "filter_pids"
 	probeeLegacyVarFixedCookie            = "fixed_cookie"
@@ -495,9 +510,11 @@ type probeeLegacyProgramSpecs struct {
 	ProbeeStepTracepoint  *ebpf.ProgramSpec `ebpf:"probee_step_tracepoint"`
 	ProbeeStepUprobe      *ebpf.ProgramSpec `ebpf:"probee_step_uprobe"`
 	ProbeeStepUprobeMulti *ebpf.ProgramSpec `ebpf:"probee_step_uprobe_multi"`
+	ProbeeStepWaker       *ebpf.ProgramSpec `ebpf:"probee_step_waker"`
 	ProbeeTracepoint      *ebpf.ProgramSpec `ebpf:"probee_tracepoint"`
 	ProbeeUprobe          *ebpf.ProgramSpec `ebpf:"probee_uprobe"`
 	ProbeeUprobeMulti     *ebpf.ProgramSpec `ebpf:"probee_uprobe_multi"`
+	ProbeeWaker           *ebpf.ProgramSpec `ebpf:"probee_waker"`
 }
 
 // probeeLegacyMapSpecs contains maps before they are loaded into the kernel.
@@ -527,6 +544,7 @@ type probeeLegacyMapSpecs struct {
 	Measures0     *ebpf.MapSpec `ebpf:"measures0"`
 	Measures1     *ebpf.MapSpec `ebpf:"measures1"`
 	OffcpuStarts  *ebpf.MapSpec `ebpf:"offcpu_starts"`
+	OffcpuWakee   *ebpf.MapSpec `ebpf:"offcpu_wakee"`
 	Pids          *ebpf.MapSpec `ebpf:"pids"`
 	ProbeMeasures *ebpf.MapSpec `ebpf:"probe_measures"`
 	ProcMaps      *ebpf.MapSpec `ebpf:"proc_maps"`
@@ -540,12 +558,14 @@ type probeeLegacyMapSpecs struct {
 	StepsOffcpu   *ebpf.MapSpec `ebpf:"steps_offcpu"`
 	StepsPerf     *ebpf.MapSpec `ebpf:"steps_perf"`
 	StepsTp       *ebpf.MapSpec `ebpf:"steps_tp"`
+	StepsWaker    *ebpf.MapSpec `ebpf:"steps_waker"`
 	UnwindRules   *ebpf.MapSpec `ebpf:"unwind_rules"`
 	UnwindShards  *ebpf.MapSpec `ebpf:"unwind_shards"`
 	UnwindStates  *ebpf.MapSpec `ebpf:"unwind_states"`
 	Ustacks       *ebpf.MapSpec `ebpf:"ustacks"`
 	UstacksMid    *ebpf.MapSpec `ebpf:"ustacks_mid"`
 	UstacksShort  *ebpf.MapSpec `ebpf:"ustacks_short"`
+	WakeJoins     *ebpf.MapSpec `ebpf:"wake_joins"`
 }
 
 // probeeLegacyVariableSpecs contains global variables before they are loaded into the kernel.
@@ -620,6 +640,7 @@ type probeeLegacyMaps struct {
 	Measures0     *ebpf.Map `ebpf:"measures0"`
 	Measures1     *ebpf.Map `ebpf:"measures1"`
 	OffcpuStarts  *ebpf.Map `ebpf:"offcpu_starts"`
+	OffcpuWakee   *ebpf.Map `ebpf:"offcpu_wakee"`
 	Pids          *ebpf.Map `ebpf:"pids"`
 	ProbeMeasures *ebpf.Map `ebpf:"probe_measures"`
 	ProcMaps      *ebpf.Map `ebpf:"proc_maps"`
@@ -633,12 +654,14 @@ type probeeLegacyMaps struct {
 	StepsOffcpu   *ebpf.Map `ebpf:"steps_offcpu"`
 	StepsPerf     *ebpf.Map `ebpf:"steps_perf"`
 	StepsTp       *ebpf.Map `ebpf:"steps_tp"`
+	StepsWaker    *ebpf.Map `ebpf:"steps_waker"`
 	UnwindRules   *ebpf.Map `ebpf:"unwind_rules"`
 	UnwindShards  *ebpf.Map `ebpf:"unwind_shards"`
 	UnwindStates  *ebpf.Map `ebpf:"unwind_states"`
 	Ustacks       *ebpf.Map `ebpf:"ustacks"`
 	UstacksMid    *ebpf.Map `ebpf:"ustacks_mid"`
 	UstacksShort  *ebpf.Map `ebpf:"ustacks_short"`
+	WakeJoins     *ebpf.Map `ebpf:"wake_joins"`
 }
 
 func (m *probeeLegacyMaps) Close() error {
@@ -666,6 +689,7 @@ func (m *probeeLegacyMaps) Close() error {
 		m.Measures0,
 		m.Measures1,
 		m.OffcpuStarts,
+		m.OffcpuWakee,
 		m.Pids,
 		m.ProbeMeasures,
 		m.ProcMaps,
@@ -679,12 +703,14 @@ func (m *probeeLegacyMaps) Close() error {
 		m.StepsOffcpu,
 		m.StepsPerf,
 		m.StepsTp,
+		m.StepsWaker,
 		m.UnwindRules,
 		m.UnwindShards,
 		m.UnwindStates,
 		m.Ustacks,
 		m.UstacksMid,
 		m.UstacksShort,
+		m.WakeJoins,
 	)
 }
 
@@ -745,9 +771,11 @@ type probeeLegacyPrograms struct {
 	ProbeeStepTracepoint  *ebpf.Program `ebpf:"probee_step_tracepoint"`
 	ProbeeStepUprobe      *ebpf.Program `ebpf:"probee_step_uprobe"`
 	ProbeeStepUprobeMulti *ebpf.Program `ebpf:"probee_step_uprobe_multi"`
+	ProbeeStepWaker       *ebpf.Program `ebpf:"probee_step_waker"`
 	ProbeeTracepoint      *ebpf.Program `ebpf:"probee_tracepoint"`
 	ProbeeUprobe          *ebpf.Program `ebpf:"probee_uprobe"`
 	ProbeeUprobeMulti     *ebpf.Program `ebpf:"probee_uprobe_multi"`
+	ProbeeWaker           *ebpf.Program `ebpf:"probee_waker"`
 }
 
 func (p *probeeLegacyPrograms) Close() error {
@@ -776,9 +804,11 @@ func (p *probeeLegacyPrograms) Close() error {
 		p.ProbeeStepTracepoint,
 		p.ProbeeStepUprobe,
 		p.ProbeeStepUprobeMulti,
+		p.ProbeeStepWaker,
 		p.ProbeeTracepoint,
 		p.ProbeeUprobe,
 		p.ProbeeUprobeMulti,
+		p.ProbeeWaker,
 	)
 }
 

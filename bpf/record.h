@@ -101,7 +101,8 @@ static __always_inline struct unwind_state *unwind_begin(void *ctx, __u64 cookie
 		record_fp(&k, ip, sp, bp, entry, slot);
 		return NULL;
 	}
-	struct unwind_state *s = bpf_map_lookup_elem(&unwind_states, &slot);
+	__u32 key = slot; // slot itself stays a constant the compiler folds
+	struct unwind_state *s = bpf_map_lookup_elem(&unwind_states, &key);
 	if (s) {
 		unwind_reset(s, &k, slot, regs, entry);
 		mappings_keep(s, k.tgid); // else proc_list chooses the walk's list
@@ -123,8 +124,8 @@ static __always_inline int unwind_finish(struct unwind_state *s, __u32 slot)
 		; // not partial: the task is in execve or exiting
 	else if (mark_stale(&s->st, s->gpr[DW_RSP]))
 		; // nor here: the registers were the old program's
-	else if (s->status.partial && defer_stacks && slot != SLOT_OFFCPU && defer_emit(s))
-		return 0; // counted by user space once it has finished the walk (not a wait)
+	else if (s->status.partial && defer_stacks && slot < SLOT_OFFCPU && defer_emit(s))
+		return 0; // counted by user space once it has finished the walk (not a wait or waker)
 	else if (s->status.busy || s->status.unknown)
 		count_drop(DROP_UNKNOWN_PC);
 	else if (s->status.partial)
@@ -159,8 +160,8 @@ static __always_inline int unwind_finish(struct unwind_state *s, __u32 slot)
 // itself until the walk ends or the tail-call budget is spent.
 #define step_program(ctx, slot, steps, idx)                                               \
 	({                                                                                 \
-		__u32 slot_ = slot;                                                        \
-		struct unwind_state *s_ = bpf_map_lookup_elem(&unwind_states, &slot_);    \
+		__u32 key_ = slot; /* slot stays a constant (count_event folds) */        \
+		struct unwind_state *s_ = bpf_map_lookup_elem(&unwind_states, &key_);     \
 		if (s_) {                                                                  \
 			int done_ = run_steps(s_, STEP_FRAMES);                            \
 			if (!done_ && s_->status.calls < MAX_TAIL_CALLS - 1) {                    \
@@ -169,7 +170,7 @@ static __always_inline int unwind_finish(struct unwind_state *s, __u32 slot)
 			}                                                                  \
 			if (!done_)                                                        \
 				s_->st.flags |= STACK_TRUNCATED;                           \
-			unwind_finish(s_, slot_);                                          \
+			unwind_finish(s_, slot);                                           \
 		}                                                                          \
 		0;                                                                         \
 	})

@@ -22,11 +22,14 @@ const stackBatch = 256
 // drained: a program stores the stack before it counts). Events seen later
 // store their stacks again. Taking them all, where a drain used to look up
 // and delete each stack a count named (two syscalls a stack), is also what
-// frees a stack whose count was lost. Call with s.dmu held.
+// frees a stack whose count was lost. The joins of --wakers go first
+// (wakers.go). Call with s.dmu held.
 func (s *Session) takeStacks() error {
 	s.acc.take++
 	s.acc.takeAt = time.Now().Unix()
-	return errors.Join(
+	joins, jerr := s.takeJoins()
+	defer s.putJoins(joins)
+	return errors.Join(jerr,
 		takeAll(s.objs.UstacksShort, func(k uint64, v *probeeUstackShort) { s.putUser(k, v.Len, v.Flags, v.Pcs[:]) }),
 		takeAll(s.objs.UstacksMid, func(k uint64, v *probeeUstackMid) { s.putUser(k, v.Len, v.Flags, v.Pcs[:]) }),
 		takeAll(s.objs.Ustacks, func(k uint64, v *probeeUserStack) { s.putUser(k, v.Len, v.Flags, v.Pcs[:]) }),

@@ -117,6 +117,7 @@ ONE_STEP_ARRAY(steps_multi);
 ONE_STEP_ARRAY(steps_tp);
 ONE_STEP_ARRAY(steps_perf);
 ONE_STEP_ARRAY(steps_offcpu);
+ONE_STEP_ARRAY(steps_waker);
 // kprobe_multi programs have their own expected attach type, so their
 // step program needs its own array.
 ONE_STEP_ARRAY(steps_kmulti);

@@ -80,15 +80,14 @@ func sampleFrames(s *Sample, names *frameNames) []node {
 	}
 	frames = append(frames, node{commName(s), kindMeta})
 	for _, f := range user {
-		k := kindUser
-		if f.Kernel {
-			k = kindKernel
-		} else if f.Inline {
-			k = kindInline
-		}
-		frames = append(frames, node{names.name(f, false), k})
+		frames = append(frames, node{names.name(f, false), userKind(f)})
 	}
-	for _, f := range kernel {
+	w := wokenAt(kernel)
+	for i, f := range kernel {
+		if i >= w { // the waker's, each its kind (--wakers)
+			frames = append(frames, node{names.name(f, false), userKind(f)})
+			continue
+		}
 		frames = append(frames, node{names.name(f, true), kindKernel})
 	}
 	return frames

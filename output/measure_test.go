@@ -108,3 +108,44 @@ func TestMeasuresPprofWall(t *testing.T) {
 		t.Errorf("default %q period %d, want wall and 1 ms", prof.DefaultSampleType, prof.Period)
 	}
 }
+
+// wakerProfile has one wait joined to its waker (--wakers): the kernel
+// stack goes on past the state with "[woken by w]", the waker's kernel
+// frame and its user frame.
+func wakerProfile(kind string) *Profile {
+	f := func(name string) *Frame { return &Frame{Name: name} }
+	k := func(name string) *Frame { return &Frame{Name: name, Kernel: true} }
+	return &Profile{Measure: Measure{Kind: kind, PeriodNanos: 1_000_000}, Probes: []string{"p"},
+		Samples: []Sample{{Probe: "p", PID: 1, Comm: "x", User: StackOf(f("main"), f("read")),
+			Kernel: StackOf(k("schedule"), f("[sleep]"), f(WokenBy+"w]"), k("try_to_wake_up"), f("write"), f("feed")),
+			Count:  2, Value: 7_000_000}}}
+}
+
+// The waker's user frames are user frames in every output: no "_[k]" in
+// collapsed stacks, not in the kernel's mapping in pprof; and a wall
+// profile counts the wait as off CPU.
+func TestWakerFrames(t *testing.T) {
+	var buf bytes.Buffer
+	if err := WriteCollapsed(&buf, wakerProfile(KindOffCPU), Options{}); err != nil {
+		t.Fatal(err)
+	}
+	want := "x;main;read;schedule_[k];[sleep];[woken by w];try_to_wake_up_[k];write;feed 7000000\n"
+	if buf.String() != want {
+		t.Errorf("collapsed %q, want %q", buf.String(), want)
+	}
+	prof := writePprof(t, wakerProfile(KindWall))
+	var names []string
+	for _, loc := range prof.Sample[0].Location {
+		name := loc.Line[0].Function.Name
+		if loc.Mapping != nil && loc.Mapping.File == kernelMapping {
+			name += "_[k]"
+		}
+		names = append(names, name)
+	}
+	if got, want := strings.Join(names, ";"), "feed;write;try_to_wake_up_[k];[woken by w];[sleep]_[k];schedule_[k];read;main"; got != want {
+		t.Errorf("pprof locations %s, want %s", got, want)
+	}
+	if got := fmt.Sprint(prof.Sample[0].Value); got != "[7000000 0 7000000]" {
+		t.Errorf("wall values %s, want [7000000 0 7000000] (wall, cpu, off_cpu)", got)
+	}
+}

@@ -53,7 +53,7 @@ type Sample struct {
 	PID    int    // process (tgid)
 	Comm   string // process name
 	User   Stack  // user stack, root..leaf
-	Kernel Stack  // kernel stack, root..leaf (above the user stack)
+	Kernel Stack  // kernel stack, root..leaf (above the user stack); see WokenBy
 	Count  uint64 // hits or samples; calls for KindLatency and KindWeight; blocks for KindOffCPU
 	Value  uint64 // KindLatency, KindOffCPU: nanoseconds; KindWeight: the argument's sum
 	// Container is where the process ran (--group-by container); zero
@@ -135,6 +135,24 @@ func FrameName(f Frame, kernel, lines bool) string {
 		b = append(b, "_[k]"...)
 	}
 	return Sanitize(string(b))
+}
+
+// WokenBy begins the name of the marker ("[woken by NAME]") that follows
+// an off-CPU wait's kernel stack and state with --wakers: the frames
+// after it in Sample.Kernel are those of the thread that woke the wait,
+// from the wake-up to its root, kernel frames by their Kernel flag and
+// user frames.
+const WokenBy = "[woken by "
+
+// wokenAt is the index of the WokenBy marker in frames, a sample's kernel
+// stack, or len(frames): the frames before it are kernel frames.
+func wokenAt(frames []*Frame) int {
+	for i, f := range frames {
+		if strings.HasPrefix(f.Name, WokenBy) && isMarker(*f) {
+			return i
+		}
+	}
+	return len(frames)
 }
 
 // isMarker reports whether f is a marker: a bracketed name, no place.

@@ -239,7 +239,12 @@ func (b *pprofBuilder) locationsOf(s *Sample) []*profile.Location {
 		return locs
 	}
 	var locs []*profile.Location
-	for _, g := range slices.Backward(groupFrames(s.Kernel.Frames(), true)) {
+	kernel := s.Kernel.Frames()
+	w := wokenAt(kernel)
+	for _, g := range slices.Backward(groupFrames(kernel[w:], false)) { // the waker's (--wakers)
+		locs = append(locs, b.location(g))
+	}
+	for _, g := range slices.Backward(groupFrames(kernel[:w], true)) {
 		locs = append(locs, b.location(g))
 	}
 	for _, g := range slices.Backward(groupFrames(s.User.Frames(), false)) {

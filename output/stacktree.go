@@ -96,7 +96,12 @@ func (t *stackTree) sampleNode(s *Sample) uint32 {
 	n = t.child(n, t.nameID(commName(s)), kindMeta)
 	n = t.userNode(n, s.User)
 	t.buf = s.Kernel.Append(t.buf[:0])
-	for _, f := range t.buf {
+	w := wokenAt(t.buf)
+	for i, f := range t.buf {
+		if i >= w { // the waker's (--wakers)
+			n = t.child(n, t.frameID(f, false), userKind(f))
+			continue
+		}
 		n = t.child(n, t.frameID(f, true), kindKernel)
 	}
 	return n

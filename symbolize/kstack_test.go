@@ -45,3 +45,30 @@ func TestTrimBPFFrames(t *testing.T) {
 		})
 	}
 }
+
+func TestInterruptEntry(t *testing.T) {
+	tests := []struct {
+		name string
+		in   []string
+		want int
+	}{
+		{"a timer's wake-up, over the idle task",
+			[]string{"try_to_wake_up", "hrtimer_wakeup", "__hrtimer_run_queues", "hrtimer_interrupt", "__sysvec_apic_timer_interrupt", "sysvec_apic_timer_interrupt", "asm_sysvec_apic_timer_interrupt", "default_idle", "do_idle"}, 6},
+		{"a device's, softirq on the way out",
+			[]string{"try_to_wake_up", "blk_mq_end_request", "handle_softirqs", "irq_exit_rcu", "common_interrupt", "asm_common_interrupt", "f"}, 5},
+		{"an interrupt within an interrupt: the outer entry",
+			[]string{"a", "asm_sysvec_reschedule_ipi", "b", "asm_sysvec_apic_timer_interrupt.cold", "c"}, 3},
+		{"a thread's own system call", []string{"try_to_wake_up", "pipe_write", "vfs_write", "do_syscall_64", "entry_SYSCALL_64_after_hwframe"}, -1},
+		{"a page fault is no interrupt", []string{"try_to_wake_up", "handle_mm_fault", "exc_page_fault", "asm_exc_page_fault"}, -1},
+		{"empty", nil, -1},
+	}
+	for _, tt := range tests {
+		var fs []output.Frame
+		for _, n := range tt.in {
+			fs = append(fs, output.Frame{Name: n, Kernel: true})
+		}
+		if got := InterruptEntry(fs); got != tt.want {
+			t.Errorf("%s: %d, want %d", tt.name, got, tt.want)
+		}
+	}
+}

@@ -25,7 +25,7 @@ func (t *tracer) attachAll(ctx context.Context) error {
 			return err
 		}
 	}
-	if t.cfg.Sample {
+	if t.sampling() {
 		if err := t.sess.AttachSampling(t.cfg.Freq); err != nil {
 			return fmt.Errorf("--sample: %w", err)
 		}

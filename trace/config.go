@@ -50,7 +50,8 @@ type Config struct {
 	MinLatency time.Duration // --min-latency: stacks of slower calls only
 	Weight     *Weight       // --weight: sum an argument per stack; nil: none
 	OffCPU     bool          // --off-cpu: the time traced threads wait, per stack at the switch-out
-	Wall       bool          // --wall: Sample's samples and OffCPU's waits as one probe, "wall", in ns (wall.go)
+	Wall       bool          // --wall: CPU samples and waits as one probe, "wall", in ns, alone or beside Sample and OffCPU (wall.go)
+	Wakers     bool          // --wakers: each wait joined to the stacks of the thread that woke it (bpf/wakers.go)
 	MinBlock   time.Duration // --min-block: stacks of waits this long or longer (0: all)
 	MaxBlock   time.Duration // --max-block: stacks of waits this long or shorter (0: all)
 	Push       *Push         // --push; nil: none

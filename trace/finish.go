@@ -58,16 +58,16 @@ func (t *tracer) finish(stdout io.Writer) (*Result, error) {
 func (t *tracer) profile(snap *bpf.Snapshot) *output.Profile {
 	prof := &output.Profile{Measure: output.Measure{Kind: output.KindHits}, Drops: map[string]uint64{}}
 	t.measureProfile(prof)
-	switch {
-	case t.cfg.Wall:
+	if t.cfg.Wall {
 		t.measureProbe(prof, wallLabel, output.Measure{Kind: output.KindWall, PeriodNanos: t.period()})
-	case t.cfg.Sample:
+	}
+	if t.cfg.Sample {
 		t.measureProbe(prof, sampleLabel, output.Measure{Kind: output.KindSamples, PeriodNanos: t.period()})
 	}
 	t.offCPUMeasure(prof)
 	t.loadSpill()
 	labels := t.labels()
-	prof.Probes = labels
+	prof.Probes = t.probeLabels()
 	for cause, n := range snap.Drops {
 		prof.Drops[dropLabel(cause)] = n
 	}
@@ -90,7 +90,12 @@ func (t *tracer) profile(snap *bpf.Snapshot) *output.Profile {
 	prof.Samples = make([]output.Sample, 0, len(folded)+len(snap.Counts))
 	prof.Samples = append(prof.Samples, folded...)
 	for i := range snap.Counts {
-		prof.Samples = append(prof.Samples, t.sampleOf(labels, &snap.Counts[i], stacks[i]))
+		c := &snap.Counts[i]
+		s := t.sampleOf(labels, c, stacks[i])
+		prof.Samples = append(prof.Samples, s)
+		if t.wallAlso(c.Probe) {
+			prof.Samples = append(prof.Samples, t.wallSample(s, c))
+		}
 	}
 	sf.fs.Freeze()
 	return prof
@@ -100,19 +105,19 @@ func (t *tracer) profile(snap *bpf.Snapshot) *output.Profile {
 const sampleLabel = "sample"
 
 // labels are the probe labels by probe id: the specs as given, then
-// "sample" with --sample, then "off-cpu" for each state of --off-cpu's
-// waits ("wall" for both with --wall).
+// "sample" for the CPU samples, then "off-cpu" for each state of the
+// waits ("wall" for either when --wall takes them alone: wall.go).
 func (t *tracer) labels() []string {
 	var out []string
 	for _, p := range t.cfg.Probes {
 		out = append(out, p.Text)
 	}
-	if t.cfg.Sample {
-		out = append(out, t.wallOr(sampleLabel))
+	if t.sampling() {
+		out = append(out, wallOr(sampleLabel, t.cfg.Sample))
 	}
-	if t.cfg.OffCPU {
+	if t.timingWaits() {
 		for range bpf.OffCPUStates {
-			out = append(out, t.wallOr(offCPULabel))
+			out = append(out, wallOr(offCPULabel, t.cfg.OffCPU))
 		}
 	}
 	return out
@@ -123,7 +128,7 @@ func (t *tracer) event(id int) string {
 	switch {
 	case id < len(t.cfg.Probes):
 		return "hit"
-	case t.cfg.Wall:
+	case t.labels()[id] == wallLabel:
 		return "event" // samples and waits
 	case id >= int(t.offCPUProbe()):
 		return "switch-out"
@@ -146,6 +151,7 @@ func (t *tracer) report(snap *bpf.Snapshot) *Report {
 		}
 		rep.Probes = append(rep.Probes, ProbeHits{Label: label, Hits: snap.Hits[id], Event: t.event(id)})
 	}
+	rep.Probes = t.wallHits(rep.Probes, snap.Hits)
 	for _, cause := range sortedCauses(snap.Drops) {
 		rep.Losses = append(rep.Losses, kernelLoss(cause, snap.Drops[cause]))
 	}

@@ -107,7 +107,8 @@ func (t *tracer) mergeCounts(counts []bpf.Count) {
 	labels := t.labels()
 	for i := range counts {
 		c := &counts[i]
-		if f.merged.Add(t.sample(&f.sf, labels, c)) {
+		s := t.sample(&f.sf, labels, c)
+		if f.merged.Add(s) && (!t.wallAlso(c.Probe) || f.merged.Add(t.wallSample(s, c))) {
 			f.calls[c.Probe] += c.Count
 		} else {
 			f.over += c.Count
@@ -133,6 +134,12 @@ func (t *tracer) sampleOf(labels []string, c *bpf.Count, stacks [2]output.Stack)
 		// Zero without --group-by container.
 		Container: t.procs.Container(c.TGID),
 	}
+}
+
+// wallSample is s, the sample of c, as --wall's (wallAlso).
+func (t *tracer) wallSample(s output.Sample, c *bpf.Count) output.Sample {
+	s.Probe, s.Value = wallLabel, t.wallValue(c)
+	return s
 }
 
 // spillMerged moves the merged samples to the spill file once there are

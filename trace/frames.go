@@ -1,6 +1,8 @@
 package trace
 
 import (
+	"cmp"
+	"fmt"
 	"slices"
 
 	"github.com/probee/probee/bpf"
@@ -40,35 +42,43 @@ type stackFrames struct {
 
 // user is c's user stack, root first, behind the marker its state calls for.
 func (sf *stackFrames) user(c *bpf.Count) output.Stack {
-	marker := func(name string) *output.Frame { return sf.fs.Intern(output.Frame{Name: name}) }
 	switch {
 	case c.UserLost:
-		return sf.fs.Stack([]*output.Frame{marker("[user stack lost]")})
+		return sf.fs.Stack([]*output.Frame{sf.marker("[user stack lost]")})
 	case c.UserInExec:
-		return sf.fs.Stack([]*output.Frame{marker("[in execve]")})
+		return sf.fs.Stack([]*output.Frame{sf.marker("[in execve]")})
 	}
 	out := sf.out[:0]
 	switch {
 	case c.UserExiting:
-		out = append(out, marker("[exiting]"))
+		out = append(out, sf.marker("[exiting]"))
 	case c.UserTruncated:
-		out = append(out, marker("[truncated]"))
+		out = append(out, sf.marker("[truncated]"))
 	}
 	sf.pcs = lookupPCs(c.User.AppendPCs(sf.pcs[:0]))
 	sf.refs = sf.sym.AppendFrameRefs(sf.refs[:0], c.TGID, c.Comm, sf.pcs)
-	if sf.byRef == nil {
-		sf.byRef = map[*output.Frame]*output.Frame{}
-	}
 	for _, r := range slices.Backward(sf.refs) {
-		f, ok := sf.byRef[r]
-		if !ok {
-			f = sf.fs.Intern(sf.userFrame(*r))
-			sf.byRef[r] = f
-		}
-		out = append(out, f)
+		out = append(out, sf.ref(r))
 	}
 	sf.out = out
 	return sf.fs.Stack(out)
+}
+
+func (sf *stackFrames) marker(name string) *output.Frame {
+	return sf.fs.Intern(output.Frame{Name: name})
+}
+
+// ref is the symbolizer's frame r as fs interns it.
+func (sf *stackFrames) ref(r *output.Frame) *output.Frame {
+	if sf.byRef == nil {
+		sf.byRef = map[*output.Frame]*output.Frame{}
+	}
+	f, ok := sf.byRef[r]
+	if !ok {
+		f = sf.fs.Intern(sf.userFrame(*r))
+		sf.byRef[r] = f
+	}
+	return f
 }
 
 // stacks symbolizes the stacks of counts (user, kernel) and drops the
@@ -104,25 +114,62 @@ func prefetch(sym *symbolize.Symbolizer, counts []bpf.Count) {
 }
 
 // kernel is c's kernel stack, root first, below the marker of its probe
-// (marks).
+// (marks) and, with --wakers, its waker's frames (waker).
 func (sf *stackFrames) kernel(c *bpf.Count) output.Stack {
+	sf.pcs = c.Kernel.AppendPCs(sf.pcs[:0])
+	pcs, w := bpf.SplitWaker(sf.pcs)
 	out := sf.out[:0]
-	sf.pcs = lookupPCs(c.Kernel.AppendPCs(sf.pcs[:0]))
-	if len(sf.pcs) > 0 {
-		sf.res = sf.sym.AppendKernelFrames(sf.res[:0], sf.pcs)
-		res := symbolize.TrimBPFFrames(sf.res)
-		for i := range slices.Backward(res) {
-			out = append(out, sf.fs.Intern(res[i]))
-		}
+	for _, f := range slices.Backward(sf.kernelFrames(pcs)) {
+		out = append(out, sf.fs.Intern(f))
 	}
 	if m, ok := sf.marks[c.Probe]; ok {
-		out = append(out, sf.fs.Intern(output.Frame{Name: m}))
+		out = append(out, sf.marker(m))
+	}
+	if w != nil {
+		out = sf.waker(out, w)
 	}
 	sf.out = out
 	if len(out) == 0 {
 		return output.Stack{}
 	}
 	return sf.fs.Stack(out)
+}
+
+// kernelFrames symbolizes a kernel stack's pcs, leaf first, without the
+// frames of the BPF program that took it.
+func (sf *stackFrames) kernelFrames(pcs []uint64) []output.Frame {
+	if len(pcs) == 0 {
+		return nil
+	}
+	sf.res = sf.sym.AppendKernelFrames(sf.res[:0], lookupPCs(pcs))
+	return symbolize.TrimBPFFrames(sf.res)
+}
+
+// waker appends to out the frames of w, the thread that woke a wait: a
+// marker naming it ("[woken by NAME]"), then its kernel frames and its
+// user frames from the wake-up to the root. An interrupt's wake-up ends
+// at its entry, named "interrupt": the task it interrupted did not wake
+// anyone.
+func (sf *stackFrames) waker(out []*output.Frame, w *bpf.Waker) []*output.Frame {
+	name := cmp.Or(w.Comm, fmt.Sprintf("pid %d", w.TGID))
+	kernel := sf.kernelFrames(w.Kernel)
+	irq := symbolize.InterruptEntry(kernel)
+	if irq >= 0 {
+		kernel, name = kernel[:irq+1], "interrupt"
+	}
+	out = append(out, sf.marker(output.WokenBy+name+"]"))
+	for _, f := range kernel {
+		f.Kernel = true
+		out = append(out, sf.fs.Intern(f))
+	}
+	if irq >= 0 || len(w.User) == 0 {
+		return out
+	}
+	sf.refs = sf.sym.AppendFrameRefs(sf.refs[:0], w.TGID, w.Comm, lookupPCs(w.User))
+	for _, r := range sf.refs {
+		out = append(out, sf.ref(r))
+	}
+	return out
 }
 
 // userFrame is the symbolizer's frame f as this profile keeps it (see

@@ -118,7 +118,7 @@ func (t *tracer) measureProfile(prof *output.Profile) {
 // measureProbe gives the probe labelled label measure m: the profile's,
 // when label is its only probe, else its own.
 func (t *tracer) measureProbe(prof *output.Profile, label string, m output.Measure) {
-	if len(slices.Compact(t.labels())) == 1 {
+	if len(slices.Compact(t.probeLabels())) == 1 {
 		prof.Measure = m
 		return
 	}

@@ -19,7 +19,7 @@ const offCPULabel = "off-cpu"
 // offCPUProbe is the first of --off-cpu's probe ids: after the probes
 // and --sample's.
 func (t *tracer) offCPUProbe() uint32 {
-	if t.cfg.Sample {
+	if t.sampling() {
 		return t.sampleProbe() + 1
 	}
 	return t.sampleProbe()
@@ -27,13 +27,14 @@ func (t *tracer) offCPUProbe() uint32 {
 
 // offCPUOptions are the session's --off-cpu options.
 func (t *tracer) offCPUOptions() bpf.OffCPU {
-	return bpf.OffCPU{On: t.cfg.OffCPU, Probe: t.offCPUProbe(), MinBlock: t.cfg.MinBlock, MaxBlock: t.cfg.MaxBlock}
+	return bpf.OffCPU{On: t.timingWaits(), Probe: t.offCPUProbe(), Wakers: t.cfg.Wakers,
+		MinBlock: t.cfg.MinBlock, MaxBlock: t.cfg.MaxBlock}
 }
 
 // stateMarks are the frames of --off-cpu's states by probe id
 // (stackFrames.marks); nil without --off-cpu.
 func (t *tracer) stateMarks() map[uint32]string {
-	if !t.cfg.OffCPU {
+	if !t.timingWaits() {
 		return nil
 	}
 	marks := map[uint32]string{}
@@ -45,13 +46,17 @@ func (t *tracer) stateMarks() map[uint32]string {
 
 // attachOffCPU attaches --off-cpu's program.
 func (t *tracer) attachOffCPU() error {
-	if !t.cfg.OffCPU {
+	if !t.timingWaits() {
 		return nil
 	}
 	if err := t.sess.AttachOffCPU(); err != nil {
 		return fmt.Errorf("--off-cpu: %w", err)
 	}
-	t.status.Infof("timing the waits off CPU%s", blockBounds(t.cfg.MinBlock, t.cfg.MaxBlock))
+	wakers := ""
+	if t.cfg.Wakers {
+		wakers = ", each with the stacks that woke it"
+	}
+	t.status.Infof("timing the waits off CPU%s%s", blockBounds(t.cfg.MinBlock, t.cfg.MaxBlock), wakers)
 	return nil
 }
 
@@ -71,7 +76,7 @@ func blockBounds(lo, hi time.Duration) string {
 // reportOffCPU prints the waits and their time per state, every wait
 // included (the bounds filter only the stacks).
 func (t *tracer) reportOffCPU(snap *bpf.Snapshot) {
-	if !t.cfg.OffCPU || len(snap.Probes) < int(t.offCPUProbe())+bpf.OffCPUStates {
+	if !t.timingWaits() || len(snap.Probes) < int(t.offCPUProbe())+bpf.OffCPUStates {
 		return
 	}
 	var waits, total uint64
@@ -98,7 +103,7 @@ func roundTime(ns uint64) time.Duration {
 
 // offCPUMeasure is --off-cpu's measure in the profile.
 func (t *tracer) offCPUMeasure(prof *output.Profile) {
-	if t.cfg.OffCPU && !t.cfg.Wall {
+	if t.cfg.OffCPU {
 		t.measureProbe(prof, offCPULabel, output.Measure{Kind: output.KindOffCPU})
 	}
 }

@@ -101,7 +101,7 @@ func (t *tracer) finishPush(prof *output.Profile) error {
 // outputs count ("events" where probes of several units are pushed).
 func (t *tracer) pushUnit() string {
 	kinds := 0
-	for _, on := range []bool{len(t.cfg.Probes) > 0, t.cfg.Sample && !t.cfg.Wall, t.cfg.OffCPU} {
+	for _, on := range []bool{len(t.cfg.Probes) > 0, t.cfg.Sample, t.cfg.OffCPU, t.cfg.Wall} {
 		if on {
 			kinds++
 		}
@@ -109,7 +109,7 @@ func (t *tracer) pushUnit() string {
 	switch {
 	case kinds > 1:
 		return "events"
-	case t.cfg.Latency, t.cfg.OffCPU:
+	case t.cfg.Latency, t.timingWaits():
 		return "ns"
 	case t.cfg.Weight != nil:
 		return t.cfg.Weight.Unit

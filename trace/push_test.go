@@ -29,7 +29,8 @@ func TestPushUnit(t *testing.T) {
 		{Config{Sample: true}, "samples"},
 		{Config{Sample: true, Probes: []Probe{{}}}, "events"}, // hits and samples
 		{Config{OffCPU: true}, "ns"},
-		{Config{Sample: true, OffCPU: true, Wall: true}, "ns"},
+		{Config{Wall: true}, "ns"},
+		{Config{Sample: true, Wall: true}, "events"}, // samples, and wall's ns
 		{Config{OffCPU: true, Probes: []Probe{{}}}, "events"},
 		{Config{Probes: []Probe{{}}}, "hits"},
 		{Config{Probes: []Probe{{}}, Latency: true}, "ns"},

@@ -309,7 +309,7 @@ func (cfg *config) validate() error {
 	if err := cfg.validatePush(); err != nil {
 		return err
 	}
-	if err := cfg.offCPU.validate(cfg.sample); err != nil {
+	if err := cfg.offCPU.validate(); err != nil {
 		return err
 	}
 	return cfg.validateMeasure()

@@ -6,7 +6,7 @@ Usage:
   probee --uprobe SPEC ... [--kprobe SPEC ...] [--tracepoint SPEC ...] [--usdt SPEC ...]
          [-e SPEC ...] [-p PID | -- CMD ARGS...] [-d DURATION] [-o PATH ...]
   probee --sample [-F HZ] [-p PID | -- CMD ARGS...] [-d DURATION] [-o PATH ...]
-  probee --off-cpu | --wall [--min-block D] [-p PID | -- CMD ARGS...] [-d DURATION] [-o PATH ...]
+  probee --off-cpu | --wall [--wakers] [--min-block D] [-p PID | -- CMD ARGS...] [-d DURATION] [-o PATH ...]
   probee --list-probes [--json] [-v] SPEC... [-p PID | -- CMD ARGS...]
   probee -h | --help
 
@@ -104,6 +104,9 @@ Waiting (off-CPU time, beside any probe or --sample; from sched_switch, no kprob
                       the period) and its waits off CPU in one probe, "wall", in
                       nanoseconds, so a thread's stacks add up to its elapsed time;
                       pprof wall/nanoseconds, split into cpu and off_cpu
+  --wakers            with --off-cpu or --wall: above each wait's state, who woke it:
+                      "[woken by NAME]", then the waker's kernel and user stack from
+                      the wake-up to its root ("interrupt": a timer or a device)
   --min-block D       with --off-cpu or --wall: only waits of at least D keep their stacks
   --max-block D       with --off-cpu or --wall: only waits of at most D keep their stacks
 

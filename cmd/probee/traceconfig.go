@@ -15,11 +15,11 @@ func (cfg *config) traceConfig(stdout io.Writer, status trace.Reporter) trace.Co
 		Outputs: cfg.outputs, Stdout: stdout,
 		Unwind: cfg.unwind, NoTailCalls: cfg.noTail, UnwindBudget: uint64(cfg.unwindBudget),
 		NoTableCache: cfg.noTableCache, TableCacheDir: cfg.tableCacheDir, TableCacheSize: uint64(cfg.tableCacheSize),
-		Sample: cfg.sample || cfg.offCPU.wall, Freq: cfg.freq, IncludeIdle: cfg.idle,
+		Sample: cfg.sample, Freq: cfg.freq, IncludeIdle: cfg.idle,
 		NoUprobeMulti: cfg.noUprobeMulti, NoKprobeMulti: cfg.noKprobeMulti, MaxStacks: cfg.maxStacks,
 		Lines: cfg.lines, NoInline: cfg.noInline, ByContainer: cfg.groupBy == groupContainer,
 		Latency: cfg.latency, MinLatency: cfg.minLatency,
-		OffCPU: cfg.offCPU.waits(), Wall: cfg.offCPU.wall, MinBlock: cfg.offCPU.minBlock, MaxBlock: cfg.offCPU.maxBlock,
+		OffCPU: cfg.offCPU.on, Wall: cfg.offCPU.wall, Wakers: cfg.offCPU.wakers, MinBlock: cfg.offCPU.minBlock, MaxBlock: cfg.offCPU.maxBlock,
 		Status: status,
 	}
 	for _, p := range cfg.probes {

@@ -218,3 +218,45 @@ func TestWallPerThread(t *testing.T) {
 		t.Errorf("pprof cpu %d ns, want about the spinner's %d (the others wait)", cpu, self["spinner"].cpu)
 	}
 }
+
+// --wall beside --sample and --off-cpu: three probes in one run, each its
+// own file and unit, wall holding the samples (at the period each) and
+// the waits that the other two count, and still each thread's elapsed
+// time.
+func TestWallBesideSampleAndOffCPU(t *testing.T) {
+	testgate.Root(t)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out") + "/"
+	r := run(t, dir, "--wall", "--sample", "--off-cpu", "-F", "999", "-o", out, "--", fixture(t, "waits-nofp"))
+	if r.code != 0 {
+		t.Fatalf("exit %d", r.code)
+	}
+	self := parseWaits(t, r.stderr)
+	files := perProbeFolded(t, out, 3)
+	probe := func(name string) map[string]uint64 { return files[filepath.Join(out, name+".folded")] }
+	const period = 1_000_000_000 / 999
+	samples, waits, wall := total(probe("sample")), total(probe("off-cpu")), total(probe("wall"))
+	if samples == 0 || waits == 0 || wall != samples*period+waits {
+		t.Errorf("wall %d ns, want the %d samples at %d ns and the %d ns off CPU: %d", wall, samples, period, waits, samples*period+waits)
+	}
+	tol := 0.02
+	if inVM() {
+		tol = 0.10 // see TestOffCPUWaits
+	}
+	for thread, rep := range self {
+		var got uint64
+		for st, v := range probe("wall") {
+			if strings.Contains(st, ";start_thread;"+thread+";") {
+				got += v
+			}
+		}
+		if math.Abs(float64(got)-float64(rep.elapsed)) > tol*float64(rep.elapsed) {
+			t.Errorf("%s: %d ns wall, want its %d ns elapsed within %.0f%%", thread, got, rep.elapsed, 100*tol)
+		}
+	}
+	for _, want := range []string{"sample: ", "off-cpu: ", "wall: "} {
+		if !strings.Contains(r.stderr, "probee: "+want) {
+			t.Errorf("no %q status line", want)
+		}
+	}
+}

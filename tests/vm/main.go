@@ -34,7 +34,9 @@ import (
 // TestOffCPUWaits: off-CPU time from the sched_switch BTF tracepoint and
 // its step program (tail calls on a tp_btf hook), and the task state
 // field's two names (state before 5.14, __state since).
-const vmTests = `^(TestKprobe.*|TestUprobeChainExact|TestTwoProbesPerProbeFiles|TestUretprobe|TestShortLivedProcesses|TestLatencyCallers|TestDWARFChainExact|TestDWARFUretprobe|TestSampleSpinFullChain|TestTracepointUserAndKernel|TestTracepointSharedWithPerf|TestForkedChildFaults|TestGoStackGrowth|TestOffCPUWaits)$`
+// TestOffCPUWakers: the sched_waking program's walk of the waker (its own
+// state slot and step program) and the interrupt entries' names.
+const vmTests = `^(TestKprobe.*|TestUprobeChainExact|TestTwoProbesPerProbeFiles|TestUretprobe|TestShortLivedProcesses|TestLatencyCallers|TestDWARFChainExact|TestDWARFUretprobe|TestSampleSpinFullChain|TestTracepointUserAndKernel|TestTracepointSharedWithPerf|TestForkedChildFaults|TestGoStackGrowth|TestOffCPUWaits|TestOffCPUWakers)$`
 
 // vmFixtures are the fixture binaries those tests use.
 var vmFixtures = []string{"chain-fp", "chain-nopie-fp", "chain-nofp", "chain-nopie-nofp", "spin-nofp", "readfile-fp", "latency-fp", "forkfault-nofp", "gofx", "gofx-stripped", "gofx-cgo-stripped", "waits-nofp"}

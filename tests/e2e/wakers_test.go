@@ -1,0 +1,96 @@
+package e2e
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/probee/probee/internal/testgate"
+)
+
+// --wakers (issue 46): each wait of the waits fixture joined to the stack
+// of what woke it. The reader's pipe is written by main's feed, the
+// waiter's condition is signalled by feed, the sleeper's timers expire in
+// an interrupt.
+
+// wakerOf is the part of a folded stack from its "[woken by ...]" frame
+// on ("" without one).
+func wakerOf(stack string) string {
+	if i := strings.Index(stack, ";[woken by "); i >= 0 {
+		return stack[i+1:]
+	}
+	return ""
+}
+
+// wokenShare is the share of the time thread spent off CPU in fn whose
+// waker part holds every one of parts, and that time.
+func wokenShare(folded map[string]uint64, thread, fn string, parts ...string) (share float64, all uint64) {
+	var match uint64
+	for st, v := range folded {
+		if !strings.Contains(st, ";"+thread+";"+fn+";") {
+			continue
+		}
+		all += v
+		w := wakerOf(st)
+		ok := w != ""
+		for _, p := range parts {
+			ok = ok && strings.Contains(w, p)
+		}
+		if ok {
+			match += v
+		}
+	}
+	if all == 0 {
+		return 0, 0
+	}
+	return float64(match) / float64(all), all
+}
+
+// The waits keep their time (as TestOffCPUWaits) and most of each
+// thread's is joined to its waker: the reader's to feed's write through
+// the kernel's pipe write (user frames without "_[k]", rootward to main),
+// the waiter's to feed's pthread_cond_signal through futex_wake, the
+// sleeper's to the timer interrupt, its stack ending at the interrupt's
+// entry (not the task the interrupt interrupted).
+func TestOffCPUWakers(t *testing.T) {
+	testgate.Root(t)
+	m := measure(t, "--off-cpu", "--wakers", "--", fixture(t, "waits-nofp"))
+	self := parseWaits(t, m.r.stderr)
+	tol, share := 0.02, 0.9
+	if inVM() {
+		tol, share = 0.10, 0.75 // see TestOffCPUWaits
+	}
+	wakers := map[string][]string{
+		"reader":  {"[woken by waits-nofp];try_to_wake_up_[k];", "pipe_write_[k];", ";write;feed;main;"},
+		"waiter":  {"[woken by waits-nofp];try_to_wake_up_[k];", "futex_wake_[k];", ";feed;main;"},
+		"sleeper": {"[woken by interrupt];try_to_wake_up_[k];hrtimer_wakeup_[k];"},
+	}
+	for thread, parts := range wakers {
+		fn := waitCalls[thread]
+		got, all := wokenShare(m.folded, thread, fn, parts...)
+		want := self[thread].offCPU
+		t.Logf("%s: %d ns off CPU in %s (the thread measured %d), %.1f%% woken by %q", thread, all, fn, want, 100*got, parts)
+		if math.Abs(float64(all)-float64(want)) > tol*float64(want) {
+			t.Errorf("%s: %d ns off CPU in %s with --wakers, want %d within %.0f%%", thread, all, fn, want, 100*tol)
+		}
+		if got < share {
+			t.Errorf("%s: %.1f%% of the time in %s joined to a waker with %q, want %.0f%%", thread, 100*got, fn, parts, 100*share)
+		}
+	}
+	for st := range m.folded {
+		w := wakerOf(st)
+		if strings.HasPrefix(w, "[woken by interrupt]") && !strings.HasSuffix(w, "interrupt_[k]") {
+			t.Errorf("an interrupt's wake-up goes on past its entry: %s", st)
+		}
+		if strings.Contains(w, "bpf_trace_run") || strings.Contains(w, "__bpf_trace") {
+			t.Errorf("the BPF dispatch is left in the waker's stack: %s", st)
+		}
+	}
+	var pb int64
+	for _, s := range m.prof.Sample {
+		pb += s.Value[1]
+	}
+	if uint64(pb) != total(m.folded) {
+		t.Errorf("pprof holds %d ns off CPU, the folded stacks %d", pb, total(m.folded))
+	}
+}
