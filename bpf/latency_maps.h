@@ -142,12 +142,12 @@ struct {
 	__type(value, struct wake_join);
 } wake_joins SEC(".maps");
 
-// --wakers: the thread the waker program's walk (SLOT_WAKER) woke.
+// --wakers: the walk of a waker in progress on this CPU (offcpu.h).
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, __u32);
+	__type(value, struct waker_walk);
 } offcpu_wakee SEC(".maps");
 
 #define KSTACK_REGION_SHIFT 14 // 16 KiB: x86-64 task and irq stacks are aligned to it

@@ -116,14 +116,15 @@ static __always_inline __u64 join_hash(struct wake_join *j)
 }
 
 // offcpu_wake joins the stacks k names, the waker's, to the open wait of
-// the thread it wakes (offcpu_wakee).
+// the thread it wakes (offcpu_wakee), and ends the walk.
 static __always_inline void offcpu_wake(struct count_key *k)
 {
 	__u32 zero = 0;
-	__u32 *tid = bpf_map_lookup_elem(&offcpu_wakee, &zero);
-	if (!tid)
+	struct waker_walk *w = bpf_map_lookup_elem(&offcpu_wakee, &zero);
+	if (!w)
 		return;
-	struct offcpu_start *v = bpf_map_lookup_elem(&offcpu_starts, tid);
+	w->since = 0;
+	struct offcpu_start *v = bpf_map_lookup_elem(&offcpu_starts, &w->tid);
 	if (!v)
 		return; // it ran already
 	struct wake_join j = {.blocked = v->key.kstack, .ustack = k->ustack, .kstack = k->kstack, .tgid = k->tgid};
@@ -136,15 +137,22 @@ static __always_inline void offcpu_wake(struct count_key *k)
 	v->key.kstack = h;
 }
 
-// offcpu_wake_kernel joins the waker's kernel stack alone (a waker outside
-// the traced processes) to the wait of thread tid.
-static __always_inline void offcpu_wake_kernel(void *ctx)
+// offcpu_wake_kernel joins the waker's kernel stack alone to the wait of
+// the thread w->tid: a waker outside the traced processes, or one that
+// interrupted the walk of another (since: its start, restored after).
+static __always_inline void offcpu_wake_kernel(void *ctx, struct waker_walk *w, __u64 since)
 {
 	struct count_key k = {.tgid = bpf_get_current_pid_tgid() >> 32};
 
 	k.kstack = store_kernel_stack(ctx);
 	task_comm(k.comm);
 	offcpu_wake(&k);
+	w->since = since;
 }
+
+// WAKER_WALK_STALE is how long a waker's walk may run: one begun earlier
+// (on this CPU, in this program) ended without joining (an event
+// filtered, a failed read).
+#define WAKER_WALK_STALE 1000000ULL // 1 ms
 
 #endif

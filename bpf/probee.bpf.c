@@ -239,8 +239,11 @@ int BPF_PROG(probee_step_offcpu)
 
 // ---- tp_btf/sched_waking: who woke a wait (--wakers, offcpu.h). The
 // waker is current: try_to_wake_up runs in its context (sched_wakeup may
-// not: a wake-up queued to the wakee's CPU ends there). WAKER_PROBE counts
-// no hit.
+// not: a wake-up queued to the wakee's CPU ends there). An interrupt can
+// wake a thread while this program walks another waker on the CPU (before
+// 6.2 the kernel runs the program again within itself): that one gets its
+// kernel stack alone, and the walk in progress its slot. WAKER_PROBE
+// counts no hit.
 
 #define WAKER_PROBE 0xffffffff
 
@@ -248,16 +251,25 @@ SEC("tp_btf/sched_waking")
 int BPF_PROG(probee_waker, struct task_struct *p)
 {
 	__u32 tid = p->pid, zero = 0;
-	__u32 *wakee = bpf_map_lookup_elem(&offcpu_wakee, &zero);
+	struct waker_walk *w = bpf_map_lookup_elem(&offcpu_wakee, &zero);
 	struct pt_regs *regs = scratch_regs(SLOT_WAKER);
 
-	if (!wakee || !regs || !bpf_map_lookup_elem(&offcpu_starts, &tid))
+	if (!w || !regs || !bpf_map_lookup_elem(&offcpu_starts, &tid))
 		return 0; // not a traced thread's wait
-	*wakee = tid;
-	if (!pid_allowed(bpf_get_current_pid_tgid() >> 32) || user_regs(regs)) {
-		offcpu_wake_kernel(ctx);
+	__u64 now = bpf_ktime_get_ns(), since = w->since;
+	__u32 outer = w->tid;
+	if (since && now - since < WAKER_WALK_STALE) {
+		w->tid = tid;
+		offcpu_wake_kernel(ctx, w, since); // within another's walk
+		w->tid = outer;
 		return 0;
 	}
+	w->tid = tid;
+	if (!pid_allowed(bpf_get_current_pid_tgid() >> 32) || user_regs(regs)) {
+		offcpu_wake_kernel(ctx, w, 0);
+		return 0;
+	}
+	w->since = now;
 	return record(ctx, WAKER_PROBE, regs, 1, SLOT_WAKER, steps_waker, 0);
 }
 

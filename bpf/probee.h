@@ -174,6 +174,13 @@ struct wake_join {
 	char comm[16]; // the waker thread's
 };
 
+// --wakers: the walk of a waker's stacks in progress on a CPU (offcpu.h).
+struct waker_walk {
+	__u32 tid;   // the thread it woke
+	__u32 pad;
+	__u64 since; // bpf_ktime_get_ns when it began; 0: none
+};
+
 // A thread's switch-out, until it runs again (offcpu.h).
 struct offcpu_start {
 	struct count_key key; // probe: offcpu_probe + enum offcpu_state

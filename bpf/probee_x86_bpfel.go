@@ -509,6 +509,13 @@ type probeeWakeJoin struct {
 	Comm    [16]int8
 }
 
+type probeeWakerWalk struct {
+	_     structs.HostLayout
+	Tid   uint32
+	Pad   uint32
+	Since uint64
+}
+
 type probeeWalkDepth uint32
 
 const (

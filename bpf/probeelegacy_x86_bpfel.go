@@ -341,6 +341,13 @@ type probeeLegacyWakeJoin struct {
 	Comm    [16]int8
 }
 
+type probeeLegacyWakerWalk struct {
+	_     structs.HostLayout
+	Tid   uint32
+	Pad   uint32
+	Since uint64
+}
+
 // Names of all BPF objects in the ELF.
 //
 // Used for safe lookups in a Collection or CollectionSpec.

@@ -115,12 +115,5 @@ func (p *Profile) Weight(s *Sample) uint64 {
 
 // offCPU reports whether s is a block off CPU in a KindWall profile: its
 // kernel stack ends with the state frame ("[sleep]", ...), or holds it
-// before its waker's frames (--wakers).
-func offCPU(s *Sample) bool {
-	leaf := s.Kernel.Leaf()
-	if leaf != nil && isMarker(*leaf) {
-		return true
-	}
-	frames := s.Kernel.Frames()
-	return wokenAt(frames) < len(frames)
-}
+// before its waker's frames (--wakers); a CPU sample's has no marker.
+func offCPU(s *Sample) bool { return s.Kernel.hasMarker() }

@@ -45,6 +45,16 @@ func (s Stack) Len() int {
 // Empty says whether s has no frames.
 func (s Stack) Empty() bool { return s.n == prefixtree.Root }
 
+// hasMarker reports whether a frame of s is a marker (isMarker).
+func (s Stack) hasMarker() bool {
+	for n := s.n; n != prefixtree.Root; n = s.t.Parent(n) {
+		if isMarker(*s.t.Value(n)) {
+			return true
+		}
+	}
+	return false
+}
+
 // Leaf is s's last frame, nil when empty.
 func (s Stack) Leaf() *Frame {
 	if s.Empty() {

@@ -1,7 +1,6 @@
 package trace
 
 import (
-	"cmp"
 	"fmt"
 	"slices"
 
@@ -151,7 +150,10 @@ func (sf *stackFrames) kernelFrames(pcs []uint64) []output.Frame {
 // at its entry, named "interrupt": the task it interrupted did not wake
 // anyone.
 func (sf *stackFrames) waker(out []*output.Frame, w *bpf.Waker) []*output.Frame {
-	name := cmp.Or(w.Comm, fmt.Sprintf("pid %d", w.TGID))
+	name := w.Comm
+	if name == "" {
+		name = fmt.Sprintf("pid %d", w.TGID)
+	}
 	kernel := sf.kernelFrames(w.Kernel)
 	irq := symbolize.InterruptEntry(kernel)
 	if irq >= 0 {

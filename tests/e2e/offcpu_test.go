@@ -246,7 +246,7 @@ func TestWallBesideSampleAndOffCPU(t *testing.T) {
 	for thread, rep := range self {
 		var got uint64
 		for st, v := range probe("wall") {
-			if strings.Contains(st, ";start_thread;"+thread+";") {
+			if strings.Contains(st, ";"+thread+";") { // (5.10's libpthread names no start_thread)
 				got += v
 			}
 		}

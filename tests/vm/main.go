@@ -36,7 +36,8 @@ import (
 // field's two names (state before 5.14, __state since).
 // TestOffCPUWakers: the sched_waking program's walk of the waker (its own
 // state slot and step program) and the interrupt entries' names.
-const vmTests = `^(TestKprobe.*|TestUprobeChainExact|TestTwoProbesPerProbeFiles|TestUretprobe|TestShortLivedProcesses|TestLatencyCallers|TestDWARFChainExact|TestDWARFUretprobe|TestSampleSpinFullChain|TestTracepointUserAndKernel|TestTracepointSharedWithPerf|TestForkedChildFaults|TestGoStackGrowth|TestOffCPUWaits|TestOffCPUWakers)$`
+// TestWallBesideSampleAndOffCPU: samples and waits, each thread's.
+const vmTests = `^(TestKprobe.*|TestUprobeChainExact|TestTwoProbesPerProbeFiles|TestUretprobe|TestShortLivedProcesses|TestLatencyCallers|TestDWARFChainExact|TestDWARFUretprobe|TestSampleSpinFullChain|TestTracepointUserAndKernel|TestTracepointSharedWithPerf|TestForkedChildFaults|TestGoStackGrowth|TestOffCPUWaits|TestOffCPUWakers|TestWallBesideSampleAndOffCPU)$`
 
 // vmFixtures are the fixture binaries those tests use.
 var vmFixtures = []string{"chain-fp", "chain-nopie-fp", "chain-nofp", "chain-nopie-nofp", "spin-nofp", "readfile-fp", "latency-fp", "forkfault-nofp", "gofx", "gofx-stripped", "gofx-cgo-stripped", "waits-nofp"}
