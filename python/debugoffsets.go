@@ -89,7 +89,7 @@ func parseDebugOffsets(b []byte, v Version) (Layout, error) {
 // check refuses a layout with an offset past maxStructOffset.
 func (l Layout) check() error {
 	for _, o := range []uint64{l.RuntimeInterpreters, l.InterpThreads, l.ThreadNext, l.ThreadID, l.ThreadFrame,
-		l.CFrameCurrent, l.FramePrevious, l.FrameCode, l.FrameInstr, l.FrameOwner, l.CodeFilename, l.CodeName,
+		l.CFrameCurrent, l.FramePrevious, l.FrameCode, l.FrameInstr, l.FrameOwner, l.FrameIsEntry, l.CodeFilename, l.CodeName,
 		l.CodeQualname, l.CodeFirstLine, l.CodeLineTable, l.CodeAdaptive, l.StrLength, l.StrState, l.StrASCIIData,
 		l.StrCompactData, l.BytesSize, l.BytesData} {
 		if o > maxStructOffset {

@@ -15,7 +15,19 @@
 // 3.13 build has another layout: they are refused by name, as are
 // versions outside the table, and stay native-only.
 //
-// Nothing here touches a process: files in, values out. The reads of an
+// A process's copy is placed by its mappings (Locate: where _PyRuntime
+// and _PyEval_EvalFrameDefault are in it), and Walk reads a thread's
+// frames the way the BPF programs are to at each event: from _PyRuntime
+// to the first interpreter's thread states, the one whose thread_id
+// (pthread_self(), the thread's fs base on x86-64) is the running
+// thread's, then from its innermost frame along the callers, each frame
+// marked where an activation of the eval loop (a native
+// _PyEval_EvalFrameDefault frame) began. Code objects are read from the
+// process's memory (ReadCode): names, file, and the line of a code unit
+// in each version's line-table format.
+//
+// Nothing here opens a process or a file: files and memory in (an
+// *elf.File, an io.ReaderAt), values out. The reads of an
 // object are bounded (internal/safeelf). Written in-house: no Go library
 // reads CPython's layouts (otel-ebpf-profiler keeps its own tables inside
 // its agent; facts from it are cited where used).

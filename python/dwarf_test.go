@@ -121,6 +121,13 @@ func dwarfLayout(t *testing.T, path string, v Version) Layout {
 			{&l.CodeAdaptive, "PyCodeObject", []string{"co_code_adaptive"}},
 		}...)
 	}
+	if v == (Version{3, 11}) {
+		fields = append(fields, struct {
+			dst   *uint64
+			typ   string
+			paths []string
+		}{&l.FrameIsEntry, frame, []string{"is_entry"}})
+	}
 	if l.HasCFrame {
 		fields = append(fields, struct {
 			dst   *uint64

@@ -39,10 +39,11 @@ type Layout struct {
 	// 3.11, else a pointer into the code's co_code_adaptive (prev_instr,
 	// instr_ptr in 3.13). FrameOwner (3.11+) says who owns the frame: a
 	// frame owned by the C stack (3.12+) is the eval loop's entry shim,
-	// no Python function.
+	// no Python function. In 3.11, FrameIsEntry flags the first frame an
+	// activation of the eval loop ran (0: none; 3.12+ has the shims).
 	InterpreterFrames                    bool
 	FramePrevious, FrameCode, FrameInstr uint64
-	FrameOwner                           uint64
+	FrameOwner, FrameIsEntry             uint64
 
 	// PyCodeObject: its file, name, qualified name (3.11+; 0: none),
 	// first line, line table (co_lnotab before 3.10, co_linetable since)
@@ -81,7 +82,7 @@ var layouts = map[Version]Layout{
 		BytesSize: 16, BytesData: 32},
 	{3, 11}: {RuntimeInterpreters: 40, InterpThreads: 16, ThreadNext: 8, ThreadID: 152, ThreadFrame: 56,
 		HasCFrame: true, CFrameCurrent: 8,
-		InterpreterFrames: true, FramePrevious: 48, FrameCode: 32, FrameInstr: 56, FrameOwner: 69,
+		InterpreterFrames: true, FramePrevious: 48, FrameCode: 32, FrameInstr: 56, FrameOwner: 69, FrameIsEntry: 68,
 		CodeFilename: 112, CodeName: 120, CodeQualname: 128, CodeFirstLine: 72, CodeLineTable: 136, CodeAdaptive: 184,
 		StrLength: 16, StrState: 32, StrASCIIData: 48, StrCompactData: 72,
 		BytesSize: 16, BytesData: 32},
