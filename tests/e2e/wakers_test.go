@@ -2,8 +2,12 @@ package e2e
 
 import (
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/probee/probee/internal/testgate"
 )
@@ -92,5 +96,48 @@ func TestOffCPUWakers(t *testing.T) {
 	}
 	if uint64(pb) != total(m.folded) {
 		t.Errorf("pprof holds %d ns off CPU, the folded stacks %d", pb, total(m.folded))
+	}
+}
+
+// A waker outside the traced processes gets its kernel stack and name
+// alone: the test process writes the FIFO that the traced cat waits on.
+func TestOffCPUWakersOutside(t *testing.T) {
+	testgate.Root(t)
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		time.Sleep(1500 * time.Millisecond) // cat is blocked in its open or read by then
+		if f, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil {
+			f.WriteString("x\n")
+			time.Sleep(500 * time.Millisecond)
+			f.Close()
+		}
+	}()
+	m := measure(t, "--off-cpu", "--wakers", "--", "cat", fifo)
+	comm := filepath.Base(os.Args[0])
+	if len(comm) > 15 {
+		comm = comm[:15]
+	}
+	var woken uint64
+	for st, v := range m.folded {
+		w := wakerOf(st)
+		if !strings.HasPrefix(w, "[woken by "+comm+"]") {
+			continue
+		}
+		woken += v
+		for _, f := range strings.Split(w, ";")[1:] {
+			if !strings.HasSuffix(f, "_[k]") {
+				t.Errorf("a user frame %q of a waker outside the traced processes: %s", f, st)
+			}
+		}
+		if !strings.Contains(w, "pipe_") && !strings.Contains(w, "fifo_") {
+			t.Errorf("the waker's kernel stack has no pipe or fifo frame: %s", st)
+		}
+	}
+	if woken < 1_000_000_000 {
+		t.Errorf("%d ns of cat's waits woken by %s, want over 1 s:\n%s", woken, comm, foldedLines(m.folded))
 	}
 }
