@@ -33,8 +33,9 @@ type OffCPU struct {
 	// Wakers joins the stacks of the thread that woke a wait to it
 	// (wakers.go).
 	Wakers bool
-	// Threads is how many threads can be off CPU at once with a stack
-	// (0: DefaultOffCPUThreads); more are dropped (DropOffCPUFull).
+	// Threads is how many threads can have waits timed, each keeping its
+	// entry from its first wait to its exit (0: DefaultOffCPUThreads);
+	// the waits of more are dropped (DropOffCPUFull).
 	Threads int
 }
 
@@ -114,7 +115,9 @@ func (s *Session) openWaits(f func(k probeeCountKey, start uint64)) {
 	var v probeeOffcpuStart
 	it := s.objs.OffcpuStarts.Iterate()
 	for it.Next(&tid, &v) {
-		f(v.Key, v.Start)
+		if v.Start != 0 { // else the thread's entry between waits (offcpu.h)
+			f(v.Key, v.Start)
+		}
 	}
 }
 

@@ -70,15 +70,34 @@ __attribute__((noinline)) int offcpu_state_of(int preempt, __u32 s)
 	return s ? OFFCPU_SLEEP : OFFCPU_PREEMPTED; // running: it yielded
 }
 
+// A thread's entry in offcpu_starts stays from its first wait to its exit
+// (probee_exit): a wait ended sets its start to 0, and the next one is
+// written in place, where adding and deleting the entry at each wait cost
+// an allocation and a free per context switch.
+
 // offcpu_park notes the switch-out of the current thread, whose stacks k
 // names.
 static __always_inline void offcpu_park(struct count_key *k)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	struct offcpu_start v = {.key = *k, .start = bpf_ktime_get_ns()};
+	__u64 now = bpf_ktime_get_ns();
+	struct offcpu_start *p = bpf_map_lookup_elem(&offcpu_starts, &tid);
 
+	if (p) {
+		p->key = *k;
+		p->start = now;
+		return;
+	}
+	struct offcpu_start v = {.key = *k, .start = now};
 	if (bpf_map_update_elem(&offcpu_starts, &tid, &v, BPF_ANY))
 		count_drop(DROP_OFFCPU_FULL);
+}
+
+// offcpu_waiting is thread tid's open wait, NULL when it has none.
+static __always_inline struct offcpu_start *offcpu_waiting(__u32 *tid)
+{
+	struct offcpu_start *v = bpf_map_lookup_elem(&offcpu_starts, tid);
+	return v && v->start ? v : NULL;
 }
 
 // offcpu_resume ends the wait of thread tid, which runs again at now. A
@@ -87,12 +106,12 @@ static __always_inline void offcpu_park(struct count_key *k)
 // gave up on probee_offcpu at a million instructions with it inlined).
 __attribute__((noinline)) int offcpu_resume(__u32 tid, __u64 now)
 {
-	struct offcpu_start *v = bpf_map_lookup_elem(&offcpu_starts, &tid);
+	struct offcpu_start *v = offcpu_waiting(&tid);
 	if (!v)
 		return 0;
 	struct count_key k = v->key;
 	__u64 d = now - v->start;
-	bpf_map_delete_elem(&offcpu_starts, &tid);
+	v->start = 0;
 	probe_add(k.probe, d);
 	if (d >= min_block && d <= max_block)
 		add_measure(&k, d);
@@ -124,7 +143,7 @@ static __always_inline void offcpu_wake(struct count_key *k)
 	if (!w)
 		return;
 	w->since = 0;
-	struct offcpu_start *v = bpf_map_lookup_elem(&offcpu_starts, &w->tid);
+	struct offcpu_start *v = offcpu_waiting(&w->tid);
 	if (!v)
 		return; // it ran already
 	struct wake_join j = {.blocked = v->key.kstack, .ustack = k->ustack, .kstack = k->kstack, .tgid = k->tgid};

@@ -254,7 +254,7 @@ int BPF_PROG(probee_waker, struct task_struct *p)
 	struct waker_walk *w = bpf_map_lookup_elem(&offcpu_wakee, &zero);
 	struct pt_regs *regs = scratch_regs(SLOT_WAKER);
 
-	if (!w || !regs || !bpf_map_lookup_elem(&offcpu_starts, &tid))
+	if (!w || !regs || !offcpu_waiting(&tid))
 		return 0; // not a traced thread's wait
 	__u64 now = bpf_ktime_get_ns(), since = w->since;
 	__u32 outer = w->tid;
@@ -336,7 +336,9 @@ int BPF_PROG(probee_exit, struct task_struct *task)
 		if (v)
 			*v |= PID_EXITED;
 	}
-	if ((__u32)id != tgid) // a thread exiting, not the process
+	__u32 tid = (__u32)id;
+	bpf_map_delete_elem(&offcpu_starts, &tid); // its entry for waits (offcpu.h)
+	if (tid != tgid) // a thread exiting, not the process
 		return 0;
 	bpf_map_delete_elem(&proc_maps, &tgid); // free its unwind mappings
 	maps_changed(); // its tgid may be reused

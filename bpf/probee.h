@@ -184,7 +184,7 @@ struct waker_walk {
 // A thread's switch-out, until it runs again (offcpu.h).
 struct offcpu_start {
 	struct count_key key; // probe: offcpu_probe + enum offcpu_state
-	__u64 start;          // bpf_ktime_get_ns at the switch-out
+	__u64 start;          // bpf_ktime_get_ns at the switch-out; 0: none open (it ran again)
 };
 
 struct user_stack {
