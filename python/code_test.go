@@ -21,12 +21,12 @@ type liveCode struct {
 	Lines [][2]int
 }
 
-// runCodes starts testdata/codes.py under the interpreter of lib's
-// version and returns what it printed and its memory, open until t ends.
-func runCodes(t *testing.T, lib string, v Version) ([]liveCode, *os.File) {
+// runScript runs the script testdata/NAME under py, decodes the JSON
+// line it prints into out and returns its pid and its memory; it runs
+// until t ends.
+func runScript(t *testing.T, py, name string, out any) (int, *os.File) {
 	t.Helper()
-	py := filepath.Join(filepath.Dir(filepath.Dir(lib)), "bin", "python"+v.String())
-	cmd := exec.Command(py, "testdata/codes.py")
+	cmd := exec.Command(py, filepath.Join("testdata", name))
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {
@@ -35,18 +35,22 @@ func runCodes(t *testing.T, lib string, v Version) ([]liveCode, *os.File) {
 	t.Cleanup(func() { stdin.Close(); cmd.Wait() })
 	line, err := bufio.NewReader(stdout).ReadBytes('\n')
 	if err != nil {
-		t.Fatalf("%s: %v", py, err)
+		t.Fatalf("%s %s: %v", py, name, err)
 	}
-	var codes []liveCode
-	if err := json.Unmarshal(line, &codes); err != nil {
-		t.Fatalf("%s: %v: %s", py, err, line)
+	if err := json.Unmarshal(line, out); err != nil {
+		t.Fatalf("%s %s: %v: %s", py, name, err, line)
 	}
 	mem, err := os.Open(fmt.Sprintf("/proc/%d/mem", cmd.Process.Pid))
 	if err != nil {
 		t.Skipf("read the memory of a child: %v", err)
 	}
 	t.Cleanup(func() { mem.Close() })
-	return codes, mem
+	return cmd.Process.Pid, mem
+}
+
+// pythonOf is the interpreter of pyenv's lib.
+func pythonOf(lib string, v Version) string {
+	return filepath.Join(filepath.Dir(filepath.Dir(lib)), "bin", "python"+v.String())
 }
 
 // Code objects read from a running interpreter of each version say what
@@ -65,7 +69,8 @@ func TestReadCodeLive(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			codes, mem := runCodes(t, lib, v)
+			var codes []liveCode
+			_, mem := runScript(t, pythonOf(lib, v), "codes.py", &codes)
 			for _, want := range codes {
 				c, err := in.Layout.ReadCode(mem, want.Addr)
 				if err != nil {

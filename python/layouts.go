@@ -65,16 +65,8 @@ type Layout struct {
 // the DWARF of pyenv's builds (3.8.18, 3.9.18, 3.10.13, 3.11.7, 3.12.1,
 // 3.13.0) and checked against it by TestLayoutsMatchDWARF.
 var layouts = map[Version]Layout{
-	{3, 8}: {RuntimeInterpreters: 32, InterpThreads: 8, ThreadNext: 8, ThreadID: 176, ThreadFrame: 24,
-		FramePrevious: 24, FrameCode: 32, FrameInstr: 104,
-		CodeFilename: 104, CodeName: 112, CodeFirstLine: 40, CodeLineTable: 120,
-		StrLength: 16, StrState: 32, StrASCIIData: 48, StrCompactData: 72,
-		BytesSize: 16, BytesData: 32},
-	{3, 9}: {RuntimeInterpreters: 32, InterpThreads: 8, ThreadNext: 8, ThreadID: 176, ThreadFrame: 24,
-		FramePrevious: 24, FrameCode: 32, FrameInstr: 104,
-		CodeFilename: 104, CodeName: 112, CodeFirstLine: 40, CodeLineTable: 120,
-		StrLength: 16, StrState: 32, StrASCIIData: 48, StrCompactData: 72,
-		BytesSize: 16, BytesData: 32},
+	{3, 8}: layout38,
+	{3, 9}: layout38, // the same
 	{3, 10}: {RuntimeInterpreters: 32, InterpThreads: 8, ThreadNext: 8, ThreadID: 176, ThreadFrame: 24,
 		FramePrevious: 24, FrameCode: 32, FrameInstr: 96,
 		CodeFilename: 104, CodeName: 112, CodeFirstLine: 40, CodeLineTable: 120,
@@ -98,6 +90,12 @@ var layouts = map[Version]Layout{
 		StrLength: 16, StrState: 32, StrASCIIData: 40, StrCompactData: 56,
 		BytesSize: 16, BytesData: 32},
 }
+
+var layout38 = Layout{RuntimeInterpreters: 32, InterpThreads: 8, ThreadNext: 8, ThreadID: 176, ThreadFrame: 24,
+	FramePrevious: 24, FrameCode: 32, FrameInstr: 104,
+	CodeFilename: 104, CodeName: 112, CodeFirstLine: 40, CodeLineTable: 120,
+	StrLength: 16, StrState: 32, StrASCIIData: 48, StrCompactData: 72,
+	BytesSize: 16, BytesData: 32}
 
 // MinVersion and MaxVersion bound the versions with a layout.
 var (

@@ -1,13 +1,9 @@
 package python
 
 import (
-	"bufio"
 	"debug/elf"
-	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"testing"
 
@@ -18,33 +14,6 @@ import (
 type stackThread struct {
 	ID    uint64
 	Chain []string
-}
-
-// startStacks runs testdata/stacks.py under py and returns its threads,
-// its pid and its memory, until t ends.
-func startStacks(t *testing.T, py string) (map[string]stackThread, int, *os.File) {
-	t.Helper()
-	cmd := exec.Command(py, "testdata/stacks.py")
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { stdin.Close(); cmd.Wait() })
-	line, err := bufio.NewReader(stdout).ReadBytes('\n')
-	if err != nil {
-		t.Fatalf("%s: %v", py, err)
-	}
-	threads := map[string]stackThread{}
-	if err := json.Unmarshal(line, &threads); err != nil {
-		t.Fatalf("%s: %v: %s", py, err, line)
-	}
-	mem, err := os.Open(fmt.Sprintf("/proc/%d/mem", cmd.Process.Pid))
-	if err != nil {
-		t.Skipf("read the memory of a child: %v", err)
-	}
-	t.Cleanup(func() { mem.Close() })
-	return threads, cmd.Process.Pid, mem
 }
 
 // locate finds the interpreter among the mappings of pid.
@@ -90,14 +59,15 @@ func locate(t *testing.T, pid int) *Process {
 func TestWalkLive(t *testing.T) {
 	pys := map[string]string{}
 	for v, lib := range pyenvLibs(t) {
-		pys[v.String()] = filepath.Join(filepath.Dir(filepath.Dir(lib)), "bin", "python"+v.String())
+		pys[v.String()] = pythonOf(lib, v)
 	}
 	if _, err := os.Stat("/usr/bin/python3.11"); err == nil {
 		pys["debian-3.11"] = "/usr/bin/python3.11" // static, stripped
 	}
 	for name, py := range pys {
 		t.Run(name, func(t *testing.T) {
-			threads, pid, mem := startStacks(t, py)
+			threads := map[string]stackThread{}
+			pid, mem := runScript(t, py, "stacks.py", &threads)
 			p := locate(t, pid)
 			for which, th := range threads {
 				frames, err := p.Walk(mem, th.ID, 64)

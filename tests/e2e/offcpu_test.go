@@ -109,6 +109,13 @@ func TestOffCPUWaits(t *testing.T) {
 	if strings.Join(types, " ") != "blocks/count off_cpu/nanoseconds" || m.prof.DefaultSampleType != "off_cpu" {
 		t.Errorf("pprof sample types %v (default %q), want blocks/count off_cpu/nanoseconds (off_cpu)", types, m.prof.DefaultSampleType)
 	}
+	checkPprofOffCPU(t, m)
+}
+
+// checkPprofOffCPU checks that m's pprof holds the nanoseconds off CPU of
+// its folded stacks.
+func checkPprofOffCPU(t *testing.T, m measured) {
+	t.Helper()
 	var pb int64
 	for _, s := range m.prof.Sample {
 		pb += s.Value[1]

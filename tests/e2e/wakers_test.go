@@ -90,13 +90,7 @@ func TestOffCPUWakers(t *testing.T) {
 			t.Errorf("the BPF dispatch is left in the waker's stack: %s", st)
 		}
 	}
-	var pb int64
-	for _, s := range m.prof.Sample {
-		pb += s.Value[1]
-	}
-	if uint64(pb) != total(m.folded) {
-		t.Errorf("pprof holds %d ns off CPU, the folded stacks %d", pb, total(m.folded))
-	}
+	checkPprofOffCPU(t, m)
 }
 
 // A waker outside the traced processes gets its kernel stack and name
