@@ -60,20 +60,20 @@ func isRawTPDispatch(name string) bool {
 	return strings.HasPrefix(b, "__bpf_trace_")
 }
 
-// InterruptEntry is the index of the outermost interrupt entry
-// (asm_sysvec_*, asm_common_interrupt: x86-64 since 5.8) in fs, a kernel
-// stack leaf first, or -1: the frames after it are those of whatever the
-// interrupt interrupted. A thread woken from an interrupt (a timer, an
-// I/O completion) was woken by it, not by that task (--wakers).
+// InterruptEntry is the index of the first interrupt entry (asm_sysvec_*,
+// asm_common_interrupt: x86-64 since 5.8) in fs, a kernel stack leaf
+// first, or -1: the frames after it are those of whatever the interrupt
+// interrupted, another interrupt's way out included. A thread woken from
+// an interrupt (a timer, an I/O completion) was woken by it, not by that
+// task (--wakers).
 func InterruptEntry(fs []output.Frame) int {
-	at := -1
 	for i, f := range fs {
 		b := baseName(f.Name)
 		if strings.HasPrefix(b, "asm_sysvec_") || b == "asm_common_interrupt" || b == "asm_spurious_interrupt" {
-			at = i
+			return i
 		}
 	}
-	return at
+	return -1
 }
 
 func isBPFProgram(name string) bool { return strings.HasPrefix(name, "bpf_prog_") }

@@ -246,11 +246,14 @@ func TestWallBesideSampleAndOffCPU(t *testing.T) {
 	if samples == 0 || waits == 0 || wall != samples*period+waits {
 		t.Errorf("wall %d ns, want the %d samples at %d ns and the %d ns off CPU: %d", wall, samples, period, waits, samples*period+waits)
 	}
-	tol := 0.02
-	if inVM() {
-		tol = 0.10 // see TestOffCPUWaits
-	}
+	// Under emulation on a loaded host the guest loses CPU samples (the
+	// spinner's 368 ms of CPU came out 183 ms at 999 Hz): the VMs check
+	// the sum above, the host each thread's elapsed time.
 	for thread, rep := range self {
+		if inVM() {
+			break
+		}
+		const tol = 0.02
 		var got uint64
 		for st, v := range probe("wall") {
 			if strings.Contains(st, ";"+thread+";") { // (5.10's libpthread names no start_thread)
