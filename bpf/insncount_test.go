@@ -27,8 +27,10 @@ import (
 // deferred), until the walks kept their state slot a constant (a copy of
 // it is the map key: a key whose address a helper takes is a value the
 // compiler reloads): each program then holds the paths of its own slot
-// alone (2026-11: step programs 4327 -> 4272, off-CPU's 2609, its entry
-// program 6463 -> 4573; every entry program 150-250 fewer).
+// alone. The waker's slot (--wakers) had added 150-250 to every entry
+// program and 68 to every step program; with the slot a constant, step
+// programs went 4327 -> 4272, off-CPU's to 2609 and its entry program
+// 6463 -> 4573, the other entry programs within 0.3% of 2026-08's.
 var insnBudgets = map[string]struct{ cur, legacy int }{
 	"probee_exec":              {30, 30},     // 19, 19
 	"probee_exit":              {90, 100},    // 75, 88
