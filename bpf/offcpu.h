@@ -17,7 +17,7 @@
 // run). It walks the waker's stacks in SLOT_WAKER (a waker outside the
 // traced processes: its kernel stack alone) and joins them to the wait
 // (offcpu_wake): the wait's kernel stack hash becomes the join's, which
-// user space resolves (bpf/offcpu.go). A preempted thread is not woken:
+// user space resolves (bpf/wakers.go). A preempted thread is not woken:
 // its waits have no waker.
 #ifndef PROBEE_OFFCPU_H
 #define PROBEE_OFFCPU_H
