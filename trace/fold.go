@@ -108,10 +108,13 @@ func (t *tracer) mergeCounts(counts []bpf.Count) {
 	for i := range counts {
 		c := &counts[i]
 		s := t.sample(&f.sf, labels, c)
-		if f.merged.Add(s) && (!t.wallAlso(c.Probe) || f.merged.Add(t.wallSample(s, c))) {
-			f.calls[c.Probe] += c.Count
-		} else {
+		if !f.merged.Add(s) {
 			f.over += c.Count
+			continue
+		}
+		f.calls[c.Probe] += c.Count
+		if t.wallAlso(c.Probe) && !f.merged.Add(t.wallSample(s, c)) {
+			f.over += c.Count // wall's copy
 		}
 	}
 }
