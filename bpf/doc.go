@@ -247,6 +247,9 @@
 // leaving (its own state slot and step program, on the same tracepoint)
 // and parks them with the time; the wait's nanoseconds go to its stacks'
 // measure under probe id OffCPU.Probe + state when the thread runs again.
+// With OffCPU.Wakers, probee_waker on sched_waking walks the thread that
+// wakes a waiting one (in its context, in a slot of its own) and joins
+// its stacks to the wait (wakers.go).
 // ExcludeSelf (self.go) leaves probee's own process out of system-wide
 // runs, whose waits and samples it would otherwise add to what it traces.
 package bpf
