@@ -1,10 +1,10 @@
 package python
 
 // The line of an instruction, from a code object's line table, in the
-// format of its version (CPython's Objects/lnotab_notes.txt and
-// InternalDocs/locations.md): co_lnotab before 3.10, the 3.10 line table,
-// the location table from 3.11. Instructions are counted in code units
-// (2 bytes). Tables are read as they come from the process: a malformed
+// format of its version, as CPython's own notes on them describe them
+// (Objects/lnotab_notes.txt, and InternalDocs on locations from 3.13):
+// co_lnotab before 3.10, the 3.10 line table, the location table from
+// 3.11. Instructions are counted in code units (2 bytes). Tables are read as they come from the process: a malformed
 // one ends the search (line 0), never past its bytes.
 
 // Unit is the code unit a frame's raw instruction field names: f_lasti,
