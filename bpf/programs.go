@@ -36,6 +36,7 @@ var recorders = map[string]stepSlot{
 	"probee_tracepoint":   {"probee_step_tracepoint", "steps_tp", 0},
 	"probee_perf":         {"probee_step_perf", "steps_perf", 0},
 	"probee_offcpu":       {"probee_step_offcpu", "steps_offcpu", 0},
+	"probee_waker":        {"probee_step_waker", "steps_waker", 0},
 }
 
 // sideName is the name of the program of a function probe kind (uprobe,

@@ -2,6 +2,7 @@ package bpf
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/cilium/ebpf"
@@ -78,5 +79,21 @@ func TestProgramAfterClose(t *testing.T) {
 	s.progs.close()
 	if _, err := s.program("probee_uprobe"); err == nil {
 		t.Fatal("no error after close")
+	}
+}
+
+// Every program that walks stacks (each has a step program) is a
+// recorder, loaded on first use: one left out was loaded, and verified,
+// by every session (--wakers' did, and 6.18's verifier took it past a
+// million instructions in the legacy build).
+func TestEveryWalkLoadsOnFirstUse(t *testing.T) {
+	steps := map[string]bool{}
+	for _, slot := range recorders {
+		steps[slot.step] = true
+	}
+	for name := range loadProbeeT(t).Programs {
+		if strings.HasPrefix(name, "probee_step_") && !steps[name] {
+			t.Errorf("%s is no recorder's step program: add its recorder to recorders", name)
+		}
 	}
 }
