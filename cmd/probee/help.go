@@ -6,7 +6,7 @@ Usage:
   probee --uprobe SPEC ... [--kprobe SPEC ...] [--tracepoint SPEC ...] [--usdt SPEC ...]
          [-e SPEC ...] [-p PID | -- CMD ARGS...] [-d DURATION] [-o PATH ...]
   probee --sample [-F HZ] [-p PID | -- CMD ARGS...] [-d DURATION] [-o PATH ...]
-  probee --off-cpu | --wall [--wakers] [--min-block D] [-p PID | -- CMD ARGS...] [-d DURATION] [-o PATH ...]
+  probee [--off-cpu] [--wall] [--wakers] [--min-block D] [-p PID | -- CMD ARGS...] [-d DURATION] [-o PATH ...]
   probee --list-probes [--json] [-v] SPEC... [-p PID | -- CMD ARGS...]
   probee -h | --help
 
