@@ -23,7 +23,10 @@
 #     switch-in the wait summed into @[kstack, ustack];
 #   - probee --off-cpu --unwind fp (frame pointers, like the others) and
 #     the default (DWARF through Debian's libc, which has no frame pointers:
-#     complete stacks). Target (issue 46): DWARF <= 0.8x offcputime.
+#     complete stacks). Target (issue 46): DWARF <= 0.8x offcputime;
+#   - probee --off-cpu --wakers: each wait's waker walked too (every
+#     switch-out here is a wait the other thread ends). BCC's offwaketime
+#     needs a kprobe, as offcputime-bpfcc does.
 # The offcputime tools trace a running pid: the fixture waits for a byte
 # from a FIFO until the tool is attached (its bpf_link or perf_event fd);
 # bpftrace (-c) and probee (-- CMD) start the fixture once attached.
@@ -64,9 +67,11 @@ END { clear(@start); clear(@us); clear(@ks); }' -c "$BIN $N" >"$OUT/bt.out" 2>"$
 	figures bpftrace <"$OUT/bt.err"
 	grep -q '^@\[' "$OUT/bt.out" || { echo "bpftrace: no stacks" >&2; tail -3 "$OUT/bt.err" >&2; }
 }
-under_probee() { # NAME UNWIND
-	"$PROBEE" -q --off-cpu --unwind "$2" -o "$OUT/p.folded" -- "$BIN" "$N" 2>&1 >/dev/null | figures "$1"
-	grep -q 'run_p[io]ng' "$OUT/p.folded" || echo "$1: no run_ping/run_pong stacks" >&2
+under_probee() { # NAME UNWIND [FLAGS...]
+	name=$1 unwind=$2
+	shift 2
+	"$PROBEE" -q --off-cpu "$@" --unwind "$unwind" -o "$OUT/p.folded" -- "$BIN" "$N" 2>&1 >/dev/null | figures "$name"
+	grep -q 'run_p[io]ng' "$OUT/p.folded" || echo "$name: no run_ping/run_pong stacks" >&2
 }
 
 # by_pid NAME TOOL ARGS...: starts the fixture waiting on a FIFO, runs
@@ -128,12 +133,13 @@ for i in $(seq "$ROUNDS"); do
 	under_bpftrace
 	under_probee fp fp
 	under_probee dwarf auto
+	under_probee wakers auto --wakers
 done
 [ -e /sys/bus/event_source/devices/kprobe ] || [ ! -e "$OUT/bcc.why" ] ||
 	echo "it attaches a kprobe to finish_task_switch and this kernel has no kprobes (no kprobe PMU): $(cat "$OUT/bcc.why")" >"$OUT/bcc.why"
 
 if [ -n "$VERBOSE" ]; then # each run's figures
-	for f in base bcc libbpf bpftrace fp dwarf; do
+	for f in base bcc libbpf bpftrace fp dwarf wakers; do
 		[ -s "$OUT/$f" ] && sed "s/^/  $f: /" "$OUT/$f"
 	done
 fi
@@ -170,6 +176,7 @@ row libbpf "offcputime, libbpf-tools (tp_btf, fp)"
 row bpftrace "bpftrace sched_switch @[kstack, ustack] (fp)"
 row fp "probee --off-cpu --unwind fp"
 row dwarf "probee --off-cpu (DWARF: complete stacks)"
+row wakers "probee --off-cpu --wakers (each waker too)"
 if [ "$ref" != 0 ] && [ -s "$OUT/dwarf" ]; then
 	awk -v d="$(cost dwarf)" -v r="$ref" -v n="$refname" 'BEGIN {
 		printf "  target: probee --off-cpu (DWARF) <= 0.80x %s per switch (wall): %.2fx, %s\n", n, d / r, d / r <= 0.8 ? "met" : "not met" }'
