@@ -89,9 +89,7 @@ func (s *Session) AttachOffCPU() error {
 	if err != nil {
 		return fmt.Errorf("attach sched_switch for --off-cpu (tp_btf): %w", err)
 	}
-	s.mu.Lock()
-	s.links = append(s.links, l)
-	s.mu.Unlock()
+	s.addLink(l)
 	if s.opts.OffCPU.Wakers {
 		return s.attachWakers()
 	}

@@ -55,9 +55,7 @@ func (s *Session) attachWakers() error {
 	if err != nil {
 		return fmt.Errorf("attach sched_waking for --wakers (tp_btf): %w", err)
 	}
-	s.mu.Lock()
-	s.links = append(s.links, l)
-	s.mu.Unlock()
+	s.addLink(l)
 	return nil
 }
 

@@ -32,22 +32,22 @@ type Code struct {
 
 // ReadCode reads the code object at addr in m.
 func (l *Layout) ReadCode(m io.ReaderAt, addr uint64) (*Code, error) {
-	var hdr [8]byte
+	var hdr [4]byte
 	name := l.CodeName
 	if l.CodeQualname != 0 {
 		name = l.CodeQualname
 	}
 	var p [3]uint64 // name, file, line table
 	for i, off := range []uint64{name, l.CodeFilename, l.CodeLineTable} {
-		if err := readFull(m, hdr[:], addr+off); err != nil {
+		var err error
+		if p[i], err = readPtr(m, addr+off); err != nil {
 			return nil, fmt.Errorf("code object at %#x: %w", addr, err)
 		}
-		p[i] = binary.LittleEndian.Uint64(hdr[:])
 	}
-	if err := readFull(m, hdr[:4], addr+l.CodeFirstLine); err != nil {
+	if err := readFull(m, hdr[:], addr+l.CodeFirstLine); err != nil {
 		return nil, fmt.Errorf("code object at %#x: %w", addr, err)
 	}
-	c := &Code{FirstLine: int(int32(binary.LittleEndian.Uint32(hdr[:4]))), v: l.Version}
+	c := &Code{FirstLine: int(int32(binary.LittleEndian.Uint32(hdr[:]))), v: l.Version}
 	var err error
 	if c.Name, err = l.ReadStr(m, p[0]); err != nil {
 		return nil, fmt.Errorf("code object at %#x: name: %w", addr, err)
@@ -64,15 +64,15 @@ var errNotCompact = errors.New("not a compact str")
 
 // ReadStr reads the str object at addr: its first MaxName characters.
 func (l *Layout) ReadStr(m io.ReaderAt, addr uint64) (string, error) {
-	var hdr [8]byte
-	if err := readFull(m, hdr[:], addr+l.StrLength); err != nil {
+	n, err := readPtr(m, addr+l.StrLength)
+	if err != nil {
 		return "", err
 	}
-	n := binary.LittleEndian.Uint64(hdr[:])
-	if err := readFull(m, hdr[:4], addr+l.StrState); err != nil {
+	var hdr [4]byte
+	if err := readFull(m, hdr[:], addr+l.StrState); err != nil {
 		return "", err
 	}
-	state := binary.LittleEndian.Uint32(hdr[:4])
+	state := binary.LittleEndian.Uint32(hdr[:])
 	kind, compact, ascii := state>>2&7, state>>5&1 == 1, state>>6&1 == 1
 	if !compact {
 		return "", errNotCompact
@@ -116,11 +116,10 @@ func decodeKind(b []byte, kind int) string {
 
 // readBytes reads the bytes object at addr: its first max bytes.
 func (l *Layout) readBytes(m io.ReaderAt, addr uint64, max uint64) ([]byte, error) {
-	var hdr [8]byte
-	if err := readFull(m, hdr[:], addr+l.BytesSize); err != nil {
+	n, err := readPtr(m, addr+l.BytesSize)
+	if err != nil {
 		return nil, err
 	}
-	n := binary.LittleEndian.Uint64(hdr[:])
 	if n > max {
 		return nil, fmt.Errorf("a bytes object of %d bytes, past %d", n, max)
 	}

@@ -123,12 +123,12 @@ func (t *tracer) labels() []string {
 	return out
 }
 
-// event is what the hits of probe id count.
-func (t *tracer) event(id int) string {
+// event is what the hits of probe id, labelled label, count.
+func (t *tracer) event(id int, label string) string {
 	switch {
 	case id < len(t.cfg.Probes):
 		return "hit"
-	case t.labels()[id] == wallLabel:
+	case label == wallLabel:
 		return "event" // samples and waits
 	case id >= int(t.offCPUProbe()):
 		return "switch-out"
@@ -149,7 +149,7 @@ func (t *tracer) report(snap *bpf.Snapshot) *Report {
 			rep.Probes[n-1].Hits += snap.Hits[id] // another state of --off-cpu's waits, or --wall's
 			continue
 		}
-		rep.Probes = append(rep.Probes, ProbeHits{Label: label, Hits: snap.Hits[id], Event: t.event(id)})
+		rep.Probes = append(rep.Probes, ProbeHits{Label: label, Hits: snap.Hits[id], Event: t.event(id, label)})
 	}
 	rep.Probes = t.wallHits(rep.Probes, snap.Hits)
 	for _, cause := range sortedCauses(snap.Drops) {

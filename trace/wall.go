@@ -57,14 +57,14 @@ func (t *tracer) probeLabels() []string {
 // wallHits adds to probes (the report's) the events that wall counts
 // besides its own ids' (wallAlso).
 func (t *tracer) wallHits(probes []ProbeHits, hits []uint64) []ProbeHits {
+	if !t.cfg.Wall || !t.cfg.Sample && !t.cfg.OffCPU {
+		return probes
+	}
 	var n uint64
 	for id := range hits {
 		if t.wallAlso(uint32(id)) {
 			n += hits[id]
 		}
-	}
-	if !t.cfg.Wall || !t.cfg.Sample && !t.cfg.OffCPU {
-		return probes
 	}
 	for i := range probes {
 		if probes[i].Label == wallLabel {
