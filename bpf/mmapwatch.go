@@ -15,6 +15,7 @@ import (
 	"unsafe"
 
 	"github.com/probee/probee/bpf/wire"
+	"github.com/probee/probee/internal/monotime"
 	"github.com/probee/probee/internal/procmaps"
 	"golang.org/x/sys/unix"
 )
@@ -159,8 +160,7 @@ const orderDelay = 10 * time.Millisecond
 func (w *MmapWatcher) readAll(all bool) {
 	w.mu.Lock() // readAll runs from the loop and from Flush
 	defer w.mu.Unlock()
-	var ts unix.Timespec
-	_ = unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
+	now := monotime.Now()
 	batch := w.held
 	for _, ring := range w.rings {
 		batch = w.readRing(ring, batch)
@@ -171,7 +171,7 @@ func (w *MmapWatcher) readAll(all bool) {
 		}
 	}
 	var ready []wire.MmapEvent
-	ready, w.held = orderRecords(batch, uint64(ts.Nano()-orderDelay.Nanoseconds()), all)
+	ready, w.held = orderRecords(batch, now-uint64(orderDelay.Nanoseconds()), all)
 	for _, ev := range ready {
 		w.h.Ordered(ev)
 	}

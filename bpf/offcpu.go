@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/cilium/ebpf"
-	"golang.org/x/sys/unix"
+	"github.com/probee/probee/internal/monotime"
 )
 
 // Off-CPU time (offcpu.h): the sched_switch program parks each traced
@@ -141,11 +141,10 @@ func (s *Session) pinOpenWaits() {
 // s.closed) and, within the bounds, in their stacks' measures. Call with
 // dmu held, before the last take of stacks.
 func (s *Session) closeOpenWaits() {
-	var ts unix.Timespec
-	if unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts) != nil {
+	now := monotime.Now()
+	if now == 0 {
 		return
 	}
-	now := uint64(ts.Nano())
 	lo, hi := s.opts.OffCPU.bounds()
 	s.openWaits(func(k probeeCountKey, start uint64) {
 		d := now - min(start, now)

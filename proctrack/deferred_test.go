@@ -72,7 +72,7 @@ func TestDeferredTwoImagesOneComm(t *testing.T) {
 	// Pid 10, forked by 9, ran bash's image at before, then exec'd bash
 	// again, mapped at after.
 	r.hist.Prime(9, []procmaps.Mapping{before}, "bash")
-	r.hist.Fork(10, 9)
+	r.hist.Fork(10, 9, 0)
 	r.hist.ExecReset(10, "bash")
 	r.hist.AddMapping(10, after)
 	r.tr.OnDeferred(wire.DeferredStack{TGID: 10, Comm: "bash", Exact: true, Regs: unwind.Regs{RIP: pc, RSP: 0x1000}})

@@ -195,11 +195,11 @@ func TestForkRecords(t *testing.T) {
 	g.snapshot(s, 40, "sh", g.sh)
 	g.snapshot(s, 41, "sh", g.tr)
 	s.Inherit(41, 40)
-	s.Fork(41, 40)
+	s.Fork(41, 40, 0)
 	s.ExecReset(41, "true")
 	s.AddMapping(41, g.tr)
 	g.snapshot(s, 41, "true", g.sh)
-	s.Fork(42, 99) // a parent never known: nothing to copy
+	s.Fork(42, 99, 0) // a parent never known: nothing to copy
 	for _, c := range []struct {
 		comm string
 		addr uint64
@@ -224,7 +224,7 @@ func TestPrime(t *testing.T) {
 	g := newGenRoot(t)
 	s := newTestHistory(g.root)
 	s.Prime(50, []procmaps.Mapping{g.sh}, "sh") // no /proc/50 by the time of ImageOf
-	s.Fork(51, 50)
+	s.Fork(51, 50, 0)
 	g.snapshot(s, 52, "true", g.tr)
 	s.Prime(52, []procmaps.Mapping{g.sh}, "sh")
 	for _, c := range []struct {
@@ -251,8 +251,8 @@ func TestForkSharesSet(t *testing.T) {
 	g := newGenRoot(t)
 	s := newTestHistory(g.root)
 	g.snapshot(s, 60, "sh", g.sh)
-	s.Fork(61, 60)
-	s.Fork(62, 60)
+	s.Fork(61, 60, 0)
+	s.Fork(62, 60, 0)
 	s.ImageOf(62, "sh", []uint64{g.spinAt}) // its objects are its parent's: nothing to load
 	if p, c := s.procs[60].maps, s.procs[62].maps; len(c) == 0 || &p[0] != &c[0] {
 		t.Errorf("pid 62's mappings are a copy of its parent's, want them shared")

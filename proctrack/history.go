@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/probee/probee/internal/fileid"
+	"github.com/probee/probee/internal/monotime"
 	"github.com/probee/probee/internal/perfmap"
 	"github.com/probee/probee/internal/procmaps"
 	"github.com/probee/probee/objfile"
@@ -79,6 +80,7 @@ func NewHistory(cfg HistoryConfig) *History {
 // and is marked seen all the same: it produced an event, and Prune must
 // not forget how to name it.
 func (h *History) Snapshot(pid int) error {
+	at := monotime.Now()
 	read, err := h.proc.readMaps(pid)
 	if err != nil {
 		h.mu.Lock()
@@ -89,7 +91,7 @@ func (h *History) Snapshot(pid int) error {
 		h.mu.Unlock()
 		return err
 	}
-	h.SnapshotMaps(pid, read.maps, read.comm)
+	h.snapshotAt(pid, read.maps, read.comm, at)
 	return nil
 }
 
@@ -97,7 +99,14 @@ func (h *History) Snapshot(pid int) error {
 // /proc/PID/maps (the unwind-table loader reads them too: one read serves
 // both), with the comm they go with (procmaps.ReadProcess; "" unknown).
 func (h *History) SnapshotMaps(pid int, maps []procmaps.Mapping, comm string) {
-	p := &Image{h: h, maps: execMappings(maps), open: map[string]*objfile.Object{}, jit: h.perfMapOf(pid), comm: comm}
+	h.snapshotAt(pid, maps, comm, monotime.Now())
+}
+
+// snapshotAt is SnapshotMaps of mappings read at CLOCK_MONOTONIC time at
+// (Fork tells a read of the forked child from one of an earlier process
+// on its pid by it).
+func (h *History) snapshotAt(pid int, maps []procmaps.Mapping, comm string, at uint64) {
+	p := &Image{h: h, maps: execMappings(maps), open: map[string]*objfile.Object{}, jit: h.perfMapOf(pid), comm: comm, readAt: at}
 	var files []procmaps.Mapping
 	for _, m := range p.maps {
 		if _, ok := p.open[m.Path]; m.File() && !ok {
@@ -128,7 +137,7 @@ func (h *History) merge(pid int, p *Image) {
 		h.procs[pid] = p
 		return
 	}
-	old.seen = true
+	old.seen, old.readAt = true, max(old.readAt, p.readAt)
 	old.changed()
 	if old.jit == nil {
 		old.jit = p.jit

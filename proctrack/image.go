@@ -23,6 +23,7 @@ type Image struct {
 	seen   bool                       // snapshotted: the process produced an event
 	read   bool                       // a /proc read gave the set (whole as of then)
 	last   time.Time                  // when AddMapping last recorded a mapping
+	readAt uint64                     // CLOCK_MONOTONIC ns when /proc was last read for the set (0: never)
 	gone   time.Time                  // when Prune first found the process gone (reused pids only)
 	jit    *perfmap.Map               // its perf map, from the first snapshot on (nil: process gone by then)
 	comm   string                     // the process's comm while these were its mappings ("" unknown)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/probee/probee/internal/maptest"
+	"github.com/probee/probee/internal/monotime"
 	"github.com/probee/probee/internal/procmaps"
 	"github.com/probee/probee/objfile"
 )
@@ -211,5 +212,58 @@ func TestTablesEvicted(t *testing.T) {
 	r.seen(12)
 	if n := r.tr.tables.cache.Len(); n != 2 {
 		t.Errorf("liba mapped again: %d tables, want 2", n)
+	}
+}
+
+// A fork record of a pid whose earlier process produced an event and is
+// still known (its counts not merged yet): only a /proc read made since
+// the fork carries that process's mark (seen) over to the new one. With
+// the old read's mark, the new process, which produced nothing, would
+// never be pruned; with a read since the fork, it produced an event and
+// is kept.
+func TestForkReusedPID(t *testing.T) {
+	g := newGenRoot(t)
+	for _, c := range []struct {
+		name      string
+		readAfter bool // the pid read again after its fork record
+		kept      bool
+	}{
+		{"read before the fork: the old process's", false, false},
+		{"read after the fork: the new process's", true, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := newTestHistory(g.root)
+			g.snapshot(s, 40, "sh", g.sh)
+			g.snapshot(s, 70, "old", g.tr) // the pid's first process produced an event
+			fork := monotime.Now()
+			s.Fork(70, 40, fork)
+			if c.readAfter {
+				g.snapshot(s, 70, "sh", g.sh)
+			}
+			s.mu.Lock()
+			s.procs[70].last = time.Now().Add(-time.Hour)
+			s.mu.Unlock()
+			dead := func(int) bool { return false }
+			s.Prune(0, dead)
+			s.mu.Lock()
+			_, kept := s.procs[70]
+			s.mu.Unlock()
+			if kept != c.kept {
+				t.Errorf("pid 70 kept after Prune: %v, want %v", kept, c.kept)
+			}
+		})
+	}
+}
+
+// Forget leaves a pid that runs again alone: it is another process's by
+// then, and what is known of it is that process's.
+func TestForgetReusedPID(t *testing.T) {
+	r := newRig(t, nil)
+	app := r.proc.file(r.proc.root, "/usr/bin/app", appAt)
+	r.proc.process(10, r.proc.root)
+	r.tr.OnMmap(mapped(10, app))
+	r.tr.Forget(10) // the counts of pid 10's earlier process, merged
+	if !r.known(10) {
+		t.Error("the process running on pid 10 was forgotten with the one before it")
 	}
 }

@@ -92,7 +92,12 @@ func (h *History) Inherit(child, parent int) {
 // A parent not known whole (neither read nor built from records since
 // an exec: it ran before the watcher started) gives nothing; then the
 // reads and Inherit stand.
-func (h *History) Fork(child, parent int) {
+//
+// at is the record's CLOCK_MONOTONIC time. Only a /proc read of child made
+// since then is of this process: its mark of an event (seen) and its perf
+// map carry over to the new set. An older one is of a process that had the
+// pid before; its marks would keep the new process from ever being pruned.
+func (h *History) Fork(child, parent int, at uint64) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	p := h.procs[parent]
@@ -102,8 +107,10 @@ func (h *History) Fork(child, parent int) {
 	p.shared = true // the child's set starts as the same maps and objects
 	q := &Image{h: h, maps: p.maps, open: p.open, shared: true, comm: p.comm,
 		parent: parent, recorded: true, last: time.Now()}
-	if c := h.procs[child]; c != nil {
-		q.seen, q.jit = c.seen, c.jit
+	if c := h.procs[child]; c != nil && c.readAt >= at {
+		q.seen, q.jit, q.readAt = c.seen, c.jit, c.readAt
+	} else if c != nil {
+		c.jit.Release()
 	}
 	h.procs[child] = q
 }

@@ -191,7 +191,7 @@ func (t *Tracker) newProcess(pid, ppid int) {
 // mapping new code is reloaded and, system-wide, a new file gets its table.
 func (t *Tracker) OnMmap(ev wire.MmapEvent) {
 	if ev.Fork {
-		t.hist.Fork(ev.PID, ev.PPID)
+		t.hist.Fork(ev.PID, ev.PPID, ev.Time)
 		return
 	}
 	if t.tables != nil {
@@ -276,7 +276,14 @@ func (t *Tracker) Alive(pid int) bool { return t.proc.alive(pid) }
 // be symbolized (its mapping history, its container), once the
 // caller has symbolized the last of them: on long runs the processes
 // that hit a probe are not kept to the end.
+//
+// A pid running again is another process's (the caller found the one it
+// forgets gone a while ago): what is known of it is that process's, from
+// its fork record or its first read on, and stays until that one goes.
 func (t *Tracker) Forget(pid int) {
+	if t.proc.alive(pid) {
+		return
+	}
 	t.hist.Forget(pid)
 	if t.ctrs != nil {
 		t.ctrs.mu.Lock()
