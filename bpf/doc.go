@@ -105,8 +105,10 @@
 // tables fit the table budget (Options.TableBudget, --unwind-budget;
 // DefaultTableBudget, 256 MiB, is 36 times what clang, libLLVM,
 // libclang-cpp, libstdc++ and libc need together); a table past it is
-// refused with wire.ErrTablesFull, once while its file is known, and its
-// binary is walked like code without a table. Rules live in one shared
+// refused with wire.ErrTablesFull, reported once, and its binary is
+// walked like code without a table until released tables leave room it
+// may fit in (then it is tried again when offered: proctrack offers
+// refused files at each sweep) or its file is forgotten. Rules live in one shared
 // rule ARRAY (unwind.RuleSet, entries are remapped to it). All shards
 // have one size, so the verifier
 // inlines both lookups; a frame takes two shard lookups (the page index's

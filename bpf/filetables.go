@@ -96,8 +96,7 @@ func (s *Session) moduleMapping(m unwind.Module) (probeeUnwindMapping, error) {
 			um.Bias = m.Bias + m.Table.Base
 			um.PagesOff, um.Npages, um.EntriesOff = loc.pagesOff, loc.npages, loc.entriesOff
 			um.Flags = loc.flags()
-		case errors.Is(err, errRefused):
-			err = nil // reported when it was refused
+		case errors.Is(err, errRefused): // reported when it was refused
 		default:
 			err = fmt.Errorf("%s: %w", m.Path, err)
 		}
@@ -111,7 +110,8 @@ func (s *Session) moduleMapping(m unwind.Module) (probeeUnwindMapping, error) {
 // SetFileModules loads the tables of files that no process in particular
 // is registered for (a file the machine mapped for the first time): the
 // kernel finds them by the file's identity in any process. Without
-// bpf_find_vma it does nothing.
+// bpf_find_vma it does nothing. A table refused before and not tried
+// again is a wire.ErrTablesStillFull: the caller may offer it later.
 func (s *Session) SetFileModules(mods []unwind.Module) error {
 	if !s.findVMA {
 		return nil

@@ -171,6 +171,7 @@ func (s *Session) reclaim() error {
 		return err
 	}
 	ts.next = ts.free.promote(now, ts.next)
+	ts.freed++ // a table refused for room may fit now (loadTable)
 	return nil
 }
 

@@ -186,6 +186,39 @@ func TestTablesRefusedRetried(t *testing.T) {
 	}
 }
 
+// A table refused for want of room is tried again, while its file is
+// still known, once a released table has left room it fits in: process
+// 3 maps b again after a was released, and b loads where a lay. Before
+// then, offering b again is not reported again (wire.ErrTablesStillFull,
+// left out of SetProcessModules' errors).
+func TestTablesRefusedRetriedWhenRoomFrees(t *testing.T) {
+	s := tableSession(t, 7*4)
+	now := time.Unix(1000, 0)
+	s.tables.now = func() time.Time { return now }
+	if err := s.SetProcessModules(1, []unwind.Module{keyedModule(1, "a")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetProcessModules(2, []unwind.Module{keyedModule(2, "b")}); !errors.Is(err, wire.ErrTablesFull) {
+		t.Fatalf("b: %v, want wire.ErrTablesFull", err)
+	}
+	if err := s.SetProcessModules(2, []unwind.Module{keyedModule(2, "b")}); err != nil {
+		t.Fatalf("b offered again, no room freed: %v, want no error (reported before)", err)
+	}
+	if err := s.objs.ProcMaps.Delete(uint32(1)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ForgetFiles([]procmaps.FileKey{{Dev: "fd:01", Ino: 1}}); err != nil { // a only
+		t.Fatal(err)
+	}
+	now = now.Add(tableGrace)
+	if err := s.SetProcessModules(3, []unwind.Module{keyedModule(2, "b")}); err != nil {
+		t.Fatalf("b mapped again, a released: %v", err)
+	}
+	if m := procInfo(t, s, 3).Maps[0]; m.Flags&mappingTable == 0 || m.PagesOff != 0 {
+		t.Errorf("b at %+v, want loaded where a lay", m)
+	}
+}
+
 // A table placed where a released one lay in a shard the storage's end
 // has passed (no longer held open) is written through the storage's own
 // reference to the shard, and the search finds its rules there.

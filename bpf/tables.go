@@ -63,13 +63,14 @@ type tableStore struct {
 	rules        *unwind.RuleSet
 	rulesWritten int
 	loaded       map[any]*placed // by tableID
-	refused      map[any]bool    // by tableID: reported once, then unwound with frame pointers
+	refused      map[any]refusal // by tableID: reported once, then unwound with frame pointers until room frees
 	binBytes     map[string]int  // path of the first module of each table -> bytes
 	next         uint64          // the storage's end: tables are appended there
 	high         uint64          // the highest end it had: no table used the storage past it
 	free         freeList        // released tables' ranges below next
 	tags         uint32          // the tag given last (tableLoc)
 	released     int             // tables released so far
+	freed        uint64          // times released ranges were made reusable (reclaim)
 	// What refers to the tables (release.go).
 	byFile  map[probeeFileKey][]any // a file as the maps show it -> the tables (or refusals) loaded for it
 	lists   map[uint32][]any        // pid -> the tables of its mapping list, as written last
@@ -88,7 +89,7 @@ type tableStore struct {
 // newTableStore returns an empty store for tables of at most budget bytes.
 func newTableStore(spec *ebpf.CollectionSpec, budget uint64) tableStore {
 	return tableStore{rules: unwind.NewRuleSet(maxRules), loaded: map[any]*placed{},
-		refused: map[any]bool{}, byFile: map[probeeFileKey][]any{}, lists: map[uint32][]any{},
+		refused: map[any]refusal{}, byFile: map[probeeFileKey][]any{}, lists: map[uint32][]any{},
 		orphans: map[any]bool{}, now: time.Now, budget: budget,
 		shardSpec: spec.Maps["unwind_shards"].InnerMap, open: map[uint32]*ebpf.Map{}}
 }
@@ -128,7 +129,7 @@ func (s *Session) SetProcessModules(pid int, mods []unwind.Module) error {
 			break
 		}
 		um, err := s.moduleMapping(m)
-		if err != nil {
+		if err != nil && !errors.Is(err, errRefused) { // reported when it was refused
 			errs = append(errs, err)
 		}
 		if um.Flags&mappingTable != 0 {
@@ -220,21 +221,28 @@ func (s *Session) TableStats() TableStats {
 // loadTable places t in the table storage once; path names it in
 // TableStats. unwind encodes the entries and rules (and refuses tables
 // the BPF search would misread); this only places and writes them. A
-// refused table is reported once, then left to frame pointers silently.
+// refused table is reported once, then left to frame pointers silently
+// (errRefused) until released tables leave room it may fit in (retry).
 func (s *Session) loadTable(t *unwind.Table, path string) (tableLoc, error) {
 	ts := &s.tables
 	id := tableID(t)
 	if p, ok := ts.loaded[id]; ok {
 		return p.loc, nil
 	}
-	if ts.refused[id] {
-		return tableLoc{}, errRefused
+	if r, ok := ts.refused[id]; ok {
+		if err := s.reclaim(); err != nil {
+			return tableLoc{}, err
+		}
+		if !ts.retry(r) {
+			return tableLoc{}, errRefused
+		}
 	}
 	loc, sp, err := s.placeTable(t)
 	if err != nil {
-		ts.refused[id] = true
+		ts.refused[id] = ts.refusalOf(t, err)
 		return tableLoc{}, err
 	}
+	delete(ts.refused, id)
 	p := &placed{loc: loc, span: sp, path: path, bytes: (len(t.Pages) + len(t.Entries)) * 4}
 	ts.loaded[id] = p
 	if ts.binBytes == nil {
@@ -253,8 +261,42 @@ func tableID(t *unwind.Table) any {
 	return t
 }
 
-// errRefused marks a table refused before: no new error to report.
-var errRefused = errors.New("unwind table refused before")
+// errRefused marks a table refused before, with no room freed since that
+// it could fit in: no new error to report.
+var errRefused = wire.ErrTablesStillFull
+
+// refusal is why a table was not placed: the storage elements it needed,
+// and ts.freed then.
+type refusal struct {
+	need, freed uint64
+}
+
+// never is a need no room meets: the rules are interned for the session,
+// so a table refused for want of rules (or for an error writing the
+// storage) is not tried again while its file is known.
+const never = ^uint64(0)
+
+// refusalOf records that placing t failed with err.
+func (ts *tableStore) refusalOf(t *unwind.Table, err error) refusal {
+	need := uint64(len(t.Pages) + len(t.Entries))
+	if !errors.Is(err, errPastBudget) {
+		need = never
+	}
+	return refusal{need: need, freed: ts.freed}
+}
+
+// retry reports whether a table refused with r may fit now: released
+// ranges were made reusable since, and the budget's free part holds its
+// elements (a free part in pieces may still refuse it, and says so again).
+func (ts *tableStore) retry(r refusal) bool {
+	if r.freed == ts.freed || r.need == never {
+		return false
+	}
+	return r.need <= ts.budget/4-min(ts.inUse(), ts.budget/4)
+}
+
+// errPastBudget marks a table past the table budget (placeTable).
+var errPastBudget = fmt.Errorf("%w in the unwind table budget", wire.ErrTablesFull)
 
 // placeTable writes t's rules, page index and entries within the budget:
 // in the first range released tables left where it fits (freelist.go),
@@ -278,8 +320,8 @@ func (s *Session) placeTable(t *unwind.Table) (tableLoc, span, error) {
 		sp = span{ts.next, lay(ts.next)}
 	}
 	if sp.end*4 > ts.budget {
-		return tableLoc{}, span{}, fmt.Errorf("%w in the unwind table budget (%s needed, %s of %s in use): unwound without it; raise --unwind-budget",
-			wire.ErrTablesFull, byteSize(sp.len()*4), byteSize(ts.inUse()*4), byteSize(ts.budget))
+		return tableLoc{}, span{}, fmt.Errorf("%w (%s needed, %s of %s in use): unwound without it; raise --unwind-budget",
+			errPastBudget, byteSize(sp.len()*4), byteSize(ts.inUse()*4), byteSize(ts.budget))
 	}
 	entries, err := ts.rules.Entries(t)
 	if errors.Is(err, unwind.ErrRuleSetFull) {

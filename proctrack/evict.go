@@ -68,6 +68,9 @@ func (d *tables) sweep() int {
 		return false
 	}, d.idle)
 	d.forget(gone)
+	if d.files != nil {
+		d.files.retry() // the kernel side may have room for them now
+	}
 	return n
 }
 

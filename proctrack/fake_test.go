@@ -48,6 +48,8 @@ type fakeKernel struct {
 	byFile  bool  // FindsTablesByFile
 	setErr  error // returned by SetProcessModules
 	contErr error // returned by Continue
+	// fileErrs are returned by SetFileModules in turn, then nil.
+	fileErrs []error
 }
 
 func (k *fakeKernel) AddPID(pid int) error    { k.record("AddPID %d", pid); return nil }
@@ -60,7 +62,14 @@ func (k *fakeKernel) SetProcessModules(pid int, mods []unwind.Module) error {
 
 func (k *fakeKernel) SetFileModules(mods []unwind.Module) error {
 	k.record("SetFileModules %s", modNames(mods))
-	return nil
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if len(k.fileErrs) == 0 {
+		return nil
+	}
+	err := k.fileErrs[0]
+	k.fileErrs = k.fileErrs[1:]
+	return err
 }
 
 func (k *fakeKernel) FindsTablesByFile() bool { return k.byFile }

@@ -15,12 +15,17 @@ import (
 // process that maps it: the second `ls` of a shell loop, every forked
 // child, a process probee never registered. Loading runs in its own
 // goroutine: the record reader never waits for a table.
+//
+// A table refused for want of room (wire.ErrTablesFull) is offered again
+// at each sweep of the tables (retry): the kernel side tries it once
+// released tables have left room it may fit in.
 type fileLoader struct {
-	d     *tables
-	mu    sync.Mutex
-	seen  map[fileID]bool
-	queue chan loadReq
-	done  chan struct{}
+	d       *tables
+	mu      sync.Mutex
+	seen    map[fileID]bool
+	refused map[fileID]loadReq // files whose table did not fit, the last mapping that asked
+	queue   chan loadReq
+	done    chan struct{}
 }
 
 type fileID struct {
@@ -34,7 +39,7 @@ type loadReq struct {
 }
 
 func newFileLoader(d *tables) *fileLoader {
-	l := &fileLoader{d: d, seen: map[fileID]bool{}, queue: make(chan loadReq, 1024), done: make(chan struct{})}
+	l := &fileLoader{d: d, seen: map[fileID]bool{}, refused: map[fileID]loadReq{}, queue: make(chan loadReq, 1024), done: make(chan struct{})}
 	go l.run(l.queue) // not l.queue read later: close sets it to nil
 	return l
 }
@@ -61,6 +66,36 @@ func (l *fileLoader) note(ev wire.MmapEvent) {
 func (l *fileLoader) forget(id fileID) {
 	l.mu.Lock()
 	delete(l.seen, id)
+	delete(l.refused, id)
+	l.mu.Unlock()
+}
+
+// retry queues the files whose table was refused again (as many as the
+// queue takes).
+func (l *fileLoader) retry() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, r := range l.refused {
+		if l.queue == nil {
+			return
+		}
+		select {
+		case l.queue <- r:
+		default:
+			return
+		}
+	}
+}
+
+// refusal notes whether r's table was refused for want of room.
+func (l *fileLoader) refusal(r loadReq, refused bool) {
+	id := fileID{r.m.Dev, r.m.Inode}
+	l.mu.Lock()
+	if refused {
+		l.refused[id] = r
+	} else {
+		delete(l.refused, id)
+	}
 	l.mu.Unlock()
 }
 
@@ -94,11 +129,15 @@ func (l *fileLoader) load(r loadReq) {
 	if len(mods) == 0 {
 		return
 	}
-	if err := t.k.SetFileModules(mods); errors.Is(err, wire.ErrTablesFull) {
-		// Past --unwind-budget: said once per file (the kernel side
-		// refuses a table once), which is then walked with frame pointers.
+	err := t.k.SetFileModules(mods)
+	l.refusal(r, errors.Is(err, wire.ErrTablesFull))
+	switch {
+	case errors.Is(err, wire.ErrTablesStillFull):
+	case errors.Is(err, wire.ErrTablesFull):
+		// Past --unwind-budget: said once per refusal, then walked with
+		// frame pointers until room frees (retry).
 		t.warnf("unwind tables: %v", err)
-	} else if err != nil {
+	case err != nil:
 		t.debugf("unwind tables: %v", err)
 	}
 }

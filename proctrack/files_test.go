@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/probee/probee/bpf/wire"
 	"github.com/probee/probee/internal/procmaps"
 	"github.com/probee/probee/internal/vdso"
 )
@@ -142,5 +143,34 @@ func (r *rig) waitKernel(want ...string) {
 	}
 	if !slices.Equal(got, want) {
 		r.t.Errorf("kernel calls:\n got %q\nwant %q", got, want)
+	}
+}
+
+// System-wide, a file whose table did not fit (wire.ErrTablesFull) is
+// offered again at each sweep while it is refused, and said once per
+// refusal (a refusal not tried again, wire.ErrTablesStillFull, is not
+// said); once loaded it is no longer offered.
+func TestFileTablesRefusedRetried(t *testing.T) {
+	full := fmt.Errorf("liba.so: %w in the unwind table budget", wire.ErrTablesFull)
+	r := newRig(t, func(c *Config, k *fakeKernel) {
+		c.SystemWide, k.byFile = true, true
+		k.fileErrs = []error{nil, full, wire.ErrTablesStillFull} // the first: the vDSO's (New)
+	})
+	r.tr.tables.idle = 0
+	lib := r.proc.file(r.proc.root, "/usr/lib/liba.so", libAt)
+	r.proc.process(10, r.proc.root, lib)
+	r.seen(10) // tracked: the sweeps keep its file
+	r.tr.OnMmapRead(mapped(10, lib))
+	r.waitKernel("SetFileModules [/usr/lib/liba.so]")
+	for i := range 3 { // refused again, then loaded, then not offered
+		r.tr.tables.sweep()
+		if i < 2 {
+			r.waitKernel("SetFileModules [/usr/lib/liba.so]")
+		}
+	}
+	r.tr.Stop()
+	r.wantKernel()
+	if n := len(r.warnings()); n != 1 {
+		t.Errorf("%d warnings, want 1 (the first refusal): %q", n, r.warnings())
 	}
 }

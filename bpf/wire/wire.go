@@ -17,6 +17,7 @@ package wire
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/probee/probee/unwind"
 )
@@ -95,3 +96,8 @@ type DeferredStack struct {
 // ErrTablesFull means a binary's table was not loaded for want of room
 // (the table budget, or the shared rule array); the error says which.
 var ErrTablesFull = errors.New("its unwind table does not fit")
+
+// ErrTablesStillFull is an ErrTablesFull for a table refused (and
+// reported) before and not tried again: no room it could fit in was
+// freed since. The caller may offer it again later.
+var ErrTablesStillFull = fmt.Errorf("%w (refused before)", ErrTablesFull)
