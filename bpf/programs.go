@@ -83,6 +83,7 @@ type programs struct {
 	// program loaded here shares (each gets its own rodata).
 	shared map[string]*ebpf.Map
 	steps  bool // recorders tail-call step programs (DWARF through tail calls)
+	done   bool // AttachDone: spec holds lateLoads only
 	progs  map[progKey]*ebpf.Program
 	// types is the kernel's BTF for CO-RE relocations, decoded once for
 	// every load (~25 ms each time here).
@@ -174,8 +175,28 @@ func (p *programs) fillStep(slot stepSlot) error {
 	return nil
 }
 
+// lateLoads are the programs a session may load after its probes are
+// attached (AttachDone): the ld.so gate, put on each new root's ld.so as
+// processes exec there, a copy per cookie on kernels without BPF cookies.
+var lateLoads = map[string]bool{"probee_ldso_gate": true}
+
+// AttachDone tells the session that its probes are attached: it lets go
+// of the instructions of the programs it will not load any more (all but
+// lateLoads; 3.6 MB of the object's spec otherwise kept for the run).
+func (s *Session) AttachDone() {
+	p := &s.progs
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.spec != nil && !p.done {
+		p.spec, p.done = specOf(p.spec, func(name string) bool { return lateLoads[name] }), true
+	}
+}
+
 // load loads the program named name with fixed_cookie set to cookie.
 func (p *programs) load(name string, cookie uint64) (*ebpf.Program, error) {
+	if p.spec.Programs[name] == nil && p.done {
+		return nil, fmt.Errorf("program %s loaded after the probes were attached (bpf.Session.AttachDone)", name)
+	}
 	if p.spec.Programs[name] == nil {
 		return nil, fmt.Errorf("no program %s in probee's BPF object", name)
 	}

@@ -97,3 +97,33 @@ func TestEveryWalkLoadsOnFirstUse(t *testing.T) {
 		}
 	}
 }
+
+// TestAttachDone: once the probes are attached, the session keeps only
+// the instructions of the programs it may still load (lateLoads): a
+// recorder not loaded by then is an error naming AttachDone, the ld.so
+// gate's per-cookie copy still loads, and the spec it keeps is a small
+// part of the object's.
+func TestAttachDone(t *testing.T) {
+	s := openSession(t, Options{DWARF: true})
+	before := specInsns(s.progs.spec)
+	s.AttachDone()
+	if _, err := s.program("probee_uprobe"); err == nil || !strings.Contains(err.Error(), "AttachDone") {
+		t.Errorf("a recorder after AttachDone: %v, want an error naming AttachDone", err)
+	}
+	if _, err := s.progs.get(progKey{"probee_ldso_gate", 0x1234, true}); err != nil {
+		t.Errorf("the ld.so gate's copy after AttachDone: %v", err)
+	}
+	after := specInsns(s.progs.spec)
+	t.Logf("instructions kept: %d of %d", after, before)
+	if after*20 > before {
+		t.Errorf("%d of %d instructions kept after AttachDone, want under 5%%", after, before)
+	}
+}
+
+func specInsns(spec *ebpf.CollectionSpec) int {
+	n := 0
+	for _, p := range spec.Programs {
+		n += len(p.Instructions)
+	}
+	return n
+}

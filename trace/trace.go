@@ -96,6 +96,7 @@ func (t *tracer) run(ctx context.Context) (*Result, error) {
 		return nil, err
 	}
 	err := t.attachAll(ctx)
+	t.sess.AttachDone()
 	tightenGC()
 	if err != nil {
 		if ctx.Err() == nil {
