@@ -7,6 +7,7 @@ require (
 	github.com/cilium/ebpf v0.22.0
 	github.com/gobwas/glob v1.1.0
 	github.com/google/pprof v0.0.0-20261016150608-1facf8f91b50
+	github.com/hanwen/go-fuse/v2 v2.12.1
 	github.com/ianlancetaylor/demangle v0.0.0-20260724033716-83e58baca724
 	golang.org/x/arch v0.32.0
 	golang.org/x/sys v0.43.0

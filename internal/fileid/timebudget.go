@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/probee/probee/internal/procmaps"
 	"github.com/probee/probee/internal/safeelf"
 )
 
@@ -28,11 +29,12 @@ var (
 var ErrTimeout = errors.New("past its time budget")
 
 // PastBudget reports whether err says that a file is past one of its
-// budgets: of bytes (internal/safeelf.ErrBudget) or of time (ErrTimeout).
-// Such a file is warned about once; other errors of reading files are
-// the usual ones (a process gone, a file without CFI).
+// budgets: of bytes (internal/safeelf.ErrBudget) or of time (ErrTimeout),
+// or is refused for where it lies (procmaps.ErrUntrustedFUSE). Such a
+// file is warned about once; other errors of reading files are the usual
+// ones (a process gone, a file without CFI).
 func PastBudget(err error) bool {
-	return errors.Is(err, safeelf.ErrBudget) || errors.Is(err, ErrTimeout)
+	return errors.Is(err, safeelf.ErrBudget) || errors.Is(err, ErrTimeout) || errors.Is(err, procmaps.ErrUntrustedFUSE)
 }
 
 var late = struct {

@@ -36,7 +36,8 @@ import (
 //     the layer's. Used only once the process is gone.
 //
 // It fails when none of them opens the file (the process exited and the
-// file is not in probee's view).
+// file is not in probee's view), and, before it touches any path, for a
+// file on a FUSE file system another user serves (ErrUntrustedFUSE).
 //
 // kin are other processes whose root may hold the file, tried after
 // pid's own root (2) where the path there is the mapped file itself: a
@@ -46,6 +47,9 @@ import (
 func File(root string, pid int, m Mapping, kin ...int) (string, error) {
 	if !m.File() {
 		return "", fmt.Errorf("mapping %#x-%#x is not a file (%q)", m.Start, m.End, m.Path)
+	}
+	if err := untrustedFUSE(root, pid, m); err != nil {
+		return "", err
 	}
 	proc := fmt.Sprintf("/proc/%d", pid)
 	inodeOnly := ""
