@@ -157,65 +157,49 @@ func TestTablesReleased(t *testing.T) {
 	stats("all reusable", 0, 4, 0)
 }
 
-// A table refused for want of room is tried again once its file was
-// forgotten and mapped again, and fits where a released table lay.
+// A table refused for want of room is tried again once a released table
+// left room it fits in, and fits where that table lay: when its file was
+// forgotten and is mapped again, and when its file is still known (the
+// kernel side offers it again). Offered again before room freed, it is
+// not reported again (wire.ErrTablesStillFull, left out of
+// SetProcessModules' errors).
 func TestTablesRefusedRetried(t *testing.T) {
-	s := tableSession(t, 7*4)
-	now := time.Unix(1000, 0)
-	s.tables.now = func() time.Time { return now }
-	if err := s.SetProcessModules(1, []unwind.Module{keyedModule(1, "a")}); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.SetProcessModules(2, []unwind.Module{keyedModule(2, "b")}); !errors.Is(err, wire.ErrTablesFull) {
-		t.Fatalf("b: %v, want wire.ErrTablesFull", err)
-	}
-	for _, pid := range []uint32{1, 2} {
-		if err := s.objs.ProcMaps.Delete(pid); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := s.ForgetFiles([]procmaps.FileKey{{Dev: "fd:01", Ino: 1}, {Dev: "fd:01", Ino: 2}}); err != nil {
-		t.Fatal(err)
-	}
-	now = now.Add(tableGrace)
-	if err := s.SetProcessModules(3, []unwind.Module{keyedModule(2, "b")}); err != nil {
-		t.Fatalf("b mapped again, a released: %v", err)
-	}
-	if m := procInfo(t, s, 3).Maps[0]; m.Flags&mappingTable == 0 || m.PagesOff != 0 {
-		t.Errorf("b at %+v, want loaded where a lay", m)
-	}
-}
-
-// A table refused for want of room is tried again, while its file is
-// still known, once a released table has left room it fits in: process
-// 3 maps b again after a was released, and b loads where a lay. Before
-// then, offering b again is not reported again (wire.ErrTablesStillFull,
-// left out of SetProcessModules' errors).
-func TestTablesRefusedRetriedWhenRoomFrees(t *testing.T) {
-	s := tableSession(t, 7*4)
-	now := time.Unix(1000, 0)
-	s.tables.now = func() time.Time { return now }
-	if err := s.SetProcessModules(1, []unwind.Module{keyedModule(1, "a")}); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.SetProcessModules(2, []unwind.Module{keyedModule(2, "b")}); !errors.Is(err, wire.ErrTablesFull) {
-		t.Fatalf("b: %v, want wire.ErrTablesFull", err)
-	}
-	if err := s.SetProcessModules(2, []unwind.Module{keyedModule(2, "b")}); err != nil {
-		t.Fatalf("b offered again, no room freed: %v, want no error (reported before)", err)
-	}
-	if err := s.objs.ProcMaps.Delete(uint32(1)); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.ForgetFiles([]procmaps.FileKey{{Dev: "fd:01", Ino: 1}}); err != nil { // a only
-		t.Fatal(err)
-	}
-	now = now.Add(tableGrace)
-	if err := s.SetProcessModules(3, []unwind.Module{keyedModule(2, "b")}); err != nil {
-		t.Fatalf("b mapped again, a released: %v", err)
-	}
-	if m := procInfo(t, s, 3).Maps[0]; m.Flags&mappingTable == 0 || m.PagesOff != 0 {
-		t.Errorf("b at %+v, want loaded where a lay", m)
+	for _, tc := range []struct {
+		name   string
+		forget []procmaps.FileKey
+	}{
+		{"its file forgotten", []procmaps.FileKey{{Dev: "fd:01", Ino: 1}, {Dev: "fd:01", Ino: 2}}},
+		{"its file still known", []procmaps.FileKey{{Dev: "fd:01", Ino: 1}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := tableSession(t, 7*4)
+			now := time.Unix(1000, 0)
+			s.tables.now = func() time.Time { return now }
+			if err := s.SetProcessModules(1, []unwind.Module{keyedModule(1, "a")}); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.SetProcessModules(2, []unwind.Module{keyedModule(2, "b")}); !errors.Is(err, wire.ErrTablesFull) {
+				t.Fatalf("b: %v, want wire.ErrTablesFull", err)
+			}
+			if err := s.SetProcessModules(2, []unwind.Module{keyedModule(2, "b")}); err != nil {
+				t.Fatalf("b offered again, no room freed: %v, want no error (reported before)", err)
+			}
+			for _, pid := range []uint32{1, 2} {
+				if err := s.objs.ProcMaps.Delete(pid); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := s.ForgetFiles(tc.forget); err != nil {
+				t.Fatal(err)
+			}
+			now = now.Add(tableGrace)
+			if err := s.SetProcessModules(3, []unwind.Module{keyedModule(2, "b")}); err != nil {
+				t.Fatalf("b mapped again, a released: %v", err)
+			}
+			if m := procInfo(t, s, 3).Maps[0]; m.Flags&mappingTable == 0 || m.PagesOff != 0 {
+				t.Errorf("b at %+v, want loaded where a lay", m)
+			}
+		})
 	}
 }
 
