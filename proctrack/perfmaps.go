@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/probee/probee/internal/perfmap"
+	"github.com/probee/probee/internal/procmaps"
 	"github.com/probee/probee/objfile"
 )
 
@@ -38,11 +39,17 @@ func (h *History) refreshPerfMap(p *Image, addrs []uint64) {
 		h.mu.Unlock()
 		return // nothing more will be read
 	}
+	var file procmaps.Mapping // the file mapping of the last address: most of a stack's are in one
 	for _, a := range addrs {
 		if m == nil || miss {
 			break
 		}
-		if mp, ok := p.mappingAt(a); !ok || !mp.File() {
+		if a >= file.Start && a < file.End {
+			continue
+		}
+		if mp, ok := p.mappingAt(a); ok && mp.File() {
+			file = mp
+		} else {
 			_, found := m.Lookup(a)
 			miss = !found
 		}
