@@ -92,6 +92,10 @@ type Count struct {
 // Snapshot is everything drained from the kernel.
 type Snapshot struct {
 	Counts []Count
+	// Order is Counts' indices by the path of their user stacks (root
+	// first, depth first: PathOrder): consecutive counts there share most
+	// of their frames. nil: Counts' own order.
+	Order  []int32
 	Hits   []uint64 // events per probe id (before any loss)
 	Drops  map[DropCause]uint64
 	Probes []ProbeMeasure // measure modes: per probe id
@@ -117,7 +121,7 @@ func (s *Session) Drain(nprobes int) (*Snapshot, error) {
 			snap.Drops[DropCause(i)] = v
 		}
 	}
-	if snap.Counts, err = s.readCounts(); err != nil {
+	if snap.Counts, snap.Order, err = s.readCounts(); err != nil {
 		return nil, err
 	}
 	if snap.Probes, err = s.probeMeasures(nprobes); err != nil {
@@ -141,8 +145,9 @@ func (s *Session) perCPUSums(m *ebpf.Map, n int) ([]uint64, error) {
 }
 
 // readCounts drains both counts maps into the accumulator and returns all
-// of it, sorted, leaving the accumulator empty.
-func (s *Session) readCounts() ([]Count, error) {
+// of it, sorted, and its order by path (PathOrder), leaving the
+// accumulator empty.
+func (s *Session) readCounts() ([]Count, []int32, error) {
 	s.dmu.Lock()
 	defer s.dmu.Unlock()
 	defer func() { s.acc = newAccumulator() }()
@@ -150,21 +155,23 @@ func (s *Session) readCounts() ([]Count, error) {
 		// Programs may still be finishing after Detach.
 		s.gate.waitIdle(uint32(i), drainWait)
 		if _, err := s.drainCounts(m); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if _, err := s.drainMeasures(s.measuresMap(uint32(i))); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	s.closeOpenWaits()
 	if err := s.takeStacks(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	s.acc.resolve()
+	rank := s.acc.pcs.Preorder() // before Freeze lets go of the child lists
 	// The last read: the stacks are read from now on, the hashes unused.
 	s.acc.pcs.Freeze()
 	s.acc.ustacks, s.acc.kstacks = nil, nil
-	return s.accCounts(), nil
+	counts := s.accCounts()
+	return counts, PathOrder(counts, s.acc.pcs, rank), nil
 }
 
 // Drained is a Snapshot of what periodic drains (DrainInterval) have moved

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/probee/probee/internal/prefixtree"
 )
 
 // TakeGone hands over the counts of a process gone for goneTakes takes and
@@ -192,5 +194,42 @@ func TestPinnedHashesKept(t *testing.T) {
 	a.pruneHashes(t0.Add(2 * time.Minute))
 	if len(a.ustacks)+len(a.kstacks) != 0 {
 		t.Errorf("hashes kept once unpinned: %v %v", a.ustacks, a.kstacks)
+	}
+}
+
+// PathOrder puts counts whose user stacks share a path next to each
+// other (depth first from the root, pcs root first), a stack of another
+// tree first, and is nil without ranks.
+func TestPathOrder(t *testing.T) {
+	tree := prefixtree.New[uint64]()
+	in := func(pcs ...uint64) Stack { return Stack{tree, tree.AddReversed(pcs)} } // leaf first
+	counts := []Count{
+		{User: in(3, 2, 1)},    // 1 2 3
+		{User: in(9, 8)},       // 8 9
+		{User: in(4, 2, 1)},    // 1 2 4
+		{User: in(5, 1)},       // 1 5
+		{User: StackOf(7)},     // another tree
+		{User: in(10, 9, 8)},   // 8 9 10
+		{User: in(6, 3, 2, 1)}, // 1 2 3 6
+	}
+	order := PathOrder(counts, tree, tree.Preorder())
+	if order[0] != 4 {
+		t.Errorf("order %v: the stack of another tree is not first", order)
+	}
+	pos := map[int32]int{}
+	for k, i := range order {
+		pos[i] = k
+	}
+	adjacent := func(a, b int32) bool { return pos[a]-pos[b] == 1 || pos[b]-pos[a] == 1 }
+	for _, pair := range [][2]int32{{0, 6}, {1, 5}} {
+		if !adjacent(pair[0], pair[1]) {
+			t.Errorf("order %v: counts %d and %d share a path and are apart", order, pair[0], pair[1])
+		}
+	}
+	if pos[3] > pos[0] && pos[3] < pos[2] || pos[3] > pos[2] && pos[3] < pos[0] {
+		t.Errorf("order %v: 1 5 lies between the two stacks below 1 2", order)
+	}
+	if PathOrder(counts, tree, nil) != nil {
+		t.Error("PathOrder without ranks is not nil")
 	}
 }

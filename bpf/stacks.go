@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/cilium/ebpf"
@@ -158,4 +159,33 @@ func (s *Session) copyKernel(id uint64) {
 		return // the event is counted without its kernel stack
 	}
 	s.putKernel(id, st.Len, st.Pcs[:])
+}
+
+// PathOrder is counts' indices ordered by the path of their user stacks
+// in tree, root first, depth first (rank is tree's Preorder), then by
+// their kernel stacks': consecutive counts share most of their frames,
+// so symbolizing and interning them in this order redoes little (2M
+// distinct stacks of 46 frames: 10.6 s of interning in Counts' order).
+// Stacks of another tree (tests') and empty ones come first; nil rank
+// gives nil.
+func PathOrder(counts []Count, tree *prefixtree.Tree[uint64], rank []uint32) []int32 {
+	if rank == nil {
+		return nil
+	}
+	at := func(s Stack) uint32 {
+		if s.t != tree || int(s.n) >= len(rank) {
+			return 0
+		}
+		return rank[s.n]
+	}
+	type key struct{ user, kernel uint32 }
+	keys := make([]key, len(counts))
+	order := make([]int32, len(counts))
+	for i := range counts {
+		keys[i], order[i] = key{at(counts[i].User), at(counts[i].Kernel)}, int32(i)
+	}
+	slices.SortFunc(order, func(a, b int32) int {
+		return cmp.Or(cmp.Compare(keys[a].user, keys[b].user), cmp.Compare(keys[a].kernel, keys[b].kernel), cmp.Compare(a, b))
+	})
+	return order
 }

@@ -13,6 +13,11 @@ import "github.com/probee/probee/internal/prefixtree"
 type Interner struct {
 	m      map[Frame]*Frame
 	stacks *prefixtree.Tree[*Frame]
+	// paths are the last two stacks added (a count's user and kernel
+	// stacks come in turns), last the one used last: a stack is added
+	// from where it leaves the one it shares most with (prefixtree.AddAlong).
+	paths [2]prefixtree.Path[*Frame]
+	last  int
 }
 
 // Intern returns the one *Frame equal to f. Interned frames are shared:
@@ -53,5 +58,21 @@ func (fs *Interner) Stack(frames []*Frame) Stack {
 	if fs.stacks == nil {
 		fs.stacks = prefixtree.New[*Frame]()
 	}
-	return Stack{fs.stacks, fs.stacks.Add(frames)}
+	i := fs.pathFor(frames)
+	return Stack{fs.stacks, fs.stacks.AddAlong(&fs.paths[i], frames)}
+}
+
+// pathFor is the path frames share most with, else the one used less
+// recently.
+func (fs *Interner) pathFor(frames []*Frame) int {
+	a, b := fs.paths[0].Shares(frames), fs.paths[1].Shares(frames)
+	i := 1 - fs.last
+	switch {
+	case a > b:
+		i = 0
+	case b > a:
+		i = 1
+	}
+	fs.last = i
+	return i
 }

@@ -30,7 +30,7 @@ func (t *tracer) finish(stdout io.Writer) (*Result, error) {
 		return nil, err
 	}
 	t.sym.SetInline(!t.cfg.NoInline)
-	prefetch(t.sym, snap.Counts)
+	prefetch(t.sym, snap.Counts, snap.Order)
 	stacked := t.stackedCalls(snap)
 	prof := t.profile(snap)
 	snap.Counts = nil // the profile holds what they said (2M counts: 192 MB)
@@ -85,7 +85,7 @@ func (t *tracer) profile(snap *bpf.Snapshot) *output.Profile {
 		// addresses stay (a frame converted while merging may not serve).
 		sf.pidless, sf.byRef = false, nil
 	}
-	stacks := sf.stacks(snap.Counts)
+	stacks := sf.stacks(snap.Counts, snap.Order)
 	releaseMemory() // the tree of pcs, before the samples take its place
 	prof.Samples = make([]output.Sample, 0, len(folded)+len(snap.Counts))
 	prof.Samples = append(prof.Samples, folded...)

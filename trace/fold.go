@@ -103,7 +103,7 @@ func (t *tracer) mergeCounts(counts []bpf.Count) {
 		// Its keys would keep the frames of files no process maps.
 		f.sf.byRef, f.evict = nil, n
 	}
-	prefetch(t.sym, counts)
+	prefetch(t.sym, counts, nil)
 	labels := t.labels()
 	for i := range counts {
 		c := &counts[i]

@@ -2,6 +2,7 @@ package trace
 
 import (
 	"fmt"
+	"iter"
 	"slices"
 
 	"github.com/probee/probee/bpf"
@@ -80,11 +81,12 @@ func (sf *stackFrames) ref(r *output.Frame) *output.Frame {
 	return f
 }
 
-// stacks symbolizes the stacks of counts (user, kernel) and drops the
-// counts' own (see tracer.profile).
-func (sf *stackFrames) stacks(counts []bpf.Count) [][2]output.Stack {
+// stacks symbolizes the stacks of counts (user, kernel), in order (by
+// path: bpf.Snapshot.Order) where given, and drops the counts' own (see
+// tracer.profile).
+func (sf *stackFrames) stacks(counts []bpf.Count, order []int32) [][2]output.Stack {
 	out := make([][2]output.Stack, len(counts))
-	for i := range counts {
+	for i := range inOrder(len(counts), order) {
 		c := &counts[i]
 		out[i] = [2]output.Stack{sf.user(c), sf.kernel(c)}
 		c.User, c.Kernel = bpf.Stack{}, bpf.Stack{}
@@ -92,14 +94,29 @@ func (sf *stackFrames) stacks(counts []bpf.Count) [][2]output.Stack {
 	return out
 }
 
+// inOrder yields 0..n-1 in order (bpf.Snapshot.Order), else in turn.
+func inOrder(n int, order []int32) iter.Seq[int] {
+	return func(yield func(int) bool) {
+		for k := range n {
+			i := k
+			if order != nil {
+				i = int(order[k])
+			}
+			if !yield(i) {
+				return
+			}
+		}
+	}
+}
+
 // prefetch symbolizes the user stacks of counts object by object
 // (symbolize.Symbolizer.Prefetch): the final profile, and the processes
 // merged during the run (fold.go), hold one object's DWARF at a time.
 // Periodic pushes do not: they would read it again at every push.
-func prefetch(sym *symbolize.Symbolizer, counts []bpf.Count) {
+func prefetch(sym *symbolize.Symbolizer, counts []bpf.Count, order []int32) {
 	var pcs []uint64
 	sym.Prefetch(func(yield func(symbolize.Stack) bool) {
-		for i := range counts {
+		for i := range inOrder(len(counts), order) {
 			c := &counts[i]
 			if c.UserLost || c.UserInExec || c.User.Empty() {
 				continue
