@@ -3,8 +3,6 @@ package proctrack
 import (
 	"maps"
 	"slices"
-
-	"github.com/probee/probee/internal/procmaps"
 )
 
 // A process's address space changes at each exec, and the kernel's counts
@@ -83,13 +81,9 @@ func (h *History) setFor(pid int, p *Image, comm string, addrs []uint64) (*Image
 
 // holds is how many of addrs p's mappings hold.
 func (p *Image) holds(addrs []uint64) int {
-	n := 0
-	var last procmaps.Mapping // the mapping of the last address held: most of a stack's are in one
+	n, last := 0, -1
 	for _, a := range addrs {
-		if a >= last.Start && a < last.End {
-			n++
-		} else if m, ok := p.mappingAt(a); ok {
-			last = m
+		if last = p.indexNear(last, a); last >= 0 {
 			n++
 		}
 	}

@@ -78,11 +78,24 @@ func (p *Image) changed() { p.version++ }
 
 // mappingAt returns the executable mapping holding addr.
 func (p *Image) mappingAt(addr uint64) (procmaps.Mapping, bool) {
+	if i := p.indexNear(-1, addr); i >= 0 {
+		return p.maps[i], true
+	}
+	return procmaps.Mapping{}, false
+}
+
+// indexNear is the index in p.maps of the mapping holding addr (-1 for
+// none), found at last (the index of the address before, or -1) when it
+// holds addr: a stack's addresses come in runs within one mapping.
+func (p *Image) indexNear(last int, addr uint64) int {
+	if last >= 0 && addr >= p.maps[last].Start && addr < p.maps[last].End {
+		return last
+	}
 	i := sort.Search(len(p.maps), func(i int) bool { return p.maps[i].End > addr })
 	if i == len(p.maps) || addr < p.maps[i].Start {
-		return procmaps.Mapping{}, false
+		return -1
 	}
-	return p.maps[i], true
+	return i
 }
 
 // hasFile reports whether a file mapping is known of the process.

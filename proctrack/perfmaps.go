@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"github.com/probee/probee/internal/perfmap"
-	"github.com/probee/probee/internal/procmaps"
 	"github.com/probee/probee/objfile"
 )
 
@@ -39,17 +38,12 @@ func (h *History) refreshPerfMap(p *Image, addrs []uint64) {
 		h.mu.Unlock()
 		return // nothing more will be read
 	}
-	var file procmaps.Mapping // the file mapping of the last address: most of a stack's are in one
+	last := -1
 	for _, a := range addrs {
 		if m == nil || miss {
 			break
 		}
-		if a >= file.Start && a < file.End {
-			continue
-		}
-		if mp, ok := p.mappingAt(a); ok && mp.File() {
-			file = mp
-		} else {
+		if last = p.indexNear(last, a); last < 0 || !p.maps[last].File() {
 			_, found := m.Lookup(a)
 			miss = !found
 		}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -97,13 +98,7 @@ func fuseOwnerIn(mountinfo []byte, dev string) (uid int, found bool) {
 		if len(f) < 3 || mountDev(f[2]) != dev {
 			continue
 		}
-		sep := -1
-		for i, x := range f {
-			if x == "-" {
-				sep = i
-				break
-			}
-		}
+		sep := slices.Index(f, "-")
 		if sep < 0 || sep+3 >= len(f) {
 			return -1, true
 		}
